@@ -88,6 +88,7 @@ const zl_backend_api kApi = {
     enumerate,
     destroy_list,
     destroy_error,
+    "host 0.1.0",
 };
 
 }  // namespace

@@ -33,7 +33,7 @@ extern "C" {
 
 /* Version of this header. The core accepts a backend whose major is equal. */
 #define ZL_BACKEND_ABI_MAJOR 1
-#define ZL_BACKEND_ABI_MINOR 0
+#define ZL_BACKEND_ABI_MINOR 1
 
 /* The one symbol a backend exports. */
 #define ZL_BACKEND_ENTRY_SYMBOL "zl_backend_get_api"
@@ -154,6 +154,13 @@ typedef struct zl_backend_api {
   zl_error* (*enumerate_devices)(zl_device_list** out);
   void (*device_list_destroy)(zl_device_list* list);
   void (*error_destroy)(zl_error* error);
+
+  /* ---- minor 1 ---- read only when abi_minor >= 1 and the field lies within
+   * struct_size (ZL_STRUCT_HAS_FIELD). */
+
+  /* The backend's own version, recorded in every run identity. NULL when the
+   * backend does not say. Static lifetime. */
+  const char* backend_version;
 } zl_backend_api;
 
 /* Signature of the entry point. The core passes the ABI it speaks; a backend
