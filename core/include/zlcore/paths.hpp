@@ -1,0 +1,18 @@
+// Where zlcore finds its plugins and data: relative to its own executable, in
+// the build tree and in an install alike, so no path is baked in.
+#pragma once
+
+#include <string>
+
+namespace zl {
+
+// Directory holding the running executable.
+std::string self_exe_dir();
+// <prefix>/lib/zlcore/plugins, <prefix> being the executable's parent dir.
+std::string default_backend_dir();
+// <prefix>/share/zlcore, or $ZL_DATA_DIR when set.
+std::string data_dir();
+// <data_dir>/python: put first on the pytest child's PYTHONPATH.
+std::string python_plugin_dir();
+
+}  // namespace zl

@@ -1,0 +1,78 @@
+// The planner: from a backend's capabilities alone, the ordered pytest `-p`
+// list and the timer. The rules are data (plugins/timers/rules.yaml plus any
+// rules.d/*.yaml beside it), so a new capability-gated plugin or timer needs
+// no change here, and no rule names a vendor.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zl {
+
+struct DisabledBy {
+  std::string env;    // knob name, e.g. ZL_ENABLE_CUDAGRAPH
+  std::string value;  // the rule is dropped when the knob equals this
+};
+
+struct PluginRule {
+  std::string name;
+  std::string module;
+  std::vector<std::string> requires_caps;
+  std::optional<DisabledBy> disabled_by;
+  std::string source;  // file the rule came from
+};
+
+struct TimerRule {
+  std::string name;
+  int priority = 0;
+  std::vector<std::string> requires_caps;
+  std::string fallback;                          // empty: none
+  std::map<std::string, std::string> env_from;   // child variable -> capability key
+  std::optional<DisabledBy> disabled_by;
+  std::string summary;
+  std::string source;
+};
+
+struct Rules {
+  std::vector<PluginRule> plugins;  // in load order
+  std::vector<TimerRule> timers;
+  std::vector<std::string> files;   // every file read, in order
+};
+
+// Parses one rules document. Throws UsageError naming `source` on bad input.
+void parse_rules(const std::string& yaml_text, const std::string& source, Rules& into);
+// Reads <data_dir>/rules.yaml, then <data_dir>/rules.d/*.yaml in sorted order;
+// a later rule with the same name replaces the earlier one in place.
+Rules load_rules(const std::string& data_dir);
+
+struct PlanReason {
+  std::string kind;  // "plugin" or "timer"
+  std::string name;
+  bool taken = false;
+  std::string why;
+};
+
+struct Plan {
+  std::string backend;
+  std::vector<std::string> pytest_plugins;  // modules, for `-p`
+  std::string timer;
+  std::string timer_fallback;               // empty: none
+  std::map<std::string, std::string> child_env;
+  std::vector<PlanReason> reasons;
+};
+
+struct PlanInputs {
+  std::string backend;
+  std::map<std::string, std::string> capabilities;
+  // Knob values that rules may be disabled by (flag already merged over env).
+  std::map<std::string, std::string> knobs;
+  std::string forced_timer;  // --timer; empty: choose by priority
+};
+
+// Throws UsageError when a forced timer is unknown or not usable here, or when
+// no timer is eligible at all.
+Plan derive_plan(const Rules& rules, const PlanInputs& in);
+
+}  // namespace zl

@@ -1,0 +1,18 @@
+#include "command.hpp"
+
+namespace zl::cli {
+
+int cmd_backends(Context&, const std::vector<std::string>&);
+int cmd_devices(Context&, const std::vector<std::string>&);
+int cmd_plan(Context&, const std::vector<std::string>&);
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"backends", "list loaded backends and rejected files", cmd_backends},
+      {"devices", "list one backend's devices", cmd_devices},
+      {"plan", "show the pytest plugins and timer derived from a backend's capabilities", cmd_plan},
+  };
+  return table;
+}
+
+}  // namespace zl::cli

@@ -1,0 +1,79 @@
+// zlcore's entry: global options, dispatch to a command, and the one place
+// where typed errors become exit codes.
+#include <cstring>
+#include <iostream>
+
+#include "command.hpp"
+#include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
+
+namespace {
+
+void usage(std::ostream& out) {
+  out << "usage: zlcore [--backend-dir DIR] <command> [options]\n\ncommands:\n";
+  for (const zl::cli::Command& c : zl::cli::commands()) {
+    out << "  " << c.name << std::string(10 - std::min<size_t>(9, std::strlen(c.name)), ' ') << c.summary << "\n";
+  }
+  out << "\nglobal options:\n"
+         "  --backend-dir DIR  load backends from DIR instead of " << zl::default_backend_dir() << "\n"
+         "  --version          print the version\n"
+         "  -h, --help         this help; 'zlcore <command> --help' for a command's options\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string backend_dir = zl::default_backend_dir();
+  std::vector<std::string> rest;
+  // --backend-dir is global and may stand before or after the command; a
+  // `--` ends zlcore's options.
+  bool passthrough = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!passthrough && arg == "--backend-dir") {
+      if (i + 1 >= argc) {
+        std::cerr << "zlcore: --backend-dir needs a directory\n";
+        return zl::kExitUsage;
+      }
+      backend_dir = argv[++i];
+    } else if (!passthrough && arg.rfind("--backend-dir=", 0) == 0) {
+      backend_dir = arg.substr(std::strlen("--backend-dir="));
+    } else {
+      if (arg == "--") passthrough = true;
+      rest.push_back(arg);
+    }
+  }
+  if (rest.empty() || rest[0] == "--help" || rest[0] == "-h" || rest[0] == "help") {
+    usage(rest.empty() ? std::cerr : std::cout);
+    return rest.empty() ? zl::kExitUsage : zl::kExitOk;
+  }
+  if (rest[0] == "--version") {
+    std::cout << "zlcore " << ZL_VERSION << " (backend ABI " << ZL_BACKEND_ABI_MAJOR << "." << ZL_BACKEND_ABI_MINOR << ")\n";
+    return zl::kExitOk;
+  }
+
+  const std::string name = rest[0];
+  std::vector<std::string> args(rest.begin() + 1, rest.end());
+  for (const zl::cli::Command& c : zl::cli::commands()) {
+    if (name != c.name) continue;
+    zl::cli::Context ctx(backend_dir);
+    try {
+      return c.run(ctx, args);
+    } catch (const zl::PreflightError& e) {
+      std::cout.flush();
+      std::cerr << "PREFLIGHT_FAILED check=" << e.check() << " " << e.what() << "\n";
+      return zl::kExitPreflight;
+    } catch (const zl::UsageError& e) {
+      std::cout.flush();
+      std::cerr << "zlcore: " << e.what() << "\n";
+      return zl::kExitUsage;
+    } catch (const std::exception& e) {
+      std::cout.flush();
+      std::cerr << "zlcore: internal error: " << e.what() << "\n";
+      return zl::kExitFailed;
+    }
+  }
+  std::cerr << "zlcore: unknown command '" << name << "'\n";
+  usage(std::cerr);
+  return zl::kExitUsage;
+}

@@ -1,0 +1,73 @@
+#include "zlcore/registry.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "zlcore/errors.hpp"
+
+namespace zl {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Registry::Registry(LoadReport report) : report_(std::move(report)) {
+  // First file (in sorted order) wins a name; later claimants are rejected
+  // whole, so a lookup never depends on which of two plugins answered.
+  std::map<std::string, std::string> owner;  // lower-case name -> path
+  std::vector<Backend> kept;
+  for (Backend& b : report_.backends) {
+    std::vector<std::string> names{lower(b.name())};
+    for (const std::string& a : b.aliases()) names.push_back(lower(a));
+    std::string clash;
+    for (const std::string& n : names) {
+      auto it = owner.find(n);
+      if (it != owner.end()) {
+        clash = "name '" + n + "' is already taken by " + it->second;
+        break;
+      }
+    }
+    if (!clash.empty()) {
+      report_.rejected.push_back({b.path(), clash});
+      continue;
+    }
+    for (const std::string& n : names) owner.emplace(n, b.path());
+    kept.push_back(std::move(b));
+  }
+  report_.backends = std::move(kept);
+}
+
+const Backend* Registry::find(const std::string& name_or_alias) const {
+  const std::string want = lower(name_or_alias);
+  for (const Backend& b : report_.backends) {
+    if (lower(b.name()) == want) return &b;
+    for (const std::string& a : b.aliases()) {
+      if (lower(a) == want) return &b;
+    }
+  }
+  return nullptr;
+}
+
+const Backend& Registry::select(const std::string& name_or_alias, const std::string& what) const {
+  std::string loaded;
+  for (const Backend& b : report_.backends) {
+    if (!loaded.empty()) loaded += ", ";
+    loaded += b.name();
+  }
+  if (loaded.empty()) loaded = "none (check --backend-dir)";
+  if (name_or_alias.empty()) {
+    throw UsageError(what + " is required; loaded backends: " + loaded);
+  }
+  const Backend* b = find(name_or_alias);
+  if (b == nullptr) {
+    throw UsageError("unknown backend '" + name_or_alias + "' (" + what + "); loaded backends: " + loaded);
+  }
+  return *b;
+}
+
+}  // namespace zl
