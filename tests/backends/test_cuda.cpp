@@ -1,0 +1,252 @@
+// The CUDA backend: nvidia-smi parser on recorded outputs, then the module
+// through the C ABI with a fake nvidia-smi and a fake NVML.
+#include "backend_test_util.hpp"
+#include "cuda_parse.hpp"
+
+using namespace zl_test;
+
+namespace {
+
+const char* const kQueryArgs =
+    "--query-gpu=index,uuid,name,memory.total,memory.used,utilization.gpu --format=csv,noheader,nounits";
+
+TEST(CudaParse, OneH200) {
+  auto r = zl_cuda::parse_nvidia_smi_csv(read_testdata("smi_h200_1gpu.txt"));
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.devices.size(), 1u);
+  const auto& d = r.devices[0];
+  EXPECT_EQ(d.index, 0);
+  EXPECT_EQ(d.id, "GPU-967ef875-e3f7-55c2-abf0-64b93b0c7e36");
+  EXPECT_EQ(d.name, "NVIDIA H200");
+  EXPECT_EQ(d.memory_total_bytes, 143771 * kMiB);
+  EXPECT_EQ(d.memory_used_bytes, 0);
+  EXPECT_EQ(d.utilization_percent, 0);
+  EXPECT_EQ(d.visibility_value, d.id);  // pinned by UUID, not by index
+}
+
+TEST(CudaParse, EightH200) {
+  auto r = zl_cuda::parse_nvidia_smi_csv(read_testdata("smi_h200_8gpu.txt"));
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.devices.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(r.devices[i].index, i);
+    EXPECT_EQ(r.devices[i].visibility_value, r.devices[i].id);
+  }
+  EXPECT_EQ(r.devices[2].memory_used_bytes, static_cast<int64_t>(81234 * kMiB));
+  EXPECT_EQ(r.devices[2].utilization_percent, 97);
+  EXPECT_EQ(r.devices[6].utilization_percent, 100);
+}
+
+TEST(CudaParse, UnknownValuesBecomeUnknown) {
+  auto r = zl_cuda::parse_nvidia_smi_csv(read_testdata("smi_na_fields.txt"));
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0].memory_total_bytes, 97871 * kMiB);
+  EXPECT_EQ(r.devices[0].memory_used_bytes, -1);
+  EXPECT_EQ(r.devices[0].utilization_percent, -1);
+  EXPECT_EQ(r.devices[1].memory_total_bytes, 0u);
+  EXPECT_EQ(r.devices[1].memory_used_bytes, -1);
+  EXPECT_EQ(r.devices[1].utilization_percent, -1);
+  EXPECT_EQ(r.devices[0].name, "NVIDIA GH200 480GB");
+}
+
+struct Malformed {
+  const char* file;
+  const char* says;
+};
+
+class CudaParseMalformed : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(CudaParseMalformed, IsRejectedWithAReason) {
+  auto r = zl_cuda::parse_nvidia_smi_csv(read_testdata(GetParam().file));
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_NE(r.error.find(GetParam().says), std::string::npos) << r.error;
+}
+
+INSTANTIATE_TEST_SUITE_P(Recorded, CudaParseMalformed,
+                         ::testing::Values(Malformed{"smi_malformed_short.txt", "expected 6 fields"},
+                                           Malformed{"smi_malformed_header.txt", "index is not a number"},
+                                           Malformed{"smi_malformed_units.txt", "memory.total"},
+                                           Malformed{"smi_malformed_duplicate.txt", "duplicate UUID"},
+                                           // Error texts never reach the parser (the exit code
+                                           // stops them), but must not parse as devices either.
+                                           Malformed{"smi_error_no_devices.txt", "expected 6 fields"},
+                                           Malformed{"smi_error_unknown_field.txt", "expected 6 fields"},
+                                           Malformed{"smi_error_no_driver.txt", "expected 6 fields"}),
+                         [](const auto& info) { return file_test_name(info.param.file); });
+
+TEST(CudaParse, EmptyOutputIsNoDevices) {
+  auto r = zl_cuda::parse_nvidia_smi_csv("\n");
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.devices.empty());
+}
+
+TEST(CudaParse, NameWithCommaSpaceKeepsTheFieldsAroundIt) {
+  auto r = zl_cuda::parse_nvidia_smi_csv("3, GPU-11111111-2222-3333-4444-555555555555, Board, Rev 2, 1024, 12, 5\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].name, "Board, Rev 2");
+  EXPECT_EQ(r.devices[0].memory_total_bytes, 1024 * kMiB);
+  EXPECT_EQ(r.devices[0].utilization_percent, 5);
+}
+
+TEST(CudaParse, NvmlDeviceClampsUtilization) {
+  auto d = zl_cuda::device_from_nvml(1, "", "GPU-x", 10, -1, 250);
+  EXPECT_EQ(d.name, "unknown NVIDIA GPU");
+  EXPECT_EQ(d.utilization_percent, -1);
+  EXPECT_EQ(d.visibility_value, "GPU-x");
+}
+
+// ---- the module through the C ABI ----------------------------------------
+
+class CudaModule : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    api = load_backend();
+    ASSERT_NE(api, nullptr);
+    env.set("ZL_CUDA_NVML_LIB", std::nullopt);
+    env.set("ZL_CUDA_NO_NVML", "1");
+    env.set("ZL_CUDA_SMI", std::nullopt);
+  }
+  std::string smi(int rc, const std::string& out, const std::string& err = "") {
+    return write_fake_tool(dir, "nvidia-smi", {{kQueryArgs, rc, out, err}});
+  }
+  const zl_backend_api* api = nullptr;
+  ScopedEnv env;
+  TempDir dir;
+};
+
+TEST_F(CudaModule, DescribesItself) {
+  EXPECT_EQ(api->abi_major, static_cast<uint32_t>(ZL_BACKEND_ABI_MAJOR));
+  EXPECT_GE(api->struct_size, sizeof(zl_backend_api));
+  EXPECT_STREQ(api->name, "cuda");
+  EXPECT_EQ(strings(api->aliases), (std::vector<std::string>{"nvidia", "gpu"}));
+  EXPECT_EQ(strings(api->visibility_env), (std::vector<std::string>{"CUDA_VISIBLE_DEVICES"}));
+  EXPECT_EQ(capabilities(api), (std::map<std::string, std::string>{{"graph_capture", "torch.cuda.CUDAGraph"},
+                                                                    {"cluster_fix", "1"},
+                                                                    {"device_events", "1"}}));
+  EXPECT_STREQ(api->torch_device, "cuda");
+  EXPECT_STREQ(api->framework_vendor, "nvidia");
+}
+
+TEST_F(CudaModule, ToolPathListsEightGpus) {
+  env.set("ZL_CUDA_SMI", smi(0, "smi_h200_8gpu.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  EXPECT_EQ(a.source, "tool");
+  ASSERT_EQ(a.devices.size(), 8u);
+  EXPECT_EQ(a.devices[0].id, "GPU-967ef875-e3f7-55c2-abf0-64b93b0c7e36");
+  EXPECT_EQ(a.devices[0].visibility_value, a.devices[0].id);
+  EXPECT_EQ(a.devices[7].index, 7);
+  EXPECT_FALSE(a.reason.has_value());
+}
+
+TEST_F(CudaModule, NoDevicesExit6IsAReasonNotAnError) {
+  env.set("ZL_CUDA_SMI", smi(6, "smi_error_no_devices.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  EXPECT_TRUE(a.devices.empty());
+  ASSERT_TRUE(a.reason.has_value());
+  EXPECT_NE(a.reason->find("exited 6: No devices were found"), std::string::npos) << *a.reason;
+  EXPECT_NE(a.reason->find("ZL_CUDA_NO_NVML=1"), std::string::npos) << *a.reason;
+  EXPECT_EQ(a.reason->find('\n'), std::string::npos);
+}
+
+TEST_F(CudaModule, UnknownFieldExit2IsAReason) {
+  env.set("ZL_CUDA_SMI", smi(2, "smi_error_unknown_field.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  ASSERT_TRUE(a.reason.has_value());
+  EXPECT_NE(a.reason->find("exited 2: Field \"memory.totl\" is not a valid field"), std::string::npos) << *a.reason;
+}
+
+TEST_F(CudaModule, DriverMissingExit9OnStderrIsAReason) {
+  env.set("ZL_CUDA_SMI", smi(9, "", "smi_error_no_driver.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  ASSERT_TRUE(a.reason.has_value());
+  EXPECT_NE(a.reason->find("couldn't communicate with the NVIDIA driver"), std::string::npos) << *a.reason;
+}
+
+TEST_F(CudaModule, MalformedOutputIsAParseError) {
+  env.set("ZL_CUDA_SMI", smi(0, "smi_malformed_short.txt"));
+  Answer a = enumerate(api);
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.code, ZL_ERROR_PARSE);
+  EXPECT_NE(a.message.find("expected 6 fields"), std::string::npos) << a.message;
+}
+
+TEST_F(CudaModule, NoDriverAndNoToolStillLoadsWithOneLineReason) {
+  TempDir empty;
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", "/nonexistent/libnvidia-ml.so.1");
+  env.set("PATH", empty.path());
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  EXPECT_TRUE(a.devices.empty());
+  ASSERT_TRUE(a.reason.has_value());
+  EXPECT_NE(a.reason->find("libnvidia-ml.so.1 not loadable"), std::string::npos) << *a.reason;
+  EXPECT_NE(a.reason->find("nvidia-smi could not run"), std::string::npos) << *a.reason;
+  EXPECT_EQ(a.reason->find('\n'), std::string::npos);
+}
+
+TEST_F(CudaModule, NvmlPathWinsOverTheTool) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("FAKE_NVML_COUNT", "3");
+  env.set("ZL_CUDA_SMI", smi(0, "smi_h200_8gpu.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  EXPECT_EQ(a.source, "library");
+  ASSERT_EQ(a.devices.size(), 3u);
+  EXPECT_EQ(a.devices[2].id, "GPU-00000000-0000-0000-0000-000000000002");
+  EXPECT_EQ(a.devices[2].visibility_value, a.devices[2].id);
+  EXPECT_EQ(a.devices[2].name, "NVIDIA H200");
+  EXPECT_EQ(a.devices[2].memory_total_bytes, 143771 * kMiB);
+  EXPECT_EQ(a.devices[2].memory_used_bytes, static_cast<int64_t>(2 * kMiB));
+  EXPECT_EQ(a.devices[2].utilization_percent, 20);
+}
+
+TEST_F(CudaModule, NvmlWithoutUtilizationSaysUnknown) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("FAKE_NVML_NO_UTIL", "1");
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  ASSERT_EQ(a.devices.size(), 2u);
+  EXPECT_EQ(a.devices[0].utilization_percent, -1);
+}
+
+TEST_F(CudaModule, NvmlInitFailureFallsBackToTheTool) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("FAKE_NVML_INIT_RC", "9");
+  env.set("ZL_CUDA_SMI", smi(6, "smi_error_no_devices.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  ASSERT_TRUE(a.reason.has_value());
+  EXPECT_NE(a.reason->find("nvmlInit_v2 returned 9 (Driver Not Loaded)"), std::string::npos) << *a.reason;
+  EXPECT_NE(a.reason->find("No devices were found"), std::string::npos) << *a.reason;
+}
+
+TEST_F(CudaModule, NoNvmlSkipsEvenAWorkingLibrary) {
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("ZL_CUDA_SMI", smi(0, "smi_h200_1gpu.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  EXPECT_EQ(a.source, "tool");
+  ASSERT_EQ(a.devices.size(), 1u);
+}
+
+TEST_F(CudaModule, LibraryWithoutNvmlSymbolsIsSkipped) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", "libm.so.6");
+  env.set("ZL_CUDA_SMI", smi(0, "smi_h200_1gpu.txt"));
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  EXPECT_EQ(a.source, "tool");
+  EXPECT_EQ(a.devices.size(), 1u);
+}
+
+}  // namespace
