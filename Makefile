@@ -1,0 +1,46 @@
+# zlcore's front door. `make demo` and `make test` work on a fresh Debian 12
+# machine as root: each installs what is missing from Debian packages first.
+BUILD    ?= build
+ASAN     ?= build-asan
+PREFIX   ?= $(CURDIR)/_install
+JOBS     ?= $(shell nproc)
+CMAKE_GEN = -G Ninja
+ZLCORE    = $(PREFIX)/bin/zlcore
+
+.PHONY: all deps build install demo test test-unit test-asan bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX) >/dev/null
+	@echo "installed into $(PREFIX)"
+
+# The main job on the embedded default: every backend, its devices, the plan,
+# and one operator of the example suite timed on the host CPU.
+demo: install
+	@bash scripts/demo.sh $(ZLCORE)
+
+# Every test (GoogleTest, Python plugin tests, end-to-end), then the C++ tests
+# again under AddressSanitizer and UndefinedBehaviorSanitizer.
+test: install
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory test-asan
+
+test-asan: deps
+	@cmake -S . -B $(ASAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DZL_SANITIZE=ON -DZL_STATIC_DEPS=OFF >/dev/null
+	@cmake --build $(ASAN) -j $(JOBS)
+	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) -L sanitize
+
+bench: install
+	@bash scripts/bench.sh $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) $(PREFIX)

@@ -1,0 +1,151 @@
+/* One fake backend, compiled many ways (see CMakeLists.txt): the loader
+ * matrix and the plan/batch tests build every variant from this file, the way
+ * the OpenCL ICD loader's tests build their fake drivers. Plain C99, so it
+ * also proves the SDK header compiles as C. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zl/backend.h>
+
+#ifndef FAKE_NAME
+#define FAKE_NAME "fake"
+#endif
+#ifndef FAKE_MAJOR
+#define FAKE_MAJOR ZL_BACKEND_ABI_MAJOR
+#endif
+#ifndef FAKE_MINOR
+#define FAKE_MINOR ZL_BACKEND_ABI_MINOR
+#endif
+#ifndef FAKE_VISIBILITY_ENV
+#define FAKE_VISIBILITY_ENV "FAKE_VISIBLE_DEVICES"
+#endif
+
+/* The no-entry variant compiles everything and uses none of it. */
+#define FAKE_UNUSED __attribute__((unused))
+
+#ifdef FAKE_UNRESOLVED
+/* Defined nowhere: with rtld_now the load itself must fail. */
+extern int zl_fake_symbol_that_does_not_exist(void);
+#endif
+
+FAKE_UNUSED static const char* const kAliases[] = {FAKE_NAME "-alias", NULL};
+FAKE_UNUSED static const char* const kVisibility[] = {FAKE_VISIBILITY_ENV, NULL};
+FAKE_UNUSED static const zl_capability kCaps[] = {
+#ifdef FAKE_GRAPH_API
+    {"graph_capture", FAKE_GRAPH_API},
+#endif
+    {"device_events", "1"},
+    {"fake_feature", "42"},
+};
+
+typedef struct {
+  zl_device_list list;
+  zl_device_info devices[16];
+  char ids[16][32];
+  char vis[16][8];
+} fake_list;
+
+/* ZL_FAKE_DEVICE_COUNT sets how many devices it reports (default 2), so the
+ * batch tests get real concurrency; ZL_FAKE_BUSY lists indices reported busy. */
+FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
+/* The no-entry variant compiles everything and uses none of it. */
+#define FAKE_UNUSED __attribute__((unused))
+
+#ifdef FAKE_UNRESOLVED
+  if (zl_fake_symbol_that_does_not_exist()) return NULL;
+#endif
+  fake_list* l = (fake_list*)calloc(1, sizeof(fake_list));
+  if (l == NULL) return NULL;
+  int count = 2;
+  const char* env = getenv("ZL_FAKE_DEVICE_COUNT");
+  if (env != NULL && *env != '\0') count = atoi(env);
+  if (count < 0) count = 0;
+  if (count > 16) count = 16;
+#ifdef FAKE_ZERO_DEVICES
+  count = 0;
+#endif
+  const char* busy = getenv("ZL_FAKE_BUSY");
+  for (int i = 0; i < count; ++i) {
+    zl_device_info* d = &l->devices[i];
+    d->struct_size = sizeof(zl_device_info);
+    d->index = i;
+    snprintf(l->ids[i], sizeof l->ids[i], "FAKE-%04d", i);
+    snprintf(l->vis[i], sizeof l->vis[i], "%d", i);
+    d->id = l->ids[i];
+    d->name = "Fake Accelerator";
+    d->memory_total_bytes = (uint64_t)16 << 30;
+    d->memory_used_bytes = 0;
+    d->utilization_percent = 0;
+    d->visibility_value = l->vis[i];
+    if (busy != NULL && strchr(busy, '0' + i) != NULL) {
+      d->utilization_percent = 97;
+      d->memory_used_bytes = (int64_t)8 << 30;
+    }
+  }
+  l->list.struct_size = sizeof(zl_device_list);
+  l->list.count = (size_t)count;
+  l->list.devices = count > 0 ? l->devices : NULL;
+  l->list.reason = count > 0 ? NULL : "fake driver reports no devices";
+  l->list.source = "fake";
+  *out = &l->list;
+  return NULL;
+}
+
+FAKE_UNUSED static void destroy_list(zl_device_list* list) { free(list); }
+FAKE_UNUSED static void destroy_error(zl_error* error) { free(error); }
+
+#ifdef FAKE_NEW_MINOR
+/* A table from a future minor: our fields, then more the core must ignore. */
+typedef struct {
+  zl_backend_api api;
+  void* future_entry[4];
+} fake_table;
+#define FAKE_STRUCT_SIZE sizeof(fake_table)
+#elif defined(FAKE_OLD_MINOR)
+/* A table from minor 0: it ends before backend_version. */
+typedef zl_backend_api fake_table;
+#define FAKE_STRUCT_SIZE offsetof(zl_backend_api, backend_version)
+#else
+typedef zl_backend_api fake_table;
+#define FAKE_STRUCT_SIZE sizeof(zl_backend_api)
+#endif
+
+FAKE_UNUSED static fake_table kTable;
+
+
+#ifndef FAKE_NO_ENTRY
+ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint32_t minor) {
+  (void)major;
+  (void)minor;
+#ifdef FAKE_RETURN_NULL
+  return NULL;
+#else
+  zl_backend_api* api = (zl_backend_api*)&kTable;
+  api->struct_size = FAKE_STRUCT_SIZE;
+  api->abi_major = FAKE_MAJOR;
+  api->abi_minor = FAKE_MINOR;
+  api->name = FAKE_NAME;
+  api->aliases = kAliases;
+#ifdef FAKE_NO_VISIBILITY
+  api->visibility_env = NULL;
+#else
+  api->visibility_env = kVisibility;
+#endif
+  api->capabilities = kCaps;
+  api->capability_count = sizeof kCaps / sizeof kCaps[0];
+  api->torch_device = "cpu";
+  api->framework_vendor = NULL;
+  api->enumerate_devices = enumerate;
+  api->device_list_destroy = destroy_list;
+  api->error_destroy = destroy_error;
+#ifndef FAKE_OLD_MINOR
+  api->backend_version = "fake " FAKE_NAME;
+#endif
+  return api;
+#endif
+}
+#else
+/* Exports something, just not the entry point. */
+ZL_BACKEND_EXPORT int zl_backend_get_api_typo(void) { return 0; }
+#endif
