@@ -49,9 +49,6 @@ typedef struct {
 /* ZL_FAKE_DEVICE_COUNT sets how many devices it reports (default 2), so the
  * batch tests get real concurrency; ZL_FAKE_BUSY lists indices reported busy. */
 FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
-/* The no-entry variant compiles everything and uses none of it. */
-#define FAKE_UNUSED __attribute__((unused))
-
 #ifdef FAKE_UNRESOLVED
   if (zl_fake_symbol_that_does_not_exist()) return NULL;
 #endif
