@@ -1,0 +1,90 @@
+// Child processes without a shell: an argv, an environment, its own process
+// group (so a timeout or Ctrl-C reaches everything it started), and its
+// output streamed live to a log file and, optionally, to our stdout.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zl {
+
+struct ChildSpec {
+  std::vector<std::string> argv;               // argv[0] is looked up on PATH unless it has a '/'
+  std::map<std::string, std::string> env_set;  // added to / replacing our environment
+  std::vector<std::string> env_unset;          // removed from it
+  std::string cwd;                             // empty: ours
+  std::string log_path;                        // stdout+stderr appended here; empty: none
+  bool echo = false;                           // also copy the output to our stdout
+  std::string echo_prefix;                     // put before each echoed line ("[gpu1] ")
+  // true: the child leads a new process group (signal_group reaches its whole
+  // tree). false: it stays in ours, for a parent that itself runs in a group
+  // its own parent signals (zlcore run under zlcore batch).
+  bool new_group = true;
+};
+
+struct ChildResult {
+  bool started = false;
+  std::string spawn_error;
+  int exit_code = -1;    // when it exited
+  int term_signal = 0;   // when a signal ended it
+  bool timed_out = false;
+  bool interrupted = false;
+  double seconds = 0;
+};
+
+// One running child. Not copyable; the destructor kills the group if it is
+// still running, so no child outlives the object that owns it.
+class ChildProcess {
+ public:
+  explicit ChildProcess(ChildSpec spec);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // False (with result().spawn_error) when it could not start.
+  bool start();
+  pid_t pid() const { return pid_; }
+  // The read end of its output pipe, for poll(); -1 once drained.
+  int output_fd() const { return out_fd_; }
+  // Reads what is available without blocking and writes it out.
+  void pump();
+  // Reaps without blocking; true once it has exited (output fully drained).
+  bool poll_exit();
+  // Signals the whole process group.
+  void signal_group(int sig);
+  // SIGTERM-free stop: `sig` to the group, then SIGKILL after grace_ms.
+  void stop(int sig, int grace_ms, bool as_interrupt, bool as_timeout);
+  bool running() const { return pid_ > 0 && !reaped_; }
+  double elapsed() const;
+  const ChildResult& result() const { return result_; }
+
+ private:
+  void write_out(const char* data, size_t n);
+  void finish(int status);
+
+  ChildSpec spec_;
+  ChildResult result_;
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  int log_fd_ = -1;
+  bool reaped_ = false;
+  double started_at_ = 0;
+  std::string partial_;  // echo: the last line not yet ended
+};
+
+// Runs one child to the end: streams its output, kills the group after
+// timeout_s (0: none), and stops it on SIGINT/SIGTERM to us (see signals.hpp).
+ChildResult run_child(const ChildSpec& spec, double timeout_s = 0);
+
+// Captures a short command's stdout (no log, no echo); nullopt when it could
+// not run or exited non-zero.
+std::optional<std::string> capture_output(const std::vector<std::string>& argv, const std::string& cwd = "",
+                                          double timeout_s = 10);
+
+double monotonic_seconds();
+
+}  // namespace zl
