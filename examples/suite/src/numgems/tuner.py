@@ -395,21 +395,23 @@ class LibTuner:
             return config
         from . import vendor_name
 
-        store = _store_for(vendor_name)
         self._config_table_name = self._config_table(len(key))
         self._benchmark_table_name = self._benchmark_table(len(self.get_benchmark_key(args)))
         entry = _stats.kernel(self)
         entry["table"] = self._config_table_name
         entry["benchmark_table"] = self._benchmark_table_name
-        if entry["db_winners_at_start"] is None:
-            entry["db_winners_at_start"] = store.count_rows(self._config_table_name)
         ks = key_string(key)
 
         pins = _load_pins()
         if pins is not None:
+            # A pinned run neither reads nor writes the cache: its winners come
+            # from the pin file alone, whatever the cache directory holds.
             config, source = self._pinned(pins, ks), "pinned"
             _stats.pinned += 1
         else:
+            store = _store_for(vendor_name)
+            if entry["db_winners_at_start"] is None:
+                entry["db_winners_at_start"] = store.count_rows(self._config_table_name)
             key_cols = {f"key_{i}": _normalize(v) for i, v in enumerate(key)}
             row = store.get_row(self._config_table_name, key_cols, self.config_fields)
             if row is not None:
