@@ -1,0 +1,102 @@
+"""The child's view of the environment zlcore sets (docs/run-directory.md).
+
+Read lazily on each call rather than cached at import: tests and plugins set
+variables after this module may already have been imported.
+"""
+
+import os
+
+TIMERS = ("graph", "direct", "host")
+
+
+def text(name, default=""):
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip()
+
+
+def positive_int(name, default):
+    raw = text(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def positive_float(name, default):
+    raw = text(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def bench_package():
+    """The suite's benchmark package; FlagGems and the example suite both call it `benchmark`."""
+    return text("ZL_BENCH_PACKAGE", "benchmark") or "benchmark"
+
+
+def torch_device():
+    return text("ZL_TORCH_DEVICE").lower()
+
+
+def uses_torch_device():
+    # An empty value means zlcore named no torch device: treat it like the host.
+    return torch_device() not in ("", "cpu", "host", "none")
+
+
+def planned_timer():
+    return text("ZL_TIMER").lower()
+
+
+def fallback_timer():
+    """The per-shape fallback, or "" when the plan gives none."""
+    value = text("ZL_TIMER_FALLBACK").lower()
+    return "" if value in ("none", "-") else value
+
+
+def graph_api():
+    return text("ZL_GRAPH_API")
+
+
+def direct_repeat():
+    return positive_int("ZL_DIRECT_REPEAT", 1)
+
+
+def child_dir():
+    return text("ZL_CHILD_DIR")
+
+
+def results_file():
+    return text("ZL_RESULTS_FILE")
+
+
+def vendor():
+    return text("GEMS_VENDOR")
+
+
+def expect_device_id():
+    return text("ZL_EXPECT_DEVICE_ID")
+
+
+def visibility_vars():
+    return [name.strip() for name in text("ZL_VISIBILITY_ENV").split(",") if name.strip()]
+
+
+def capabilities():
+    """`key=value;key2=value2` -> dict; a bare key maps to ""."""
+    caps = {}
+    for item in text("ZL_CAPABILITIES").split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        key, _, value = item.partition("=")
+        caps[key.strip()] = value.strip()
+    return caps

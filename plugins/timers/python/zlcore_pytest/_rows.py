@@ -1,0 +1,218 @@
+"""Correlates get_latency calls with (op, dtype, shape) rows.
+
+FlagGems' run() loop, per dtype and shape: creates a BenchmarkMetrics, calls
+get_latency(torch_op) for latency_base, then get_latency(op) under
+flag_gems.use_gems() for latency, fills speedup / gbps / tflops into the metric,
+and at the end of each dtype calls update_result(op_name, asdict(result)).
+
+The results plugin hooks the metric's constructor, update_result and each test's
+end; the timing plugin reports every side it measures. A shape's row is final
+(and written) when the next metric is created, update_result runs, or the test
+ends, whichever comes first. Without metric tracking (a suite or subclass whose
+loop builds its own metrics), a row ends when the shape changes or both sides
+are taken, and gbps/tflops stay null.
+"""
+
+from . import _bench
+
+SIDES = ("base", "gems")
+
+
+class ShapeRow:
+    def __init__(self, bench=None, metric=None, test_node=None):
+        self.bench = bench
+        self.metric = metric
+        self.test_node = test_node
+        self.dtype = None
+        self.shape_detail = None
+        self.started = set()
+        self.sides = {}
+        self.side_errors = {}
+        self.error = None
+        self.op_name = None
+
+
+def _first_line(text, limit=500):
+    text = str(text).strip()
+    line = text.splitlines()[0] if text else ""
+    return line[:limit]
+
+
+class Tracker:
+    def __init__(self):
+        self.current = None
+        self.test_node = None
+        self.sink = None  # callable(dict); set by the results plugin
+
+    # -- events from the suite -------------------------------------------------
+
+    def begin_test(self, node_id):
+        self.flush()
+        self.test_node = node_id
+
+    def end_test(self):
+        self.flush()
+        self.test_node = None
+
+    def set_dtype(self, bench, dtype):
+        try:
+            bench._zl_dtype = _bench.dtype_name(dtype)
+        except Exception:
+            pass
+
+    def metric_created(self, metric):
+        self.flush()
+        self.current = ShapeRow(metric=metric, test_node=self.test_node)
+
+    def update_result(self, op_name, data):
+        row = self.current
+        if row is not None:
+            dtype = data.get("dtype") if isinstance(data, dict) else None
+            if dtype is not None:
+                row.dtype = _bench.dtype_name(dtype)
+            if row.op_name is None:
+                row.op_name = op_name
+        self.flush()
+
+    def note_failure(self, message):
+        """The test failed; the unfinished shape (if any) carries the message."""
+        row = self.current
+        if row is None or row.error is not None:
+            return
+        # A row whose started sides all finished is a complete shape; the failure
+        # came after it (e.g. building the next input) and is not its error.
+        if not row.started or row.started != set(row.sides):
+            row.error = _first_line(message)
+
+    # -- events from the timing plugin ----------------------------------------
+
+    def side_for(self, bench, op, args, kwargs):
+        """The row and side ("base" or "gems") a get_latency call measures."""
+        shape = _bench.shape_of(bench, args, kwargs)
+        row = self.current
+        side = None
+        if row is not None and (row.bench is None or row.bench is bench):
+            if row.shape_detail is None or shape is None or row.shape_detail == shape or row.metric is not None:
+                side = self._free_side(bench, op, row)
+        if side is None:
+            self.flush()
+            row = ShapeRow(bench=bench, test_node=self.test_node)
+            self.current = row
+            side = self._free_side(bench, op, row)
+        row.bench = bench
+        if row.shape_detail is None:
+            row.shape_detail = shape
+        if row.dtype is None:
+            row.dtype = getattr(bench, "_zl_dtype", None) or _bench.infer_dtype(args, kwargs)
+        row.started.add(side)
+        return row, side
+
+    @staticmethod
+    def _free_side(bench, op, row):
+        gems_op = getattr(bench, "gems_op", None)
+        if gems_op is not None and op is gems_op:
+            return None if "gems" in row.started else "gems"
+        metrics = getattr(bench, "to_bench_metrics", None)
+        wants_base = metrics is None or "latency_base" in metrics
+        if wants_base and "base" not in row.started and "gems" not in row.started:
+            return "base"
+        if "gems" not in row.started:
+            return "gems"
+        return None
+
+    def side_done(self, row, side, timing):
+        row.sides[side] = timing
+
+    def side_failed(self, row, side, exc):
+        row.side_errors[side] = f"{type(exc).__name__}: {_first_line(exc)}"
+
+    # -- output ----------------------------------------------------------------
+
+    def flush(self):
+        row, self.current = self.current, None
+        if row is None:
+            return None
+        built = build_row(row)
+        if built is not None and self.sink is not None:
+            self.sink(built)
+        return built
+
+
+def _metric_value(metric, name):
+    if metric is None:
+        return None
+    value = getattr(metric, name, None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _combined_reason(base, gems):
+    reasons = []
+    for side, timing in (("base", base), ("gems", gems)):
+        if timing is not None and timing.fallback_reason:
+            reasons.append((side, timing.fallback_reason))
+    if not reasons:
+        return None
+    if len(reasons) == 1 or reasons[0][1] == reasons[1][1]:
+        return reasons[0][1]
+    return "; ".join(f"{side}: {reason}" for side, reason in reasons)
+
+
+def build_row(row):
+    """The results.jsonl object for a finished shape, or None if nothing was measured."""
+    metric = row.metric
+    metric_error = getattr(metric, "error_msg", None) if metric is not None else None
+    error = metric_error or row.error
+    if error is None and row.side_errors:
+        error = "; ".join(f"{side}: {msg}" for side, msg in sorted(row.side_errors.items()))
+    if not row.sides and error is None:
+        return None  # a metric that never reached get_latency and did not fail: not a shape
+
+    shape_detail = row.shape_detail
+    if metric is not None and getattr(metric, "shape_detail", None) is not None:
+        shape_detail = _bench.plain_shape(metric.shape_detail)
+
+    base = row.sides.get("base")
+    gems = row.sides.get("gems")
+    latency_base = _metric_value(metric, "latency_base")
+    if latency_base is None and base is not None:
+        latency_base = base.latency_ms
+    latency = _metric_value(metric, "latency")
+    if latency is None and gems is not None:
+        latency = gems.latency_ms
+    speedup = _metric_value(metric, "speedup")
+    if speedup is None and latency_base is not None and latency:
+        speedup = latency_base / latency
+
+    main = gems if gems is not None else base
+    clusters = [t.cluster for t in (base, gems) if t is not None and t.cluster is not None]
+    bench = row.bench
+    op = getattr(bench, "op_name", None) or row.op_name
+    return {
+        "op": op,
+        "test_node": row.test_node,
+        "dtype": row.dtype,
+        "shape": _bench.shape_key(shape_detail),
+        "shape_detail": shape_detail,
+        "mode": _bench.mode(),
+        "bench_level": _bench.bench_level(),
+        "latency_base_ms": latency_base,
+        "latency_ms": latency,
+        "speedup": speedup,
+        "timer": gems.timer if gems is not None else None,
+        "timer_base": base.timer if base is not None else None,
+        "fallback_reason": _combined_reason(base, gems),
+        "repeats": main.repeats if main is not None else None,
+        "samples_ms": list(gems.samples_ms) if gems is not None else None,
+        "samples_base_ms": list(base.samples_ms) if base is not None else None,
+        "spread_pct": gems.spread_pct if gems is not None else None,
+        "spread_base_pct": base.spread_pct if base is not None else None,
+        "gbps": _metric_value(metric, "gbps"),
+        "tflops": _metric_value(metric, "tflops"),
+        "cluster_kernel": any(clusters) if clusters else None,
+        "error": error,
+    }
+
+
+TRACKER = Tracker()

@@ -1,0 +1,22 @@
+"""Median and spread as docs/run-directory.md defines them."""
+
+
+def median(samples):
+    ordered = sorted(samples)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("median of no samples")
+    mid = n // 2
+    if n % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def spread_pct(samples):
+    """(max - min) / median * 100; 0 with fewer than two samples."""
+    if len(samples) < 2:
+        return 0.0
+    mid = median(samples)
+    if mid == 0:
+        return 0.0
+    return (max(samples) - min(samples)) / mid * 100.0

@@ -1,0 +1,249 @@
+"""The `graph` timer: capture n calls of the op into a device graph, time replays.
+
+Loaded only when the backend declares graph_capture (rules.yaml); timing
+dispatches to it through _state.GRAPH. The graph class comes from ZL_GRAPH_API
+("torch.cuda.CUDAGraph", "torch.musa.MUSAGraph", "torch_npu.npu.NPUGraph", ...);
+streams, events and synchronize come from torch.<ZL_TORCH_DEVICE>.
+
+Procedure per (shape, side):
+  1. warm up on a side stream, outside capture, so compilation and autotuning
+     never happen inside the graph; one eager estimate of the per-call time;
+  2. capture n calls, n sized so a replay is long enough that the replay launch
+     is noise next to it (the same unrolling triton.testing.do_bench_cudagraph
+     does), re-captured once with a larger n if the first replay was too short;
+  3. one discarded replay (the first replay of a fresh graph ran 2x slower on an
+     H200), then K timed replays with device events; latency = median of the K
+     per-call times. No L2 flush between calls, like do_bench_cudagraph, which is
+     FlagGems' own --mode cudagraph.
+The budget keeps measurement near ZL_GRAPH_BUDGET_MS per (shape, side),
+compilation and tuning excluded; a kernel longer than the budget still gets
+ZL_GRAPH_MIN_SAMPLES replays.
+
+A capture or replay that fails raises CaptureFailed after ending the capture,
+synchronizing and dropping the graph, so the device stays usable and timing
+falls back for that shape only.
+"""
+
+import gc
+import importlib
+import math
+
+from . import _bench, _env, _state, _stats
+
+DEFAULTS = {
+    "budget_ms": 100.0,
+    "samples": 10,
+    "min_samples": 3,
+    "min_replay_ms": 1.0,
+    "max_calls": 10000,
+    "estimate_calls": 5,
+}
+# Triton's do_bench_cudagraph uses this n when the estimate reads 0 ms.
+CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
+
+
+def resolve_dotted(name):
+    """Import the longest importable module prefix of `name`, then walk attributes."""
+    parts = name.split(".")
+    if not name or not all(parts):
+        raise ValueError(f"bad graph API name {name!r}")
+    last_error = None
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError as exc:
+            last_error = exc
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(f"cannot import any prefix of {name!r}: {last_error}")
+
+
+def _one_line(exc, limit=300):
+    text = str(exc).strip()
+    text = text.splitlines()[0] if text else ""
+    return f"{type(exc).__name__}: {text}"[:limit]
+
+
+class GraphTimer:
+    def __init__(self, api_name=None, settings=None):
+        self.api_name = api_name if api_name is not None else _env.graph_api()
+        self._settings = dict(DEFAULTS)
+        self._settings.update(settings or _settings_from_env())
+        self._graph_class = None
+        self._device = None
+
+    def settings(self):
+        return dict(self._settings, api=self.api_name or None)
+
+    def _resolve(self):
+        if self._graph_class is None:
+            if not self.api_name:
+                raise _state.CaptureFailed("no graph API named (ZL_GRAPH_API is empty)")
+            try:
+                device = _bench.device_module()
+                graph_class = resolve_dotted(self.api_name)
+            except Exception as exc:
+                raise _state.CaptureFailed(f"graph API {self.api_name} unavailable: {_one_line(exc)}") from exc
+            self._device, self._graph_class = device, graph_class
+        return self._device, self._graph_class
+
+    # -- the procedure ----------------------------------------------------------
+
+    def measure(self, fn, grad_to_none=None, probe=None):
+        device, graph_class = self._resolve()
+        stream = device.Stream()
+        stream.wait_stream(device.current_stream())
+        cluster = None
+        try:
+            with device.stream(stream):
+                # Errors here are the op's own (the shape's error), so they propagate.
+                fn()
+                if probe is not None:
+                    cluster = probe(fn)  # the second call: tuning is done, only winners launch
+                else:
+                    fn()
+                _clear_grads(grad_to_none)
+                eager_ms = self._eager_estimate(device, fn)
+            try:
+                timing = self._capture_and_time(device, graph_class, stream, fn, grad_to_none, eager_ms)
+            except _state.CaptureFailed as failed:
+                failed.cluster = cluster
+                raise
+        finally:
+            device.current_stream().wait_stream(stream)
+        timing.cluster = cluster
+        timing.eager_ms = eager_ms
+        return timing
+
+    def _eager_estimate(self, device, fn):
+        calls = int(self._settings["estimate_calls"])
+        start = device.Event(enable_timing=True)
+        end = device.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        device.synchronize()
+        return start.elapsed_time(end) / calls
+
+    def _calls_for(self, eager_ms):
+        s = self._settings
+        target_ms = max(s["min_replay_ms"], s["budget_ms"] / (s["samples"] + 1))
+        if eager_ms <= 0:
+            calls = CALLS_WHEN_ESTIMATE_IS_ZERO
+        else:
+            calls = int(target_ms / eager_ms)
+        return int(min(max(calls, 1), s["max_calls"]))
+
+    def _capture_and_time(self, device, graph_class, stream, fn, grad_to_none, eager_ms):
+        s = self._settings
+        calls = self._calls_for(eager_ms)
+        graph = self._capture(device, graph_class, stream, fn, grad_to_none, calls)
+        try:
+            first_ms = self._replay_ms(device, stream, graph)  # discarded
+            if first_ms < s["min_replay_ms"] and calls < s["max_calls"]:
+                # A host-bound eager estimate undersized n: capture once more, larger.
+                wanted = math.ceil(calls * s["min_replay_ms"] * 1.25 / max(first_ms, 1e-6))
+                more = int(min(max(wanted, calls + 1), s["max_calls"]))
+                _drop(graph)
+                graph = None
+                graph = self._capture(device, graph_class, stream, fn, grad_to_none, more)
+                calls = more
+                first_ms = self._replay_ms(device, stream, graph)  # discarded
+            budget_samples = int(s["budget_ms"] / first_ms) - 1 if first_ms > 0 else s["samples"]
+            count = int(min(max(budget_samples, s["min_samples"]), s["samples"]))
+            samples = [self._replay_ms(device, stream, graph) / calls for _ in range(count)]
+        finally:
+            if graph is not None:
+                _drop(graph)
+        return _state.SideTiming(
+            timer="graph",
+            latency_ms=_stats.median(samples),
+            samples_ms=samples,
+            spread_pct=_stats.spread_pct(samples),
+            calls_per_replay=calls,
+            extra={"calls_per_replay": calls, "discarded_replay_ms": first_ms},
+        )
+
+    def _capture(self, device, graph_class, stream, fn, grad_to_none, calls):
+        device.synchronize()
+        gc.collect()  # as torch.cuda.graph does: no collector-driven frees mid-capture
+        graph = graph_class()
+        capturing = False
+        try:
+            with device.stream(stream):
+                graph.capture_begin()
+                capturing = True
+                for _ in range(calls):
+                    _clear_grads(grad_to_none)
+                    fn()
+                capturing = False
+                graph.capture_end()
+        except Exception as exc:
+            if capturing:
+                try:
+                    with device.stream(stream):
+                        graph.capture_end()
+                except Exception:
+                    pass  # an invalidated capture reports its error here too; the first one is kept
+            _drop(graph)
+            _sync_quietly(device)
+            raise _state.CaptureFailed(f"graph capture of {calls} calls failed: {_one_line(exc)}") from exc
+        return graph
+
+    def _replay_ms(self, device, stream, graph):
+        try:
+            with device.stream(stream):
+                start = device.Event(enable_timing=True)
+                end = device.Event(enable_timing=True)
+                start.record()
+                graph.replay()
+                end.record()
+            end.synchronize()
+            return float(start.elapsed_time(end))
+        except Exception as exc:
+            _sync_quietly(device)
+            raise _state.CaptureFailed(f"graph replay failed: {_one_line(exc)}") from exc
+
+
+def _clear_grads(grad_to_none):
+    # Same per-call reset as do_bench_cudagraph, so backward benches capture alike.
+    if grad_to_none:
+        for x in grad_to_none:
+            x.grad = None
+
+
+def _drop(graph):
+    reset = getattr(graph, "reset", None)
+    if reset is not None:
+        try:
+            reset()
+        except Exception:
+            pass
+
+
+def _sync_quietly(device):
+    try:
+        device.synchronize()
+    except Exception:
+        pass
+
+
+def _settings_from_env():
+    return {
+        "budget_ms": _env.positive_float("ZL_GRAPH_BUDGET_MS", DEFAULTS["budget_ms"]),
+        "samples": _env.positive_int("ZL_GRAPH_SAMPLES", DEFAULTS["samples"]),
+        "min_samples": _env.positive_int("ZL_GRAPH_MIN_SAMPLES", DEFAULTS["min_samples"]),
+        "min_replay_ms": _env.positive_float("ZL_GRAPH_MIN_REPLAY_MS", DEFAULTS["min_replay_ms"]),
+        "max_calls": _env.positive_int("ZL_GRAPH_MAX_CALLS", DEFAULTS["max_calls"]),
+    }
+
+
+def pytest_configure(config):
+    _state.GRAPH = GraphTimer()
+
+
+def pytest_unconfigure(config):
+    _state.GRAPH = None
