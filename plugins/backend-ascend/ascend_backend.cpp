@@ -1,0 +1,81 @@
+// Huawei Ascend NPUs through npu-smi: `info -m` for the chip logic ids that
+// ASCEND_RT_VISIBLE_DEVICES and torch_npu use, then `info` for bus id,
+// memory and AICore usage.
+//
+// DCMI (libdcmi.so) is not used: its header ships only with the driver, and
+// guessing its structs could corrupt memory inside the zlcore process.
+//
+// Environment (see docs/backends.md):
+//   ZL_ASCEND_NPU_SMI   npu-smi to run instead of the one on PATH
+#include <string>
+
+#include "ascend_parse.hpp"
+#include "zl_kit/enumeration.hpp"
+#include "zl_kit/tool.hpp"
+
+namespace {
+
+bool ran_ok(const zl_kit::ToolResult& r) { return r.started && !r.timed_out && r.term_signal == 0 && r.exit_code == 0; }
+
+zl_kit::Enumeration enumerate() {
+  zl_kit::Enumeration e;
+  const std::string smi = zl_kit::env_or("ZL_ASCEND_NPU_SMI", "npu-smi");
+  const std::string tried = "libdcmi.so not used (tool only)";
+
+  zl_kit::ToolResult map = zl_kit::run_tool({smi, "info", "-m"});
+  if (!ran_ok(map)) {
+    e.reason = tried + "; " + zl_kit::describe_failure(smi + " info -m", map);
+    return e;
+  }
+  std::vector<zl_ascend::ChipKey> keys;
+  zl_kit::ParseResult p = zl_ascend::parse_npu_smi_map(map.out, keys);
+  if (!p.ok()) {
+    e.reason = smi + " info -m not understood: " + p.error;
+    e.parse_failed = true;
+    return e;
+  }
+  if (p.devices.empty()) {
+    e.reason = tried + "; " + smi + " info -m listed no NPU chips";
+    return e;
+  }
+  // Status is an extra: ids and pinning are settled by the map.
+  zl_kit::ToolResult info = zl_kit::run_tool({smi, "info"});
+  if (ran_ok(info)) {
+    std::map<zl_ascend::ChipKey, zl_ascend::ChipStatus> status;
+    if (zl_ascend::parse_npu_smi_info(info.out, status).empty()) zl_ascend::merge_npu_smi_info(status, p.devices, keys);
+  }
+  e.devices = std::move(p.devices);
+  e.source = "tool";
+  return e;
+}
+
+zl_error* enumerate_devices(zl_device_list** out) { return zl_kit::guarded_enumerate(out, enumerate); }
+void destroy_list(zl_device_list* list) { zl_kit::destroy_device_list(list); }
+void destroy_error(zl_error* error) { zl_kit::destroy_error(error); }
+
+const char* const kAliases[] = {"npu", "huawei", nullptr};
+const char* const kVisibility[] = {"ASCEND_RT_VISIBLE_DEVICES", nullptr};
+const zl_capability kCapabilities[] = {
+    {"device_events", "1"},
+};
+
+const zl_backend_api kApi = {
+    sizeof(zl_backend_api),
+    ZL_BACKEND_ABI_MAJOR,
+    ZL_BACKEND_ABI_MINOR,
+    "ascend",
+    kAliases,
+    kVisibility,
+    kCapabilities,
+    sizeof kCapabilities / sizeof kCapabilities[0],
+    "npu",
+    "ascend",
+    enumerate_devices,
+    destroy_list,
+    destroy_error,
+    "ascend 0.1.0",
+};
+
+}  // namespace
+
+extern "C" ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t, uint32_t) { return &kApi; }
