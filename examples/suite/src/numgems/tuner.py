@@ -148,10 +148,14 @@ class _Store:
     def __init__(self, path):
         self.path = path
         self._conn = None
+        self._pid = None
         self._lock = threading.Lock()
 
     def _connection(self):
-        if self._conn is None:
+        # A connection must not cross fork(): a worker forked from a process
+        # that already used the cache opens its own.
+        if self._conn is None or self._pid != os.getpid():
+            self._pid = os.getpid()
             if self.path != ":memory:":
                 os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
             # Several benchmark processes may share one cache dir (a batch over
