@@ -5,12 +5,14 @@ namespace zl::cli {
 int cmd_backends(Context&, const std::vector<std::string>&);
 int cmd_devices(Context&, const std::vector<std::string>&);
 int cmd_plan(Context&, const std::vector<std::string>&);
+int cmd_run(Context&, const std::vector<std::string>&);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"backends", "list loaded backends and rejected files", cmd_backends},
       {"devices", "list one backend's devices", cmd_devices},
       {"plan", "show the pytest plugins and timer derived from a backend's capabilities", cmd_plan},
+      {"run", "run one operator end to end into a run directory", cmd_run},
   };
   return table;
 }

@@ -1,0 +1,204 @@
+// `zlcore batch`: many operators over the devices of one host, one run per
+// operator, each outcome appended to ops_status.csv as it lands.
+//
+// The pieces, each in its own file under core/src/batch/:
+//   device_list   --devices / --gpus text -> device indices
+//   op_list       --ops, --ops-file (text or YAML) -> OpSpec list
+//   status_csv    ops_status.csv rows, RFC 4180, append-only, resumable
+//   outcome       a finished run (exit status + run_identity.json) -> a row
+//   cold_executor Executor that runs one op as a child `zlcore run`
+//   scheduler     the work queue over devices: idle check, timeouts, SIGINT
+//   progress      the progress line, plain event lines, the summary table
+//   local_launcher the whole batch on this host: directory, resume, passes
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zlcore/backend.hpp"
+
+namespace zl::batch {
+
+// ---- inputs ---------------------------------------------------------------
+
+// "all", or indices and ranges ("0,2-3"). Throws UsageError naming `what`
+// on a duplicate, a bad token or an index not in `valid` (listing `valid`).
+std::vector<int> parse_device_list(const std::string& spec, const std::vector<int>& valid, const std::string& what);
+
+// One operator to run. Either `op` (resolved by `zlcore run --op`) or a pytest
+// node (`--test-node`); per-op dtypes and shape file override the batch's.
+struct OpSpec {
+  std::string name;       // the key: ops_status.csv's `op`, runs/<dir_name>
+  std::string op;         // FlagGems op name; empty when only a node is given
+  std::string test_node;  // empty: run resolves it from `op`
+  std::vector<std::string> dtypes;
+  std::string shape_file;  // absolute, or empty
+};
+
+// "a,b,c" (empty items ignored).
+std::vector<OpSpec> parse_ops_flag(const std::string& list);
+// One op (or test node) per line, '#' starts a comment.
+std::vector<OpSpec> parse_ops_text(const std::string& text);
+// `ops:` (or a top-level list) of names or maps {name, node, dtypes,
+// shape_file}; relative shape files resolve against `base_dir`.
+std::vector<OpSpec> parse_ops_yaml(const std::string& text, const std::string& base_dir);
+// By extension: .yaml/.yml as YAML, anything else as text. Rejects
+// duplicate names and an empty list. Throws UsageError naming the file.
+std::vector<OpSpec> load_ops_file(const std::string& path);
+// Rejects duplicates and an empty list (`what` names the input).
+void check_ops(const std::vector<OpSpec>& ops, const std::string& what);
+// A file-system-safe directory name for an op ("a/b::c" -> "a_b__c").
+std::string op_dir_name(const std::string& name);
+
+// ---- ops_status.csv -------------------------------------------------------
+
+enum class Status { passed, failed, preflight_failed, timeout, crashed, interrupted, skipped };
+const char* to_string(Status s);
+std::optional<Status> parse_status(const std::string& s);
+
+struct OpRow {
+  std::string op;
+  std::string test_node;
+  Status status = Status::skipped;
+  int exit_code = -1;  // -1: it never exited on its own (killed or never started)
+  int signal = 0;      // crashed: the signal that ended it
+  std::string backend;
+  int device_index = -1;
+  std::string device_id;
+  std::string timer;
+  std::string bench_level;
+  std::string started;  // ISO 8601
+  double seconds = 0;
+  std::string warmed_on;  // device id of the warm-up run; empty: not warmed
+  int attempt = 1;        // 1 on the first batch, +1 on each --resume that reran it
+  std::string run_dir;    // relative to the batch directory
+  std::string reason;     // one line: why it is not passed
+};
+
+// The header line (with '\n').
+std::string csv_header();
+std::vector<std::string> csv_columns();
+// One RFC 4180 record for a row (with '\n').
+std::string csv_record(const OpRow& row);
+// RFC 4180 fields of `text`; a last record without its '\n' (or with an open
+// quote) is dropped and counted in `dropped_tail`.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail = nullptr);
+
+struct StatusFile {
+  std::vector<OpRow> rows;
+  bool dropped_tail = false;  // a torn last line was left out
+  size_t valid_bytes = 0;     // the length of the whole records
+};
+// Reads ops_status.csv back; throws std::runtime_error when the header does
+// not match (a different tool's file) or a whole record is malformed.
+StatusFile read_status_csv(const std::string& path);
+// Creates the file with its header (atomically) when it does not exist, and
+// cuts a torn last line (atomically) when one is found, so that appends
+// always start on a line of their own.
+void prepare_status_csv(const std::string& path, std::string* note);
+void append_status_row(const std::string& path, const OpRow& row);
+
+// ---- execution ------------------------------------------------------------
+
+// Everything one op's execution needs.
+struct OpLaunch {
+  OpSpec op;
+  Device device;
+  std::string run_dir;    // absolute; must not exist yet
+  std::string log_path;   // the child's stdout+stderr
+  std::string warmed_on;  // device id, when a warm-up pass ran it before
+  double timeout_s = 0;   // 0: none
+};
+
+// What is known once an op's execution is over.
+struct OpOutcome {
+  Status status = Status::crashed;
+  int exit_code = -1;
+  int signal = 0;
+  std::string reason;
+  // From the run's identity when it wrote one.
+  std::string test_node, timer, bench_level, started, device_id;
+  double seconds = 0;
+};
+
+// One op in flight. The scheduler polls it; it never blocks.
+class Execution {
+ public:
+  virtual ~Execution() = default;
+  virtual int output_fd() const = 0;  // for poll(); -1 when none
+  virtual void pump() = 0;            // move available output to the log
+  virtual bool poll_done() = 0;       // true once it is over
+  virtual double elapsed() const = 0;
+  // Ask it to stop (SIGINT to the whole op) / stop it now (SIGKILL).
+  virtual void interrupt() = 0;
+  virtual void kill(bool as_timeout) = 0;
+  // Valid after poll_done(); `interrupted` says the batch asked it to stop.
+  virtual OpOutcome outcome(bool interrupted) = 0;
+};
+
+// How one op is executed: today a cold child `zlcore run` per op.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual const char* kind() const = 0;
+  // nullptr with `error` set when it could not start.
+  virtual std::unique_ptr<Execution> start(const OpLaunch& launch, std::string* error) = 0;
+};
+
+// The run options every op gets, forwarded as `zlcore run` flags (only the
+// ones given; the rest the child reads from the environment as usual).
+struct RunOptions {
+  std::vector<std::pair<std::string, std::string>> flags;  // {"--level", "core"}, ...
+  std::vector<std::string> dtypes;                         // batch-wide; an op's own win
+  std::string replay_from;                                 // a run dir or a batch dir
+};
+
+struct ColdExecutorConfig {
+  std::string zlcore_exe;   // the binary to run (our own)
+  std::string backend_dir;  // passed as --backend-dir
+  std::string backend;      // --backend
+  std::string batch_dir;    // --batch-dir
+  RunOptions run;
+};
+std::unique_ptr<Executor> make_cold_executor(ColdExecutorConfig config);
+
+// ---- the batch ------------------------------------------------------------
+
+struct IdlePolicy {
+  bool check = true;
+  int max_util_percent = 10;
+  int64_t max_mem_used_mib = 2048;
+  double recheck_s = 5;     // a busy device is asked again after this
+  double give_up_s = 600;   // no idle device for this long: the rest are skipped
+};
+
+struct BatchOptions {
+  std::string backend;
+  std::string backend_dir;
+  std::vector<int> device_indices;
+  std::vector<OpSpec> ops;
+  std::string out_dir;
+  bool resume = false;
+  double timeout_s = 0;
+  double backstop_s = 15;  // after timeout_s, the batch itself kills the op
+  int warmup_devices = 0;  // PARALLEL_WARMUP_GPUS
+  IdlePolicy idle;
+  RunOptions run;
+  std::map<std::string, std::string> recorded_options;  // for batch_identity.json
+};
+
+// Where the batch runs. Today: this host. (A cluster launcher would shard
+// the ops and run `zlcore batch` per node.)
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual const char* name() const = 0;
+  // Runs the whole batch; returns the exit code (0: every op passed).
+  virtual int launch(const BatchOptions& options, const Backend& backend) = 0;
+};
+std::unique_ptr<Launcher> make_local_launcher();
+
+}  // namespace zl::batch

@@ -1,0 +1,51 @@
+// `zlcore run`: one operator end to end. Preflight, the run directory and its
+// identity, the pytest child with the planned plugins and timer, the tuner
+// cache (shared or isolated), and the results table.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "zlcore/backend.hpp"
+#include "zlcore/plan.hpp"
+#include "zlcore/provider.hpp"
+
+namespace zl {
+
+struct RunOptions {
+  std::string flaggems_dir;
+  TargetRequest target;
+  std::string shape_mode = "upstream";  // upstream | file
+  std::string shape_file;
+  std::string level = "core";
+  std::string mode = "kernel";
+  std::vector<std::string> dtypes;
+  int device = 0;
+  std::string autotune_mode;  // tune | record | replay; empty: derived
+  std::string replay_from;
+  bool force_replay = false;
+  bool isolate_tuner_cache = false;
+  std::string python = "python3";
+  std::string out_dir;  // empty: runs/<timestamp>-<op>-<backend>
+  double timeout_s = 0;
+  bool same_process_group = false;
+  std::string warmed_on;  // device id that compiled and tuned first (batch)
+  std::string batch_dir;
+  std::string worker = "cold";
+  int worker_ops_before = 0;
+  std::map<std::string, std::string> knobs;  // ZL_* knobs after flag-over-env
+  std::vector<std::string> extra_pytest_args;
+  std::vector<std::string> command_line;
+  bool quiet = false;  // no live echo of the child (batch)
+};
+
+// Checks that fail before any child starts, in order: flaggems_dir,
+// benchmark_file, shape_file, replay_from, python. Throws PreflightError.
+// Returns the python version the interpreter reported.
+std::string preflight(const FlagGemsProvider& provider, const TestTarget& target, const RunOptions& opts);
+
+// Runs one operator; returns the process exit code (docs/cli.md).
+int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts);
+
+}  // namespace zl

@@ -1,0 +1,112 @@
+#include "identity.hpp"
+
+#include <sys/time.h>
+
+#include <cstring>
+#include <ctime>
+
+#include "../util/json.hpp"
+#include "zlcore/atomic_file.hpp"
+
+extern char** environ;
+
+namespace zl {
+
+Identity::Identity() { doc_.SetObject(); }
+
+void Identity::set(const std::string& path, rapidjson::Value value) {
+  rapidjson::Value* node = &doc_;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    rapidjson::Value name(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), alloc());
+    if (dot == std::string::npos) {
+      auto it = node->FindMember(key.c_str());
+      if (it != node->MemberEnd()) {
+        it->value = value;
+      } else {
+        node->AddMember(name, value, alloc());
+      }
+      return;
+    }
+    auto it = node->FindMember(key.c_str());
+    if (it == node->MemberEnd() || !it->value.IsObject()) {
+      if (it != node->MemberEnd()) node->RemoveMember(it);
+      node->AddMember(name, rapidjson::Value(rapidjson::kObjectType), alloc());
+      it = node->FindMember(key.c_str());
+    }
+    node = &it->value;
+    start = dot + 1;
+  }
+}
+
+void Identity::set(const std::string& path, const std::string& value) { set(path, json::str(value, alloc())); }
+void Identity::set(const std::string& path, int64_t value) { set(path, rapidjson::Value(value)); }
+void Identity::set(const std::string& path, double value) { set(path, rapidjson::Value(value)); }
+void Identity::set(const std::string& path, bool value) { set(path, rapidjson::Value(value)); }
+void Identity::set_null(const std::string& path) { set(path, rapidjson::Value(rapidjson::kNullType)); }
+void Identity::set(const std::string& path, const std::vector<std::string>& values) {
+  set(path, json::str_array(values, alloc()));
+}
+void Identity::set(const std::string& path, const std::map<std::string, std::string>& values) {
+  set(path, json::str_map(values, alloc()));
+}
+
+const rapidjson::Value* Identity::get(const std::string& path) const {
+  const rapidjson::Value* node = &doc_;
+  size_t start = 0;
+  while (node->IsObject()) {
+    size_t dot = path.find('.', start);
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    auto it = node->FindMember(key.c_str());
+    if (it == node->MemberEnd()) return nullptr;
+    if (dot == std::string::npos) return &it->value;
+    node = &it->value;
+    start = dot + 1;
+  }
+  return nullptr;
+}
+
+void Identity::write(const std::string& path) const { write_file_atomic(path, json::pretty(doc_)); }
+
+std::string utc_now_iso() {
+  timeval tv{};
+  gettimeofday(&tv, nullptr);
+  std::tm tm{};
+  gmtime_r(&tv.tv_sec, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[80];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(tv.tv_usec / 1000));
+  return out;
+}
+
+std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env) {
+  static const char* prefixes[] = {"TRITON_", "GEMS_", "FLAGGEMS_", "USE_FLAGTUNE", "FLAGTUNE_", "ZL_"};
+  auto wanted = [](const std::string& k) {
+    for (const char* p : prefixes) {
+      if (k.rfind(p, 0) == 0) return true;
+    }
+    return false;
+  };
+  std::map<std::string, std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq == nullptr) continue;
+    std::string k(static_cast<const char*>(*e), eq);
+    if (wanted(k)) out[k] = eq + 1;
+  }
+  for (const auto& [k, v] : child_env) {
+    if (wanted(k)) out[k] = v;
+  }
+  // Paths that differ per run but change no number would make every A/B look
+  // mismatched; they are recorded elsewhere in the identity.
+  for (const char* k : {"ZL_RUN_DIR", "ZL_RESULTS_FILE", "ZL_CHILD_DIR", "ZL_AUTOTUNE_RECORD_DIR", "ZL_REPLAY_RECORDS",
+                        "ZL_EXPECT_DEVICE_ID", "FLAGGEMS_CACHE_DIR", "TRITON_CACHE_DIR"}) {
+    out.erase(k);
+  }
+  return out;
+}
+
+}  // namespace zl

@@ -1,0 +1,44 @@
+// The run identity document: built up during a run, written atomically at the
+// start (status running) and at the end. Everything that changes a number.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace zl {
+
+class Identity {
+ public:
+  Identity();
+  rapidjson::Document& doc() { return doc_; }
+  rapidjson::Document::AllocatorType& alloc() { return doc_.GetAllocator(); }
+
+  // Sets a value at a dotted path ("tuner_cache.kind"), creating objects.
+  void set(const std::string& path, rapidjson::Value value);
+  void set(const std::string& path, const std::string& value);
+  void set(const std::string& path, const char* value) { set(path, std::string(value)); }
+  void set(const std::string& path, int64_t value);
+  void set(const std::string& path, double value);
+  void set(const std::string& path, bool value);
+  void set_null(const std::string& path);
+  void set(const std::string& path, const std::vector<std::string>& values);
+  void set(const std::string& path, const std::map<std::string, std::string>& values);
+  // Nullptr when absent.
+  const rapidjson::Value* get(const std::string& path) const;
+
+  void write(const std::string& path) const;
+
+ private:
+  rapidjson::Document doc_;
+};
+
+// UTC, ISO 8601 with milliseconds.
+std::string utc_now_iso();
+// The environment knobs that change numbers: TRITON_*, GEMS_*, FLAGGEMS_*,
+// USE_FLAGTUNE*, ZL_*, from our environment overlaid with the child's.
+std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env);
+
+}  // namespace zl

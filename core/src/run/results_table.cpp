@@ -1,0 +1,65 @@
+#include "results_table.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+namespace zl {
+namespace {
+
+std::string field(const rapidjson::Value& row, const char* key) {
+  auto it = row.FindMember(key);
+  if (it == row.MemberEnd() || it->value.IsNull()) return "-";
+  const rapidjson::Value& v = it->value;
+  char buf[64];
+  if (v.IsString()) return v.GetString();
+  if (v.IsInt64()) return std::to_string(v.GetInt64());
+  if (v.IsNumber()) {
+    double d = v.GetDouble();
+    std::snprintf(buf, sizeof buf, d != 0 && (d < 0.01 && d > -0.01) ? "%.6f" : "%.4f", d);
+    return buf;
+  }
+  if (v.IsBool()) return v.GetBool() ? "yes" : "no";
+  return "?";
+}
+
+}  // namespace
+
+std::string format_results_table(const std::string& results_jsonl) {
+  std::ifstream in(results_jsonl);
+  std::vector<std::vector<std::string>> rows;
+  const std::vector<std::string> head{"op", "dtype", "shape", "torch ms", "gems ms", "speedup", "timer", "spread %", "note"};
+  for (std::string line; std::getline(in, line);) {
+    rapidjson::Document d;
+    d.Parse(line.c_str());
+    if (d.HasParseError() || !d.IsObject()) continue;
+    std::string note = field(d, "error");
+    if (note == "-") note = field(d, "fallback_reason");
+    if (note != "-" && note.size() > 60) note = note.substr(0, 57) + "...";
+    rows.push_back({field(d, "op"), field(d, "dtype"), field(d, "shape"), field(d, "latency_base_ms"),
+                    field(d, "latency_ms"), field(d, "speedup"), field(d, "timer"), field(d, "spread_pct"), note});
+  }
+  if (rows.empty()) return "no results recorded\n";
+  std::vector<size_t> width(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& r : rows) width[c] = std::max(width[c], std::min<size_t>(r[c].size(), 60));
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string out;
+    for (size_t c = 0; c < r.size(); ++c) {
+      std::string cell = r[c].size() > 60 ? r[c].substr(0, 57) + "..." : r[c];
+      out += cell + std::string(width[c] - cell.size() + 2, ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(head);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+}  // namespace zl

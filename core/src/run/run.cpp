@@ -1,0 +1,413 @@
+// One operator end to end. The order matters: everything that can fail
+// cheaply (preflight, the run directory) fails before the ~10 s of imports
+// the child pays; the identity is on disk (status running) before the child
+// starts, so even a SIGKILL of zlcore leaves a run directory that says so.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <iostream>
+#include <random>
+
+#include "../util/json.hpp"
+#include "identity.hpp"
+#include "results_table.hpp"
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/autotune.hpp"
+#include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
+#include "zlcore/process.hpp"
+#include "zlcore/run.hpp"
+#include "zlcore/sha256.hpp"
+#include "zlcore/signals.hpp"
+#include "zlcore/tuner_cache.hpp"
+
+namespace zl {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitTimeout = 124;
+
+std::string stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+std::string short_random() {
+  std::random_device rd;
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04x", rd() & 0xffff);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string signal_name(int sig) {
+  const char* d = strsignal(sig);
+  return "signal " + std::to_string(sig) + (d != nullptr ? std::string(" (") + d + ")" : "");
+}
+
+// Creates the run directory, refusing one that exists: a rerun must never
+// overwrite the numbers of an earlier one.
+std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const std::string& backend) {
+  std::string dir = opts.out_dir;
+  if (dir.empty()) dir = (fs::path("runs") / (stamp() + "-" + target.op + "-" + backend)).string();
+  fs::path p = fs::absolute(dir);
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  if (::mkdir(p.c_str(), 0755) != 0) {
+    if (errno == EEXIST) {
+      throw UsageError("run directory " + p.string() + " already exists; refusing to overwrite it (choose another --out)");
+    }
+    throw UsageError("cannot create run directory " + p.string() + ": " + std::strerror(errno));
+  }
+  return p.lexically_normal().string();
+}
+
+// A plugin's side facts, or null when it wrote none.
+rapidjson::Value read_child_json(const fs::path& file, rapidjson::Document::AllocatorType& a) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return rapidjson::Value(rapidjson::kNullType);
+  rapidjson::Document d;
+  try {
+    d.Parse(read_file(file.string()).c_str());
+  } catch (const std::exception&) {
+    return rapidjson::Value(rapidjson::kNullType);
+  }
+  if (d.HasParseError()) return rapidjson::Value(rapidjson::kNullType);
+  return rapidjson::Value(d, a);
+}
+
+const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return nullptr;
+  auto it = v.FindMember(key);
+  return it == v.MemberEnd() ? nullptr : &it->value;
+}
+
+}  // namespace
+
+int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
+  const double t_start = monotonic_seconds();
+  FlagGemsProvider provider(fs::absolute(opts.flaggems_dir.empty() ? "." : opts.flaggems_dir).lexically_normal().string());
+  if (opts.flaggems_dir.empty()) {
+    throw PreflightError("flaggems_dir", "no FlagGems directory given (--flaggems-dir / FLAGGEMS_DIR)");
+  }
+  if (!fs::is_directory(provider.root())) {
+    throw PreflightError("flaggems_dir", provider.root() + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
+  }
+  TestTarget target = provider.resolve(opts.target);
+  RunOptions o = opts;
+  if (o.shape_mode == "file") o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
+  const std::string python_version = preflight(provider, target, o);
+
+  DeviceQuery devices = backend.enumerate();
+  const Device* device = nullptr;
+  std::vector<std::string> valid;
+  for (const Device& d : devices.devices) {
+    valid.push_back(std::to_string(d.index));
+    if (d.index == o.device) device = &d;
+  }
+  if (devices.devices.empty()) {
+    throw PreflightError("device", "backend '" + backend.name() + "' reports no devices: " + devices.reason);
+  }
+  if (device == nullptr) {
+    throw UsageError("--device " + std::to_string(o.device) + " is not a " + backend.name() +
+                     " device; valid: " + join(valid, ", "));
+  }
+
+  const std::string run_dir = make_run_dir(o, target, backend.name());
+  const fs::path rd(run_dir);
+  const fs::path child_dir = rd / ".child";
+  fs::create_directories(child_dir);
+
+  // FlagGems' git state is only needed for the identity: ask git while the
+  // child runs, not before it.
+  auto git = std::async(std::launch::async, [&provider] { return provider.git_info(); });
+
+  CacheDirs cache = resolve_cache_dirs(o.isolate_tuner_cache, run_dir);
+  if (cache.isolated) {
+    fs::create_directories(cache.flaggems);
+    fs::create_directories(cache.triton);
+  }
+  CacheSnapshot before = snapshot_cache(cache);
+  AutotuneSetup autotune = prepare_autotune(o.autotune_mode, o.replay_from, o.force_replay, cache, run_dir);
+
+  // The shapes actually used, archived with the level they were used at.
+  const std::string shape_source = o.shape_mode == "file" ? o.shape_file : provider.default_shape_file();
+  std::string shape_text, shape_hash;
+  try {
+    shape_text = read_file(shape_source);
+    shape_hash = sha256_hex(shape_text);
+  } catch (const std::exception&) {
+    shape_text = "# the suite has no " + shape_source + "; shapes come from the benchmark code\n";
+  }
+  write_file_atomic((rd / "shapes.yaml").string(),
+                    "bench_level: " + o.level + "\n# source: " + shape_source + "\n" + shape_text);
+
+  // The child: argv only, pytest's own options after the planned plugins.
+  BenchArgs bench{o.level, o.mode, o.dtypes, o.shape_mode == "file" ? o.shape_file : ""};
+  std::vector<std::string> argv{o.python, "-m", "pytest", "-s", "-p", "no:cacheprovider"};
+  for (const std::string& m : plan.pytest_plugins) {
+    argv.push_back("-p");
+    argv.push_back(m);
+  }
+  for (const std::string& a : provider.pytest_args(target, bench)) argv.push_back(a);
+  for (const std::string& a : o.extra_pytest_args) argv.push_back(a);
+
+  std::map<std::string, std::string> env = plan.child_env;
+  const char* pp = std::getenv("PYTHONPATH");
+  env["PYTHONPATH"] = python_plugin_dir() + (pp != nullptr && *pp != '\0' ? ":" + std::string(pp) : "");
+  env["PYTHONUNBUFFERED"] = "1";
+  for (const std::string& var : backend.visibility_env()) env[var] = device->visibility_value;
+  if (!backend.framework_vendor().empty()) env["GEMS_VENDOR"] = backend.framework_vendor();
+  env["ZL_RUN_DIR"] = run_dir;
+  env["ZL_RESULTS_FILE"] = (rd / "results.jsonl").string();
+  env["ZL_CHILD_DIR"] = child_dir.string();
+  env["ZL_BACKEND"] = backend.name();
+  env["ZL_TORCH_DEVICE"] = backend.torch_device();
+  env["ZL_VISIBILITY_ENV"] = join(backend.visibility_env(), ",");
+  env["ZL_EXPECT_DEVICE_ID"] = device->id;
+  std::vector<std::string> caps;
+  for (const auto& [k, v] : backend.capabilities()) caps.push_back(k + "=" + v);
+  env["ZL_CAPABILITIES"] = join(caps, ";");
+  env["ZL_TIMER"] = plan.timer;
+  env["ZL_TIMER_FALLBACK"] = plan.timer_fallback;
+  for (const auto& [k, v] : o.knobs) env[k] = v;
+  for (const auto& [k, v] : autotune.child_env) env[k] = v;
+  if (cache.isolated) {
+    env["FLAGGEMS_CACHE_DIR"] = cache.flaggems;
+    env["TRITON_CACHE_DIR"] = cache.triton;
+  }
+
+  Identity id;
+  const std::string run_id = stamp() + "-" + target.op + "-" + backend.name() + "-" + short_random();
+  id.set("schema", int64_t{1});
+  id.set("run_id", run_id);
+  id.set("zlcore_version", ZL_VERSION);
+  id.set("status", "running");
+  id.set_null("exit_code");
+  id.set("started", utc_now_iso());
+  id.set("backend.name", backend.name());
+  id.set("backend.abi", backend.abi());
+  id.set("backend.version", backend.backend_version());
+  id.set("backend.path", backend.path());
+  id.set("device.index", int64_t{device->index});
+  id.set("device.id", device->id);
+  id.set("device.name", device->name);
+  id.set("device.memory_total_bytes", static_cast<int64_t>(device->memory_total_bytes));
+  id.set("device.visibility", [&] {
+    std::map<std::string, std::string> m;
+    for (const std::string& var : backend.visibility_env()) m[var] = device->visibility_value;
+    return m;
+  }());
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  id.set("host.name", std::string(host));
+  for (const char* var : {"SLURM_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') id.set(std::string("host.") + var, std::string(v));
+  }
+  id.set("test_node", target.node);
+  id.set("op", target.op);
+  id.set("marker", target.marker);
+  id.set("flaggems_dir", provider.root());
+  id.set("bench_level", o.level);
+  id.set("mode", o.mode);
+  id.set("dtypes", o.dtypes);
+  id.set("shapes.mode", o.shape_mode);
+  id.set("shapes.file", shape_source);
+  if (shape_hash.empty()) {
+    id.set_null("shapes.sha256");
+  } else {
+    id.set("shapes.sha256", shape_hash);
+  }
+  // Under operator/wrapper FlagGems measures host overhead on purpose and the
+  // planned device timer does not apply; the identity says what measured.
+  const bool device_time = o.mode == "kernel" || o.mode == "cudagraph";
+  id.set("timer.name", device_time ? plan.timer : o.mode);
+  id.set("timer.planned", plan.timer);
+  id.set("timer.fallback", plan.timer_fallback);
+  id.set("timer.fallback_shapes", rapidjson::Value(rapidjson::kArrayType));
+  id.set("pytest_plugins", plan.pytest_plugins);
+  id.set("tuner_cache.kind", cache.isolated ? "isolated" : "shared");
+  id.set("tuner_cache.flaggems_dir", cache.flaggems);
+  id.set("tuner_cache.triton_dir", cache.triton);
+  id.set("tuner_cache.winners_present", static_cast<int64_t>(before.winners.size()));
+  id.set("tuner_cache.entries_present", static_cast<int64_t>(before.triton_entries.size()));
+  id.set("autotune.mode", autotune.mode);
+  if (autotune.mode == "replay") {
+    id.set("autotune.source", autotune.records_dir);
+    id.set("autotune.source_run_id", autotune.source_run_id);
+    id.set("autotune.records_hash", autotune.records_hash);
+  } else {
+    id.set_null("autotune.source_run_id");
+    id.set_null("autotune.records_hash");
+  }
+  id.set("worker.kind", o.worker);
+  id.set("worker.ops_before", int64_t{o.worker_ops_before});
+  id.set("warmup.warmed", !o.warmed_on.empty());
+  if (!o.warmed_on.empty()) id.set("warmup.device", o.warmed_on);
+  if (!o.batch_dir.empty()) id.set("batch_dir", o.batch_dir);
+  id.set("versions.zlcore", ZL_VERSION);
+  id.set("versions.python", python_version);
+  id.set("env", number_knobs(env));
+  id.set("command", argv);
+  id.set("zlcore_command", o.command_line);
+  const std::string identity_path = (rd / "run_identity.json").string();
+  id.write(identity_path);
+
+  std::string header;
+  header += "zlcore run " + run_id + "\n";
+  header += "  op           " + target.op + "   (" + target.display() + ")\n";
+  header += "  backend      " + backend.name() + "   device [" + std::to_string(device->index) + "] " + device->name +
+            "  " + device->id + "\n";
+  header += "  timer        " + (device_time ? plan.timer : o.mode + " (FlagGems host-overhead mode)") +
+            (device_time && !plan.timer_fallback.empty() ? "  (per-shape fallback " + plan.timer_fallback + ")" : "") +
+            "\n";
+  header += "  bench level  " + o.level + "   mode " + o.mode + "   dtypes " +
+            (o.dtypes.empty() ? std::string("(op's own)") : join(o.dtypes, ",")) + "\n";
+  header += "  shapes       " + o.shape_mode + "  " + shape_source +
+            (shape_hash.empty() ? "" : "  sha256 " + shape_hash.substr(0, 12)) + "\n";
+  header += "  tuner cache  " + std::string(cache.isolated ? "isolated" : "shared") + "  (" +
+            std::to_string(before.winners.size()) + " winners, " + std::to_string(before.triton_entries.size()) +
+            " compiled variants present)\n";
+  header += "  autotune     " + autotune.mode + (autotune.mode == "replay" ? "  from " + autotune.records_dir : "") + "\n";
+  header += "  run dir      " + run_dir + "\n";
+  write_file_atomic((rd / "header.txt").string(), header);
+  if (!o.quiet) std::cout << header << std::flush;
+
+  ChildSpec spec;
+  spec.argv = argv;
+  spec.env_set = env;
+  spec.cwd = provider.root();
+  spec.log_path = (rd / "pytest.log").string();
+  spec.echo = !o.quiet;
+  spec.new_group = !o.same_process_group;
+  ChildResult child = run_child(spec, o.timeout_s);
+
+  // What the child's plugins reported.
+  auto& a = id.alloc();
+  rapidjson::Value plugins(rapidjson::kObjectType);
+  std::error_code ec;
+  for (fs::directory_iterator it(child_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    rapidjson::Value v = read_child_json(it->path(), a);
+    if (v.IsNull()) continue;
+    std::string name = it->path().stem().string();
+    plugins.AddMember(json::str(name, a), v, a);
+  }
+  if (const rapidjson::Value* ds = member(plugins, "device_setup")) {
+    if (const rapidjson::Value* versions = member(*ds, "versions")) {
+      for (auto it = versions->MemberBegin(); it != versions->MemberEnd(); ++it) {
+        std::string k = it->name.GetString();
+        if (k == "python" || k == "zlcore") continue;
+        id.set("versions." + k, rapidjson::Value(it->value, a));
+      }
+    }
+    if (const rapidjson::Value* dev = member(*ds, "device")) id.set("device.framework", rapidjson::Value(*dev, a));
+  }
+  if (const rapidjson::Value* timing = member(plugins, "timing")) {
+    if (const rapidjson::Value* fb = member(*timing, "fallback_shapes")) {
+      id.set("timer.fallback_shapes", rapidjson::Value(*fb, a));
+    }
+  }
+  GitInfo gi = git.get();
+  if (gi.sha) {
+    id.set("versions.flaggems_git.sha", *gi.sha);
+  } else {
+    id.set_null("versions.flaggems_git.sha");
+  }
+  if (gi.dirty) {
+    id.set("versions.flaggems_git.dirty", *gi.dirty);
+  } else {
+    id.set_null("versions.flaggems_git.dirty");
+  }
+  if (!gi.note.empty()) id.set("versions.flaggems_git.note", gi.note);
+
+  // Tuner cache and autotune bookkeeping, then drop an isolated cache.
+  CacheSnapshot after = snapshot_cache(cache);
+  std::vector<KernelInfo> kernels = new_kernels(cache, before, after);
+  write_file_atomic((rd / "kernels.csv").string(), kernels_csv(kernels));
+  int new_winners = 0;
+  for (const WinnerKey& w : after.winners) new_winners += before.winners.count(w) ? 0 : 1;
+  id.set("tuner_cache.variants_compiled", static_cast<int64_t>(after.triton_entries.size() - before.triton_entries.size()));
+  id.set("tuner_cache.new_winners", int64_t{new_winners});
+  AutotuneResult at = finish_autotune(autotune, cache, before, run_dir);
+  id.set("autotune.variants_compiled", static_cast<int64_t>(after.triton_entries.size() - before.triton_entries.size()));
+  if (at.tuning_benchmarks >= 0) {
+    id.set("autotune.tuning_benchmarks", int64_t{at.tuning_benchmarks});
+  } else {
+    id.set_null("autotune.tuning_benchmarks");
+  }
+  if (autotune.mode == "record") id.set("autotune.records_hash", at.records_hash);
+  if (at.replay_misses > 0) id.set("autotune.replay_misses", int64_t{at.replay_misses});
+  if (const rapidjson::Value* atj = member(plugins, "autotune")) {
+    id.set("autotune.plugin", rapidjson::Value(*atj, a));
+    if (const rapidjson::Value* inh = member(*atj, "inherited_winners")) {
+      id.set("tuner_cache.inherited_winners", rapidjson::Value(*inh, a));
+    }
+  }
+  if (!id.get("tuner_cache.inherited_winners")) {
+    // Without the plugin's lookups, the winners already present for the
+    // kernels this run wrote to or compiled are the best available count.
+    id.set("tuner_cache.inherited_winners", cache.isolated ? int64_t{0} : static_cast<int64_t>(before.winners.size()));
+  }
+  if (cache.isolated) fs::remove_all(rd / ".tuner_cache", ec);
+  id.set("plugins", std::move(plugins));
+
+  std::string status;
+  int exit_code;
+  if (!child.started) {
+    status = "failed";
+    exit_code = kExitFailed;
+    id.set("error", child.spawn_error);
+  } else if (child.timed_out) {
+    status = "timeout";
+    exit_code = kExitTimeout;
+  } else if (child.interrupted) {
+    status = "interrupted";
+    exit_code = kExitInterrupted;
+  } else if (child.term_signal != 0) {
+    status = "crashed";
+    exit_code = 128 + child.term_signal;
+    id.set("error", "pytest died of " + signal_name(child.term_signal));
+  } else {
+    exit_code = child.exit_code;
+    status = exit_code == 0 ? "passed" : "failed";
+  }
+  // An interrupt that arrived after the child ended still ends the run here.
+  if (status == "passed" && signals::interrupt_count() > 0) status = "interrupted", exit_code = kExitInterrupted;
+  id.set("status", status);
+  id.set("exit_code", int64_t{exit_code});
+  id.set("child_exit_code", int64_t{child.exit_code});
+  if (child.term_signal != 0) id.set("child_signal", int64_t{child.term_signal});
+  id.set("ended", utc_now_iso());
+  id.set("seconds", monotonic_seconds() - t_start);
+  id.set("child_seconds", child.seconds);
+  id.write(identity_path);
+  fs::remove_all(child_dir, ec);
+
+  if (!o.quiet) {
+    std::cout << "\n" << format_results_table((rd / "results.jsonl").string());
+    std::cout << "status " << status << " (exit " << exit_code << ")  " << run_dir << "\n";
+  }
+  return exit_code;
+}
+
+}  // namespace zl
