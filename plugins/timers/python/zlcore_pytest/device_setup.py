@@ -236,3 +236,10 @@ def pytest_sessionstart(session):
         message = f"PREFLIGHT_FAILED check=device_setup: {REPORT['error']}"
         sys.stderr.write("zlcore device_setup: " + message + "\n")
         pytest.exit(message, returncode=EXIT_DEVICE_MISMATCH)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Versions again: the suite imports triton and friends after session start.
+    if REPORT is not None and REPORT["ok"]:
+        REPORT["versions"] = versions()
+        _child.write_json("device_setup", REPORT)

@@ -152,7 +152,10 @@ class GraphTimer:
                 graph = self._capture(device, graph_class, stream, fn, grad_to_none, more)
                 calls = more
                 first_ms = self._replay_ms(device, stream, graph)  # discarded
-            budget_samples = int(s["budget_ms"] / first_ms) - 1 if first_ms > 0 else s["samples"]
+            # The discarded replay can run 2x slow; the eager estimate is an upper bound
+            # too when launches are host-bound. The smaller one sizes the sample count.
+            replay_ms = min(first_ms, calls * eager_ms) if eager_ms > 0 else first_ms
+            budget_samples = int(s["budget_ms"] / replay_ms) - 1 if replay_ms > 0 else s["samples"]
             count = int(min(max(budget_samples, s["min_samples"]), s["samples"]))
             samples = [self._replay_ms(device, stream, graph) / calls for _ in range(count)]
         finally:

@@ -74,7 +74,7 @@ class _Writer:
             "sides_by_timer": dict(sorted(self.timers.items())),
             "write_errors": self.write_errors,
             "last_write_error": self.last_write_error,
-            "hooks": list(_hooked_names),
+            "hooks": list(_hooked_history),
             "hook_error": _hook_error,
         }
 
@@ -87,6 +87,7 @@ def _count(table, key):
 WRITER = None
 _restore = []
 _hooked_names = []
+_hooked_history = []  # what was hooked, kept for results.json after restoring
 _hook_error = None
 
 
@@ -144,6 +145,8 @@ def _replace(owner, name, value, label):
     _restore.append((owner, name, getattr(owner, name)))
     setattr(owner, name, value)
     _hooked_names.append(label)
+    if label not in _hooked_history:
+        _hooked_history.append(label)
 
 
 def _track_dtype(bench):

@@ -1,0 +1,95 @@
+"""Runs the plugins in real pytest children against a fake FlagGems suite on stub torch/triton."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PLUGINS = REPO / "plugins" / "timers" / "python"
+STUBS = HERE / "stubs"
+FAKEGEMS = HERE / "fixtures" / "fakegems"
+UUID = "967ef875-e3f7-55c2-abf0-64b93b0c7e36"
+
+# The fixture suite and the stubs are run by the tests, never collected as tests.
+collect_ignore = ["fixtures", "stubs"]
+
+ALL_PLUGINS = ["device_setup", "graph_capture", "cluster_fix", "autotune", "timing", "results"]
+
+
+class ChildRun:
+    def __init__(self, proc, run_dir):
+        self.proc = proc
+        self.rc = proc.returncode
+        self.output = proc.stdout + proc.stderr
+        self.run_dir = run_dir
+
+    def rows(self):
+        path = self.run_dir / "results.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def child(self, name):
+        path = self.run_dir / ".child" / (name + ".json")
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def stub_state(self):
+        path = self.run_dir / "stub_state.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def update_results(self):
+        path = self.run_dir / "update_result.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+
+def child_env(run_dir, **overrides):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ZL_", "STUB_", "GEMS_", "FLAGGEMS_", "CUDA_"))}
+    env.update({
+        "PYTHONPATH": os.pathsep.join([str(PLUGINS), str(STUBS)]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "ZL_RUN_DIR": str(run_dir),
+        "ZL_RESULTS_FILE": str(run_dir / "results.jsonl"),
+        "ZL_CHILD_DIR": str(run_dir / ".child"),
+        "ZL_BACKEND": "cuda",
+        "ZL_TORCH_DEVICE": "cuda",
+        "GEMS_VENDOR": "nvidia",
+        "ZL_VISIBILITY_ENV": "CUDA_VISIBLE_DEVICES",
+        "CUDA_VISIBLE_DEVICES": "GPU-" + UUID,
+        "ZL_EXPECT_DEVICE_ID": "GPU-" + UUID,
+        "ZL_CAPABILITIES": "device_events=1;graph_capture=torch.cuda.CUDAGraph;cluster_fix=1",
+        "ZL_TIMER": "graph",
+        "ZL_TIMER_FALLBACK": "direct",
+        "ZL_GRAPH_API": "torch.cuda.CUDAGraph",
+        "STUB_STATE_FILE": str(run_dir / "stub_state.json"),
+        "FAKE_UPDATE_RESULT_FILE": str(run_dir / "update_result.json"),
+    })
+    for key, value in overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = str(value)
+    return env
+
+
+@pytest.fixture
+def run_child(tmp_path):
+    counter = [0]
+
+    def run(args, plugins=ALL_PLUGINS, cwd=FAKEGEMS, **env):
+        counter[0] += 1
+        run_dir = tmp_path / f"run{counter[0]}"
+        run_dir.mkdir()
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s"]
+        for name in plugins:
+            command += ["-p", "zlcore_pytest." + name]
+        command += list(args)
+        proc = subprocess.run(command, cwd=str(cwd), env=child_env(run_dir, **env), capture_output=True,
+                              text=True, timeout=120)
+        return ChildRun(proc, run_dir)
+
+    return run

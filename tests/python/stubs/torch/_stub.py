@@ -1,0 +1,61 @@
+"""The fake device behind the stub torch: a timeline in ms that launches advance.
+
+Knobs (environment, read when used):
+  STUB_DEVICE_COUNT          devices torch.cuda reports (default 1)
+  STUB_DEVICE_UUID           the uuid of device 0
+  STUB_CAPTURE_FAIL_NUMEL    comma list of numels whose launch fails inside a capture
+  STUB_CAPTURE_FAIL_CLUSTER  "1": cluster launches fail inside a capture
+  STUB_GRAPH_SLOWDOWN        factor applied to every replay (cluster replays only
+                             with STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY=1)
+  STUB_STATE_FILE            where the counters below are written at exit
+"""
+
+import atexit
+import json
+import os
+
+COST_PER_ELEMENT_MS = 1e-5
+
+now_ms = 0.0
+cost_factor = 1.0  # flag_gems.use_gems() makes "gems" kernels 2x faster
+capture = None  # (graph, stream) while a capture is open
+counters = {"launches": 0, "captures_begun": 0, "captures_failed": 0, "replays": 0,
+            "do_bench_calls": 0, "do_bench_args": [], "autograd_grad_calls": 0, "captured_autograd": 0}
+
+
+def _numels(name):
+    return {int(v) for v in os.environ.get(name, "").split(",") if v.strip()}
+
+
+def launch(cost_ms, numel=None, cluster=False, kind="kernel"):
+    from . import cuda
+
+    global now_ms
+    counters["launches"] += 1
+    if capture is not None:
+        graph, stream = capture
+        if cuda.current_stream() is not stream:
+            raise RuntimeError("stub: launch on another stream while a capture is open")
+        if graph._invalid:
+            raise RuntimeError("stub: capture already invalidated")
+        fail = (numel is not None and numel in _numels("STUB_CAPTURE_FAIL_NUMEL")) or (
+            cluster and os.environ.get("STUB_CAPTURE_FAIL_CLUSTER") == "1")
+        if fail:
+            graph._invalid = True
+            raise RuntimeError("stub: operation not permitted when stream is capturing\nsecond line")
+        graph._nodes.append((cost_ms * cost_factor, cluster))
+        if kind == "autograd":
+            counters["captured_autograd"] += 1
+        return
+    now_ms += cost_ms * cost_factor
+
+
+def write_state():
+    path = os.environ.get("STUB_STATE_FILE")
+    if path:
+        state = dict(counters, captures_open=1 if capture is not None else 0)
+        with open(path, "w") as f:
+            json.dump(state, f)
+
+
+atexit.register(write_state)

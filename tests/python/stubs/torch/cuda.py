@@ -1,0 +1,135 @@
+import os
+
+from . import _stub
+
+
+def is_available():
+    return True
+
+
+def device_count():
+    return int(os.environ.get("STUB_DEVICE_COUNT", "1"))
+
+
+class _UUID:
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):  # like torch's _CUuuid: no GPU- prefix
+        return self.text
+
+
+class _Props:
+    name = "NVIDIA Stub H200"
+    total_memory = 150000000000
+    major = 9
+    minor = 0
+    multi_processor_count = 132
+
+    def __init__(self):
+        self.uuid = _UUID(os.environ.get("STUB_DEVICE_UUID", "967ef875-e3f7-55c2-abf0-64b93b0c7e36"))
+
+
+def get_device_properties(index):
+    if index >= device_count():
+        raise RuntimeError("stub: invalid device ordinal")
+    return _Props()
+
+
+def current_device():
+    return 0
+
+
+def synchronize():
+    pass
+
+
+def empty_cache():
+    pass
+
+
+class Stream:
+    def wait_stream(self, other):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+_default = Stream()
+_stack = [_default]
+
+
+def current_stream():
+    return _stack[-1]
+
+
+def default_stream():
+    return _default
+
+
+class stream:
+    def __init__(self, s):
+        self.s = s
+
+    def __enter__(self):
+        _stack.append(self.s)
+        return self.s
+
+    def __exit__(self, *exc):
+        _stack.pop()
+        return False
+
+
+class Event:
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self, stream=None):
+        self.t = _stub.now_ms
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return end.t - self.t
+
+
+class CUDAGraph:
+    def __init__(self):
+        self._nodes = []
+        self._invalid = False
+        self._replays = 0
+
+    def capture_begin(self, *args, **kwargs):
+        if current_stream() is _default:
+            raise RuntimeError("stub: cannot capture on the default stream")
+        if _stub.capture is not None:
+            raise RuntimeError("stub: a capture is already open")
+        _stub.counters["captures_begun"] += 1
+        _stub.capture = (self, current_stream())
+
+    def capture_end(self):
+        if _stub.capture is None or _stub.capture[0] is not self:
+            raise RuntimeError("stub: no capture open for this graph")
+        _stub.capture = None
+        if self._invalid:
+            _stub.counters["captures_failed"] += 1
+            raise RuntimeError("stub: capture invalidated")
+
+    def replay(self):
+        if self._invalid:
+            raise RuntimeError("stub: replay of an invalid graph")
+        _stub.counters["replays"] += 1
+        first = 2.0 if self._replays == 0 else 1.0  # a fresh graph's first replay is slow
+        self._replays += 1
+        slowdown = float(os.environ.get("STUB_GRAPH_SLOWDOWN", "1"))
+        cluster_only = os.environ.get("STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY") == "1"
+        total = 0.0
+        for cost, cluster in self._nodes:
+            factor = slowdown if (cluster or not cluster_only) else 1.0
+            total += cost * factor
+        _stub.now_ms += total * first
+
+    def reset(self):
+        self._nodes = []

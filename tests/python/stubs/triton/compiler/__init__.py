@@ -1,0 +1,1 @@
+from .compiler import CompiledKernel  # noqa: F401

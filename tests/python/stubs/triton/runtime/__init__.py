@@ -1,0 +1,1 @@
+from .jit import JITFunction  # noqa: F401
