@@ -135,8 +135,12 @@ def build_fn(bench, op, args, kwargs):
     fn = lambda: op(*args, **kwargs)  # noqa: E731
     if not getattr(bench, "is_backward", False):
         return fn, None
-    import torch  # only backward benches need it; the host suite never has one
-
+    try:
+        import torch  # only backward benches need it
+    except ImportError:
+        return fn, None  # a torch-less suite (the host example) times its backward op as given
+    if not any(torch.is_tensor(a) and a.requires_grad for a in args):
+        return fn, None
     out = fn()
     dout = torch.randn_like(out)
     xs = [a for a in args if torch.is_tensor(a) and a.requires_grad]
