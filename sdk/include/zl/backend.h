@@ -110,7 +110,10 @@ typedef struct zl_device_info {
 typedef struct zl_device_list {
   size_t struct_size;
   size_t count;
-  const zl_device_info* devices; /* count entries; NULL when count == 0 */
+  /* count entries; NULL when count == 0. The array's stride is
+   * devices[0].struct_size (equal for every entry), so a list built against a
+   * newer or older zl_device_info still indexes correctly. */
+  const zl_device_info* devices;
   /* Why there are no devices ("libnvidia-ml.so.1 not found and nvidia-smi not
    * on PATH"), or NULL when count > 0. */
   const char* reason;
