@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import ALL_PLUGINS, PLUGINS, STUBS, child_env
+from conftest import ALL_PLUGINS, PLUGINS, child_env
 
 ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_level", "latency_base_ms",
             "latency_ms", "speedup", "timer", "timer_base", "fallback_reason", "repeats", "samples_ms",
