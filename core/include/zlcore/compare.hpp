@@ -55,7 +55,8 @@ Side load_side(const std::string& label, const std::string& path);
 
 struct Difference {
   std::string key;      // e.g. "timer.name", "env.TRITON_X", "autotune"
-  std::string a, b;     // values; "(unset)" when a side lacks the field
+  std::string a, b;     // values; "(none)" when absent, "(unset)" for an absent env knob
+  std::string detail;   // why it matters, where the values alone do not say
   std::vector<std::string> ops;  // run pairs (by op) where it differs
   bool expected = false;         // named by --expect-diff
 };

@@ -13,6 +13,7 @@ enum ExitCode : int {
   kExitFailed = 1,
   kExitUsage = 2,
   kExitPreflight = 3,
+  kExitCaliber = 3,  // `compare --strict`: the sides were not measured the same way
   kExitInterrupted = 130,
 };
 

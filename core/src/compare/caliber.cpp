@@ -1,0 +1,176 @@
+// The caliber check: every identity field that changes a number, compared
+// run pair by run pair, so that a difference in one operator of a batch is
+// named with that operator instead of being averaged away.
+#include <algorithm>
+
+#include "zlcore/compare.hpp"
+
+namespace zl::compare {
+namespace {
+
+// An env knob that is absent is unset; any other absent or empty field
+// (an empty fallback_shapes list, a field an older identity lacks) is none.
+std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
+std::string shown_env(const std::string& v) { return v.empty() ? "(unset)" : v; }
+
+struct Pair {
+  const RunInfo* a;
+  const RunInfo* b;
+};
+
+// Two single runs pair with each other whatever their op; batches pair by op.
+std::vector<Pair> pair_runs(const Side& a, const Side& b, std::vector<std::string>& notes) {
+  std::vector<Pair> pairs;
+  if (a.runs.size() == 1 && b.runs.size() == 1) {
+    pairs.push_back({&a.runs[0], &b.runs[0]});
+    return pairs;
+  }
+  for (const RunInfo& ra : a.runs) {
+    auto it = std::find_if(b.runs.begin(), b.runs.end(), [&](const RunInfo& rb) { return rb.op == ra.op; });
+    if (it == b.runs.end()) {
+      notes.push_back("op " + ra.op + " ran on A only");
+    } else {
+      pairs.push_back({&ra, &*it});
+    }
+  }
+  for (const RunInfo& rb : b.runs) {
+    bool paired = std::any_of(a.runs.begin(), a.runs.end(), [&](const RunInfo& ra) { return ra.op == rb.op; });
+    if (!paired) notes.push_back("op " + rb.op + " ran on B only");
+  }
+  return pairs;
+}
+
+struct Pairing {
+  std::string name;
+  bool fair = false;
+  std::string a, b;  // each side's mode as listed in a difference
+};
+
+// Record on A and replay of exactly that record on B pins both sides to the
+// same kernel configurations, so what remains is codegen. Two replays of one
+// record are as good. Anything else lets tuning luck into the numbers.
+Pairing autotune_pairing(const RunInfo& a, const RunInfo& b) {
+  const std::string ma = a.autotune_mode.empty() ? "unknown" : a.autotune_mode;
+  const std::string mb = b.autotune_mode.empty() ? "unknown" : b.autotune_mode;
+  Pairing p{ma + "/" + mb, false, ma, mb};
+  if (mb == "replay") {
+    const bool of_a = !b.autotune_source.empty() && b.autotune_source == a.run_id;
+    p.b = of_a ? "replay of A" : "replay of another run";
+    if (ma == "record" && of_a) return {"record/replay (fair)", true, ma, p.b};
+    if (ma == "replay" && !a.autotune_source.empty() && a.autotune_source == b.autotune_source) {
+      return {"replay/replay of one record (fair)", true, "replay", "replay of the same record"};
+    }
+    if (ma == "record") p.name = "record/replay of another run: B's winners are not A's";
+    if (ma == "replay") p.name = "replay/replay of different records";
+  }
+  if (ma == "replay" && mb != "replay") p.name = ma + "/" + mb + ": only A's winners are pinned";
+  if (ma == "tune" && mb == "tune") p.name = "tune/tune: each side tuned itself, winners may differ";
+  if (ma == "record" && mb == "tune") p.name = "record/tune: B tuned itself instead of replaying A";
+  return p;
+}
+
+void add(std::vector<Difference>& out, const std::string& key, const std::string& a, const std::string& b,
+         const std::string& op, const std::string& detail = "") {
+  for (Difference& d : out) {
+    if (d.key == key && d.a == a && d.b == b) {
+      if (std::find(d.ops.begin(), d.ops.end(), op) == d.ops.end()) d.ops.push_back(op);
+      return;
+    }
+  }
+  out.push_back({key, a, b, detail, {op}, false});
+}
+
+}  // namespace
+
+const std::vector<std::string>& caliber_keys() {
+  // Identity paths (docs/run-directory.md) whose change moves a number.
+  static const std::vector<std::string> keys = {
+      "backend.name",
+      "device.name",
+      "timer.name",
+      "timer.fallback",
+      "timer.fallback_shapes",
+      "bench_level",
+      "mode",
+      "shapes.mode",
+      "shapes.sha256",
+      "tuner_cache.kind",
+      "tuner_cache.inherited_winners",
+      "worker.kind",
+      "versions.zlcore",
+      "versions.python",
+      "versions.torch",
+      "versions.triton",
+      "versions.flaggems.version",
+      "versions.flaggems.git_sha",
+      "versions.flaggems.dirty",
+  };
+  return keys;
+}
+
+bool expected_by(const std::string& key, const std::vector<std::string>& patterns) {
+  for (const std::string& p : patterns) {
+    if (key == p || key == "env." + p) return true;
+    if (p.size() >= 2 && p.compare(p.size() - 2, 2, ".*") == 0 && key.rfind(p.substr(0, p.size() - 1), 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t Caliber::unexpected() const {
+  return static_cast<size_t>(std::count_if(differences.begin(), differences.end(),
+                                           [](const Difference& d) { return !d.expected; }));
+}
+
+Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::string>& expect_diff) {
+  Caliber c;
+  const std::vector<Pair> pairs = pair_runs(a, b, c.notes);
+  c.pairs = pairs.size();
+
+  std::vector<Difference> keyed, env, autotune;
+  std::vector<std::string> pairing_names;
+  c.autotune_fair = !pairs.empty();
+  for (const Pair& p : pairs) {
+    const std::string& op = p.a->op;
+    for (const std::string& key : caliber_keys()) {
+      const std::string& va = p.a->caliber.at(key);
+      const std::string& vb = p.b->caliber.at(key);
+      if (va != vb) add(keyed, key, shown(va), shown(vb), op);
+    }
+    std::map<std::string, std::pair<std::string, std::string>> knobs;
+    for (const auto& [k, v] : p.a->env) knobs[k].first = v;
+    for (const auto& [k, v] : p.b->env) knobs[k].second = v;
+    for (const auto& [k, v] : knobs) {
+      if (v.first != v.second) add(env, "env." + k, shown_env(v.first), shown_env(v.second), op);
+    }
+    Pairing at = autotune_pairing(*p.a, *p.b);
+    if (std::find(pairing_names.begin(), pairing_names.end(), at.name) == pairing_names.end()) {
+      pairing_names.push_back(at.name);
+    }
+    if (!at.fair) {
+      c.autotune_fair = false;
+      add(autotune, "autotune", at.a, at.b, op, at.name);
+    }
+    if (!p.a->run_id.empty() && p.a->run_id == p.b->run_id) c.notes.push_back("A and B are the same run " + p.a->run_id);
+  }
+  for (const std::string& n : pairing_names) c.autotune_pairing += (c.autotune_pairing.empty() ? "" : "; ") + n;
+  if (pairing_names.size() > 1) c.autotune_pairing = "mixed: " + c.autotune_pairing;
+
+  std::sort(env.begin(), env.end(), [](const Difference& x, const Difference& y) { return x.key < y.key; });
+  for (auto* part : {&keyed, &autotune, &env}) c.differences.insert(c.differences.end(), part->begin(), part->end());
+  for (Difference& d : c.differences) d.expected = expected_by(d.key, expect_diff);
+  for (const std::string& p : expect_diff) {
+    bool used = std::any_of(c.differences.begin(), c.differences.end(),
+                            [&](const Difference& d) { return expected_by(d.key, {p}); });
+    if (!used) c.notes.push_back("--expect-diff " + p + ": the sides do not differ there");
+  }
+  for (const Side* s : {&a, &b}) {
+    for (const RunInfo& r : s->runs) {
+      if (!r.status.empty() && r.status != "passed") c.notes.push_back(s->label + ": " + r.dir + " status " + r.status);
+    }
+  }
+  return c;
+}
+
+}  // namespace zl::compare

@@ -1,0 +1,36 @@
+// CSV: one line per row, compared or one-sided, for spreadsheets. The caliber
+// and the geomeans do not fit a flat table: --format json carries everything.
+#include "text.hpp"
+
+namespace zl::compare {
+namespace {
+
+// RFC 4180: quote a field that holds a comma, a quote or a line break.
+std::string field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string num(const std::optional<double>& v) { return v ? text::ms(v) : ""; }
+std::string rat(const std::optional<double>& v) { return v ? text::ratio(v) : ""; }
+
+}  // namespace
+
+void write_csv(std::ostream& out, const Report& r) {
+  out << "op,dtype,shape,a_ms,b_ms,speedup,noise_pct,repeats_a,repeats_b,verdict,torch_a_ms,torch_b_ms,torch_ratio,note\n";
+  for (const Compared& c : r.rows) {
+    out << field(c.op) << "," << field(c.dtype) << "," << field(c.shape) << "," << num(c.a_ms) << "," << num(c.b_ms) << ","
+        << rat(c.speedup) << "," << text::round_sig(c.noise_pct, 4) << "," << c.repeats_a << "," << c.repeats_b << ","
+        << verdict_name(c.verdict) << "," << num(c.a_base_ms) << "," << num(c.b_base_ms) << "," << rat(c.control) << ","
+        << field(c.note) << "\n";
+  }
+  for (const OneSided& o : r.one_sided) {
+    const bool a = o.side == "A";
+    out << field(o.op) << "," << field(o.dtype) << "," << field(o.shape) << "," << (a ? num(o.ms) : "") << ","
+        << (a ? "" : num(o.ms)) << ",,,,," << (a ? "ONLY_A" : "ONLY_B") << ",,,,\n";
+  }
+}
+
+}  // namespace zl::compare

@@ -1,0 +1,123 @@
+// One self-contained HTML page: inline CSS and an inline SVG plot, no script
+// and no link to anything, so it reads the same offline and months later.
+// The caliber check comes first: a speedup is only worth reading once it is
+// clear the two sides were measured the same way.
+#include "html.hpp"
+#include "text.hpp"
+
+namespace zl::compare {
+namespace {
+
+using html::escape;
+
+constexpr const char* kStyle = R"(
+body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#24292f;margin:24px;max-width:1400px}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+.sides{font-family:monospace;font-size:13px}.legend{color:#57606a;font-size:13px;margin:6px 0}
+.banner{padding:10px 14px;border-radius:6px;font-weight:bold;margin:8px 0}
+.ok{background:#dafbe1;border:1px solid #1b873f}.bad{background:#ffebe9;border:1px solid #d1242f}
+.warn{background:#fff8c5;border:1px solid #bf8700}
+table{border-collapse:collapse;font-size:13px;margin:6px 0}
+th{background:#dde4ee;text-align:left;padding:4px 8px;border:1px solid #c4ccd6}
+td{padding:3px 8px;border:1px solid #d0d7de;font-variant-numeric:tabular-nums}
+td.n{text-align:right}td.s{font-family:monospace}
+tr:nth-child(even) td{background:#f6f8fa}
+.v{display:inline-block;min-width:88px;text-align:center;color:#fff;border-radius:4px;padding:1px 6px;font-weight:bold;font-size:12px}
+.diff{color:#d1242f;font-weight:bold}.exp{color:#57606a}
+.plot{overflow-x:auto;border:1px solid #d0d7de;border-radius:6px;padding:8px;background:#fff}
+.big{font-size:28px;font-weight:bold}
+)";
+
+std::string verdict_chip(Verdict v) {
+  return std::string("<span class=\"v\" style=\"background:") + text::verdict_colour(v) + "\">" + verdict_name(v) + "</span>";
+}
+
+void caliber_section(std::ostream& out, const Report& r) {
+  const Caliber& c = r.caliber;
+  const char* cls = c.unexpected() > 0 || c.pairs == 0 ? "bad" : (c.differences.empty() ? "ok" : "warn");
+  out << "<h2>Caliber check</h2>\n<div class=\"banner " << cls << "\">" << escape(text::caliber_summary(r)) << "</div>\n";
+  if (!c.differences.empty()) {
+    out << "<table><tr><th></th><th>field</th><th>A</th><th>B</th><th>why</th><th>where</th></tr>\n";
+    for (const Difference& d : c.differences) {
+      out << "<tr><td class=\"" << (d.expected ? "exp\">expected" : "diff\">DIFFERS") << "</td><td class=\"s\">" << escape(d.key)
+          << "</td><td class=\"s\">" << escape(d.a) << "</td><td class=\"s\">" << escape(d.b) << "</td><td>" << escape(d.detail)
+          << "</td><td>" << escape(text::where(d, c)) << "</td></tr>\n";
+    }
+    out << "</table>\n";
+  }
+  out << "<p>Autotune pairing: <b>" << escape(c.autotune_pairing) << "</b></p>\n";
+  if (!c.notes.empty()) {
+    out << "<ul>\n";
+    for (const std::string& n : c.notes) out << "<li>" << escape(n) << "</li>\n";
+    out << "</ul>\n";
+  }
+  if (std::string w = text::control_warning(r); !w.empty()) out << "<div class=\"banner warn\">" << escape(w) << "</div>\n";
+}
+
+void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
+  out << "<table><tr><th>" << what << "</th><th>geomean speedup</th><th>torch A/B</th><th>rows</th></tr>\n";
+  for (const Geomean& g : gs) {
+    out << "<tr><td>" << escape(g.group) << "</td><td class=\"n\">" << text::geo(g) << "</td><td class=\"n\">"
+        << text::ratio(g.control) << "</td><td class=\"n\">" << g.rows << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+void results_table(std::ostream& out, const Report& r) {
+  out << "<h2>Results</h2>\n<table><tr><th>op</th><th>dtype</th><th>shape</th><th>A ms</th><th>B ms</th><th>speedup</th>"
+         "<th>noise</th><th>verdict</th><th>torch A ms</th><th>torch B ms</th><th>torch A/B</th><th>note</th></tr>\n";
+  for (const Compared& c : r.rows) {
+    out << "<tr><td>" << escape(c.op) << "</td><td>" << escape(c.dtype) << "</td><td class=\"s\">" << escape(c.shape)
+        << "</td><td class=\"n\">" << text::ms(c.a_ms) << "</td><td class=\"n\">" << text::ms(c.b_ms) << "</td><td class=\"n\"><b>"
+        << text::ratio(c.speedup) << "</b></td><td class=\"n\">" << text::pct(c.noise_pct) << "</td><td>"
+        << verdict_chip(c.verdict) << "</td><td class=\"n\">" << text::ms(c.a_base_ms) << "</td><td class=\"n\">"
+        << text::ms(c.b_base_ms) << "</td><td class=\"n\">" << text::ratio(c.control) << "</td><td>" << escape(c.note)
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
+  if (r.one_sided.empty()) return;
+  out << "<h2>Only on one side (not compared)</h2>\n<table><tr><th>side</th><th>op</th><th>dtype</th><th>shape</th>"
+         "<th>ms</th></tr>\n";
+  for (const OneSided& o : r.one_sided) {
+    out << "<tr><td>" << o.side << " only</td><td>" << escape(o.op) << "</td><td>" << escape(o.dtype) << "</td><td class=\"s\">"
+        << escape(o.shape) << "</td><td class=\"n\">" << text::ms(o.ms) << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+}  // namespace
+
+void write_html(std::ostream& out, const Report& r) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zlcore compare: "
+      << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
+      << "<h1>zlcore compare</h1>\n<div class=\"sides\">A: " << escape(text::side_line(r.a)) << "<br>B: "
+      << escape(text::side_line(r.b)) << "</div>\n";
+  for (const std::string& l : text::legend(r)) out << "<div class=\"legend\">" << escape(l) << "</div>\n";
+
+  caliber_section(out, r);
+
+  out << "<h2>Summary</h2>\n<p><span class=\"big\">" << text::geo(r.overall)
+      << "</span> geomean speedup over " << r.overall.rows << " rows (torch control " << text::ratio(r.overall.control)
+      << ")</p>\n<p>";
+  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+    auto it = r.counts.find(v);
+    out << verdict_chip(v) << " " << (it == r.counts.end() ? 0 : it->second) << " &nbsp; ";
+  }
+  out << "one side only " << r.one_sided.size() << "</p>\n";
+
+  out << "<h2>Speedup per shape, grouped by op</h2>\n<div class=\"plot\">\n" << html::speedup_plot(r) << "</div>\n";
+  results_table(out, r);
+
+  out << "<h2>Geometric means</h2>\n";
+  geomean_table(out, "overall", {r.overall});
+  geomean_table(out, "op", r.by_op);
+  geomean_table(out, "dtype", r.by_dtype);
+  std::string warnings;
+  for (const Side* s : {&r.a, &r.b}) {
+    for (const std::string& w : s->warnings) warnings += "<li>" + s->label + ": " + escape(w) + "</li>\n";
+  }
+  if (!warnings.empty()) out << "<h2>Warnings</h2>\n<ul>\n" << warnings << "</ul>\n";
+  out << "</body></html>\n";
+}
+
+}  // namespace zl::compare

@@ -1,0 +1,137 @@
+// JSON: everything the report holds, for CI and for other tools. Ratios are
+// rounded to 6 significant digits so the text is stable across libm builds.
+#include "../util/json.hpp"
+#include "text.hpp"
+
+namespace zl::compare {
+namespace {
+
+json::Value opt(const std::optional<double>& v) {
+  return v ? json::Value(text::round_sig(*v)) : json::Value(rapidjson::kNullType);
+}
+
+json::Value side_json(const Side& s, json::Alloc& a) {
+  json::Value o(rapidjson::kObjectType);
+  o.AddMember("path", json::str(s.path, a), a);
+  o.AddMember("kind", json::str(s.batch ? "batch" : "run", a), a);
+  json::Value runs(rapidjson::kArrayType);
+  for (const RunInfo& r : s.runs) {
+    json::Value ro(rapidjson::kObjectType);
+    ro.AddMember("dir", json::str(r.dir, a), a);
+    ro.AddMember("run_id", json::str(r.run_id, a), a);
+    ro.AddMember("op", json::str(r.op, a), a);
+    ro.AddMember("status", json::str(r.status, a), a);
+    ro.AddMember("autotune_mode", json::str(r.autotune_mode, a), a);
+    ro.AddMember("rows", static_cast<uint64_t>(r.rows.size()), a);
+    runs.PushBack(ro, a);
+  }
+  o.AddMember("runs", runs, a);
+  o.AddMember("warnings", json::str_array(s.warnings, a), a);
+  return o;
+}
+
+json::Value caliber_json(const Report& r, json::Alloc& a) {
+  const Caliber& c = r.caliber;
+  json::Value o(rapidjson::kObjectType);
+  o.AddMember("same", c.differences.empty(), a);
+  o.AddMember("same_except_expected", c.unexpected() == 0, a);
+  o.AddMember("summary", json::str(text::caliber_summary(r), a), a);
+  o.AddMember("pairs", static_cast<uint64_t>(c.pairs), a);
+  o.AddMember("autotune_pairing", json::str(c.autotune_pairing, a), a);
+  o.AddMember("autotune_fair", c.autotune_fair, a);
+  json::Value diffs(rapidjson::kArrayType);
+  for (const Difference& d : c.differences) {
+    json::Value dj(rapidjson::kObjectType);
+    dj.AddMember("key", json::str(d.key, a), a);
+    dj.AddMember("a", json::str(d.a, a), a);
+    dj.AddMember("b", json::str(d.b, a), a);
+    dj.AddMember("detail", json::str(d.detail, a), a);
+    dj.AddMember("ops", json::str_array(d.ops, a), a);
+    dj.AddMember("expected", d.expected, a);
+    diffs.PushBack(dj, a);
+  }
+  o.AddMember("differences", diffs, a);
+  o.AddMember("notes", json::str_array(c.notes, a), a);
+  const std::string w = text::control_warning(r);
+  o.AddMember("control_warning", w.empty() ? json::Value(rapidjson::kNullType) : json::str(w, a), a);
+  return o;
+}
+
+json::Value geomean_json(const Geomean& g, json::Alloc& a) {
+  json::Value o(rapidjson::kObjectType);
+  o.AddMember("group", json::str(g.group, a), a);
+  o.AddMember("rows", static_cast<uint64_t>(g.rows), a);
+  o.AddMember("speedup", g.rows == 0 ? json::Value(rapidjson::kNullType) : json::Value(text::round_sig(g.speedup)), a);
+  o.AddMember("control", opt(g.control), a);
+  return o;
+}
+
+json::Value geomeans_json(const std::vector<Geomean>& gs, json::Alloc& a) {
+  json::Value arr(rapidjson::kArrayType);
+  for (const Geomean& g : gs) arr.PushBack(geomean_json(g, a), a);
+  return arr;
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const Report& r) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  doc.AddMember("schema", 1, a);
+  doc.AddMember("a", side_json(r.a, a), a);
+  doc.AddMember("b", side_json(r.b, a), a);
+  doc.AddMember("speedup_definition", json::str("A ms / B ms, FlagGems side; > 1: B faster", a), a);
+  doc.AddMember("threshold", text::round_sig(r.options.threshold), a);
+  doc.AddMember("caliber", caliber_json(r, a), a);
+
+  json::Value rows(rapidjson::kArrayType);
+  for (const Compared& c : r.rows) {
+    json::Value o(rapidjson::kObjectType);
+    o.AddMember("op", json::str(c.op, a), a);
+    o.AddMember("dtype", json::str(c.dtype, a), a);
+    o.AddMember("shape", json::str(c.shape, a), a);
+    o.AddMember("a_ms", opt(c.a_ms), a);
+    o.AddMember("b_ms", opt(c.b_ms), a);
+    o.AddMember("speedup", opt(c.speedup), a);
+    o.AddMember("noise_pct", text::round_sig(c.noise_pct), a);
+    o.AddMember("repeats_a", c.repeats_a, a);
+    o.AddMember("repeats_b", c.repeats_b, a);
+    o.AddMember("verdict", json::str(verdict_name(c.verdict), a), a);
+    o.AddMember("torch_a_ms", opt(c.a_base_ms), a);
+    o.AddMember("torch_b_ms", opt(c.b_base_ms), a);
+    o.AddMember("torch_ratio", opt(c.control), a);
+    o.AddMember("note", json::str(c.note, a), a);
+    rows.PushBack(o, a);
+  }
+  doc.AddMember("rows", rows, a);
+
+  json::Value one(rapidjson::kArrayType);
+  for (const OneSided& o : r.one_sided) {
+    json::Value oj(rapidjson::kObjectType);
+    oj.AddMember("side", json::str(o.side, a), a);
+    oj.AddMember("op", json::str(o.op, a), a);
+    oj.AddMember("dtype", json::str(o.dtype, a), a);
+    oj.AddMember("shape", json::str(o.shape, a), a);
+    oj.AddMember("ms", opt(o.ms), a);
+    one.PushBack(oj, a);
+  }
+  doc.AddMember("one_sided", one, a);
+
+  json::Value gm(rapidjson::kObjectType);
+  gm.AddMember("overall", geomean_json(r.overall, a), a);
+  gm.AddMember("by_op", geomeans_json(r.by_op, a), a);
+  gm.AddMember("by_dtype", geomeans_json(r.by_dtype, a), a);
+  doc.AddMember("geomean", gm, a);
+
+  json::Value counts(rapidjson::kObjectType);
+  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+    auto it = r.counts.find(v);
+    counts.AddMember(json::str(verdict_name(v), a), json::Value(static_cast<uint64_t>(it == r.counts.end() ? 0 : it->second)), a);
+  }
+  counts.AddMember("ONE_SIDED", static_cast<uint64_t>(r.one_sided.size()), a);
+  doc.AddMember("counts", counts, a);
+  doc.AddMember("regression", r.regression(), a);
+  out << json::pretty(doc);
+}
+
+}  // namespace zl::compare

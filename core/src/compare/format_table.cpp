@@ -1,0 +1,83 @@
+// The terminal table: the default output, aligned plain text.
+#include <algorithm>
+
+#include "text.hpp"
+
+namespace zl::compare {
+namespace {
+
+using Cells = std::vector<std::string>;
+
+// Columns listed in `right` are numbers and align on their last digit.
+void print_aligned(std::ostream& out, const std::vector<Cells>& lines, const std::string& indent,
+                   const std::vector<size_t>& right = {}) {
+  std::vector<size_t> width;
+  for (const Cells& l : lines) {
+    width.resize(std::max(width.size(), l.size()));
+    for (size_t i = 0; i < l.size(); ++i) width[i] = std::max(width[i], l[i].size());
+  }
+  for (const Cells& l : lines) {
+    std::string line = indent;
+    for (size_t i = 0; i < l.size(); ++i) {
+      const std::string pad(width[i] - l[i].size(), ' ');
+      const bool r = std::find(right.begin(), right.end(), i) != right.end();
+      line += r ? pad + l[i] : l[i];
+      if (i + 1 < l.size()) line += (r ? "" : pad) + "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+}
+
+void add_geomeans(std::vector<Cells>& lines, const char* kind, const std::vector<Geomean>& gs) {
+  for (const Geomean& g : gs) {
+    lines.push_back({kind, g.group, text::geo(g), text::ratio(g.control), std::to_string(g.rows)});
+  }
+}
+
+}  // namespace
+
+void write_table(std::ostream& out, const Report& r) {
+  out << "A: " << text::side_line(r.a) << "\nB: " << text::side_line(r.b) << "\n";
+  for (const std::string& l : text::legend(r)) out << "  " << l << "\n";
+
+  out << "\n" << text::caliber_summary(r) << "\n";
+  std::vector<Cells> diffs;
+  for (const Difference& d : r.caliber.differences) {
+    diffs.push_back({d.expected ? "expected" : "DIFFERS", d.key, "A " + d.a, "B " + d.b, d.detail.empty() ? "" : d.detail,
+                     text::where(d, r.caliber)});
+  }
+  print_aligned(out, diffs, "  ");
+  out << "  autotune pairing: " << r.caliber.autotune_pairing << "\n";
+  for (const std::string& n : r.caliber.notes) out << "  note: " << n << "\n";
+  if (std::string w = text::control_warning(r); !w.empty()) out << "  warning: " << w << "\n";
+
+  std::vector<Cells> rows{{"op", "dtype", "shape", "A ms", "B ms", "speedup", "noise", "verdict", "torch A ms", "torch B ms",
+                           "torch A/B", "note"}};
+  for (const Compared& c : r.rows) {
+    rows.push_back({c.op, c.dtype, c.shape, text::ms(c.a_ms), text::ms(c.b_ms), text::ratio(c.speedup), text::pct(c.noise_pct),
+                    verdict_name(c.verdict), text::ms(c.a_base_ms), text::ms(c.b_base_ms), text::ratio(c.control), c.note});
+  }
+  out << "\n";
+  print_aligned(out, rows, "", {3, 4, 5, 6, 8, 9, 10});
+
+  if (!r.one_sided.empty()) {
+    out << "\nonly on one side (not compared):\n";
+    std::vector<Cells> lines;
+    for (const OneSided& o : r.one_sided) lines.push_back({o.side + " only", o.op, o.dtype, o.shape, text::ms(o.ms) + " ms"});
+    print_aligned(out, lines, "  ");
+  }
+
+  out << "\ngeometric means:\n";
+  std::vector<Cells> geo{{"", "", "speedup", "torch A/B", "rows"}};
+  add_geomeans(geo, "overall", {r.overall});
+  add_geomeans(geo, "op", r.by_op);
+  add_geomeans(geo, "dtype", r.by_dtype);
+  print_aligned(out, geo, "  ", {2, 3, 4});
+  out << "\nverdicts: " << text::counts_line(r) << "\n";
+  for (const Side* s : {&r.a, &r.b}) {
+    for (const std::string& w : s->warnings) out << "warning: " << s->label << ": " << w << "\n";
+  }
+}
+
+}  // namespace zl::compare

@@ -1,0 +1,190 @@
+// Reading one side: a run directory, or a batch directory of runs/<op>/ run
+// directories. Results are appended line by line by the pytest child, so a
+// crash may leave a torn last line: such lines are skipped with a warning
+// rather than failing the whole comparison.
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "zlcore/compare.hpp"
+#include "zlcore/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zl::compare {
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string scalar_text(const rapidjson::Value& v);
+
+// Numbers as a person would write them: integers without a decimal point.
+std::string number_text(const rapidjson::Value& v) {
+  if (v.IsInt64()) return std::to_string(v.GetInt64());
+  if (v.IsUint64()) return std::to_string(v.GetUint64());
+  std::ostringstream s;
+  s.precision(15);
+  s << v.GetDouble();
+  return s.str();
+}
+
+std::string scalar_text(const rapidjson::Value& v) {
+  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsBool()) return v.GetBool() ? "true" : "false";
+  if (v.IsNumber()) return number_text(v);
+  if (v.IsNull()) return "";
+  if (v.IsArray()) {
+    // Lists such as fallback_shapes compare as sets: order is incidental.
+    std::vector<std::string> items;
+    for (const auto& e : v.GetArray()) items.push_back(scalar_text(e));
+    std::sort(items.begin(), items.end());
+    std::string out;
+    for (const std::string& s : items) out += (out.empty() ? "" : "; ") + s;
+    return out;
+  }
+  std::string out = "{";
+  for (const auto& m : v.GetObject()) {
+    out += (out.size() > 1 ? ", " : "") + std::string(m.name.GetString()) + ": " + scalar_text(m.value);
+  }
+  return out + "}";
+}
+
+const rapidjson::Value* at_path(const rapidjson::Value& root, const std::string& dotted) {
+  const rapidjson::Value* cur = &root;
+  std::istringstream parts(dotted);
+  std::string part;
+  while (std::getline(parts, part, '.')) {
+    if (!cur->IsObject()) return nullptr;
+    auto it = cur->FindMember(part.c_str());
+    if (it == cur->MemberEnd()) return nullptr;
+    cur = &it->value;
+  }
+  return cur;
+}
+
+std::string text_at(const rapidjson::Value& root, const std::string& dotted) {
+  const rapidjson::Value* v = at_path(root, dotted);
+  return v == nullptr ? "" : scalar_text(*v);
+}
+
+std::optional<double> number_at(const rapidjson::Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  if (it == o.MemberEnd() || !it->value.IsNumber()) return std::nullopt;
+  return it->value.GetDouble();
+}
+
+ResultRow parse_row(const rapidjson::Value& o) {
+  ResultRow r;
+  r.op = text_at(o, "op");
+  r.dtype = text_at(o, "dtype");
+  // `shape` is json.dumps(shape_detail); rebuild it only for rows that lack it.
+  r.shape = text_at(o, "shape");
+  r.latency_ms = number_at(o, "latency_ms");
+  r.latency_base_ms = number_at(o, "latency_base_ms");
+  if (auto n = number_at(o, "repeats")) r.repeats = static_cast<int>(*n);
+  r.spread_pct = number_at(o, "spread_pct").value_or(0);
+  r.spread_base_pct = number_at(o, "spread_base_pct").value_or(0);
+  r.timer = text_at(o, "timer");
+  r.timer_base = text_at(o, "timer_base");
+  r.error = text_at(o, "error");
+  return r;
+}
+
+void load_rows(const fs::path& file, const std::string& shown, RunInfo& run, std::vector<std::string>& warnings) {
+  std::ifstream in(file);
+  if (!in) {
+    warnings.push_back(shown + ": no results.jsonl");
+    return;
+  }
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    rapidjson::Document d;
+    d.Parse(line.c_str(), line.size());
+    if (d.HasParseError() || !d.IsObject()) {
+      warnings.push_back(shown + ":" + std::to_string(lineno) + ": unreadable line skipped");
+      continue;
+    }
+    ResultRow r = parse_row(d);
+    if (!seen.insert({r.op, r.dtype, r.shape}).second) {
+      // A rerun appends; the first measurement is the one the run reported.
+      warnings.push_back(shown + ":" + std::to_string(lineno) + ": duplicate row " + r.op + " " + r.dtype + " " +
+                         r.shape + " skipped");
+      continue;
+    }
+    run.rows.push_back(std::move(r));
+  }
+}
+
+RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std::string>& warnings) {
+  const fs::path id_file = dir / "run_identity.json";
+  rapidjson::Document id;
+  const std::string text = read_text(id_file);
+  id.Parse(text.c_str(), text.size());
+  if (id.HasParseError() || !id.IsObject()) {
+    throw UsageError("compare: " + shown + "/run_identity.json is not a JSON object");
+  }
+  RunInfo run;
+  run.dir = shown;
+  run.run_id = text_at(id, "run_id");
+  run.op = text_at(id, "op");
+  if (run.op.empty()) run.op = dir.filename().string();
+  run.status = text_at(id, "status");
+  for (const std::string& key : caliber_keys()) run.caliber[key] = text_at(id, key);
+  // Older identities carry the version only at the top level.
+  if (run.caliber["versions.zlcore"].empty()) run.caliber["versions.zlcore"] = text_at(id, "zlcore_version");
+  if (const rapidjson::Value* env = at_path(id, "env"); env != nullptr && env->IsObject()) {
+    for (const auto& m : env->GetObject()) run.env[m.name.GetString()] = scalar_text(m.value);
+  }
+  run.autotune_mode = text_at(id, "autotune.mode");
+  run.autotune_source = text_at(id, "autotune.source_run_id");
+  load_rows(dir / "results.jsonl", shown + "/results.jsonl", run, warnings);
+  return run;
+}
+
+}  // namespace
+
+Side load_side(const std::string& label, const std::string& path) {
+  Side side;
+  side.label = label;
+  side.path = path;
+  const fs::path root(path);
+  if (fs::is_regular_file(root / "run_identity.json")) {
+    side.runs.push_back(load_run(root, path, side.warnings));
+    return side;
+  }
+  const bool has_runs = fs::is_directory(root / "runs");
+  if (!fs::is_regular_file(root / "ops_status.csv") && !has_runs) {
+    throw UsageError("compare: " + path +
+                     " is neither a run directory (run_identity.json) nor a batch directory "
+                     "(ops_status.csv, runs/<op>/)");
+  }
+  side.batch = true;
+  std::vector<fs::path> dirs;
+  if (has_runs) {
+    for (const auto& e : fs::directory_iterator(root / "runs")) {
+      if (e.is_directory() && fs::is_regular_file(e.path() / "run_identity.json")) dirs.push_back(e.path());
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  for (const fs::path& d : dirs) {
+    side.runs.push_back(load_run(d, path + "/runs/" + d.filename().string(), side.warnings));
+  }
+  if (side.runs.empty()) side.warnings.push_back(path + ": batch directory holds no run directories yet");
+  return side;
+}
+
+}  // namespace zl::compare

@@ -1,0 +1,105 @@
+#include "text.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace zl::compare::text {
+
+std::string ms(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", *v);
+  return buf;
+}
+
+std::string ratio(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", *v);
+  return buf;
+}
+
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", v);
+  return buf;
+}
+
+std::string geo(const Geomean& g) { return g.rows == 0 ? "-" : ratio(g.speedup); }
+
+double round_sig(double v, int digits) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return std::strtod(buf, nullptr);
+}
+
+std::string side_line(const Side& s) {
+  if (!s.batch) {
+    const RunInfo& r = s.runs.front();
+    return s.path + " (run " + (r.run_id.empty() ? r.op : r.run_id) + ")";
+  }
+  return s.path + " (batch, " + std::to_string(s.runs.size()) + " run" + (s.runs.size() == 1 ? "" : "s") + ")";
+}
+
+std::vector<std::string> legend(const Report& r) {
+  char threshold[64];
+  std::snprintf(threshold, sizeof threshold, "%.1f %%", r.options.threshold * 100);
+  return {
+      "speedup = A ms / B ms on the FlagGems side: FASTER means B is faster than A (speedup > 1), "
+      "SLOWER means B is slower",
+      std::string("threshold ") + threshold +
+          "; a verdict needs repeats on both sides, else the row is UNCONFIRMED (ratio only)",
+      "torch A/B is the same ratio for torch's own kernel, a control: far from 1 means the environment moved",
+  };
+}
+
+std::string where(const Difference& d, const Caliber& c) {
+  if (c.pairs > 1 && d.ops.size() == c.pairs) return "all ops";
+  std::string out;
+  for (const std::string& op : d.ops) out += (out.empty() ? "" : ", ") + op;
+  return out;
+}
+
+std::string caliber_summary(const Report& r) {
+  const Caliber& c = r.caliber;
+  if (c.pairs == 0) return "caliber: no run pairs to compare";
+  const size_t n = c.differences.size(), unexpected = c.unexpected();
+  if (n == 0) return "caliber: measured the same way (every field compared is equal)";
+  std::string s = "caliber: " + std::to_string(n) + " difference" + (n == 1 ? "" : "s");
+  if (unexpected == 0) return s + ", all expected (--expect-diff): measured the same way otherwise";
+  return s + ", " + std::to_string(unexpected) + " not expected: NOT measured the same way";
+}
+
+std::string control_warning(const Report& r) {
+  if (!r.overall.control) return "";
+  const double moved = *r.overall.control - 1.0;
+  if (std::fabs(moved) <= r.options.threshold) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "torch's own latency moved %+.1f %% between A and B (geomean A/B %.3f): the environment changed",
+                (1.0 / *r.overall.control - 1.0) * 100, *r.overall.control);
+  return buf;
+}
+
+std::string counts_line(const Report& r) {
+  std::string s;
+  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+    auto it = r.counts.find(v);
+    s += (s.empty() ? "" : ", ") + std::string(verdict_name(v)) + " " + std::to_string(it == r.counts.end() ? 0 : it->second);
+  }
+  return s + "; one side only " + std::to_string(r.one_sided.size());
+}
+
+const char* verdict_colour(Verdict v) {
+  switch (v) {
+    case Verdict::Faster: return "#1b873f";
+    case Verdict::Slower: return "#d1242f";
+    case Verdict::Same: return "#6e7781";
+    case Verdict::Noisy: return "#bf8700";
+    case Verdict::Unconfirmed: return "#8250df";
+    case Verdict::Error: return "#24292f";
+  }
+  return "#000000";
+}
+
+}  // namespace zl::compare::text
