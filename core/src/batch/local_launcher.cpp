@@ -1,0 +1,386 @@
+// The local launcher: the whole batch on this host. It owns the batch
+// directory (ops_status.csv, runs/, logs/, batch.log, batch_identity.json),
+// works out what --resume still has to do, runs the optional warm-up pass
+// and the timed pass through the work queue, and prints the summary.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "../util/json.hpp"
+#include "outcome.hpp"
+#include "progress.hpp"
+#include "scheduler.hpp"
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
+#include "zlcore/process.hpp"
+#include "zlcore/signals.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zl::batch {
+namespace {
+
+constexpr const char* kStatusFile = "ops_status.csv";
+
+std::string device_label(const Device& d) { return std::to_string(d.index) + " (" + d.id + ")"; }
+
+// Moves an earlier attempt's directory aside (dir.attempt1, .attempt2, ...):
+// a rerun never overwrites what an earlier one left.
+std::string move_aside(const fs::path& dir) {
+  if (!fs::exists(dir)) return "";
+  for (int n = 1;; ++n) {
+    fs::path to = dir.string() + ".attempt" + std::to_string(n);
+    if (!fs::exists(to)) {
+      fs::rename(dir, to);
+      return to.filename().string();
+    }
+  }
+}
+
+class BatchRun : public QueueEvents {
+ public:
+  BatchRun(const BatchOptions& o, const Backend& b, std::vector<Device> devices)
+      : o_(o), backend_(b), devices_(std::move(devices)), dir_(fs::absolute(o.out_dir)) {}
+
+  int execute() {
+    prepare_directory();
+    decide_work();
+    write_identity("running");
+    const size_t done_before = o_.ops.size() - todo_.size();
+    progress_ = std::make_unique<Progress>(isatty(1) == 1, o_.ops.size(), done_before);
+    say("batch " + dir_.string() + ": " + std::to_string(o_.ops.size()) + " ops, " +
+        std::to_string(todo_.size()) + " to run" +
+        (done_before ? " (" + std::to_string(done_before) + " passed earlier)" : "") + ", devices " + devices_text() +
+        ", backend " + backend_.name());
+
+    ColdExecutorConfig ec;
+    ec.zlcore_exe = fs::read_symlink("/proc/self/exe").string();
+    ec.backend_dir = fs::absolute(o_.backend_dir).string();
+    ec.backend = backend_.name();
+    ec.batch_dir = dir_.string();
+    ec.run = o_.run;
+    executor_ = make_cold_executor(ec);
+
+    QueueConfig qc;
+    qc.probe = [this] { return backend_.enumerate(); };
+    qc.idle = o_.idle;
+    qc.timeout_s = o_.timeout_s;
+    qc.backstop_s = o_.backstop_s;
+
+    bool interrupted = false;
+    std::vector<Job> jobs;
+    for (size_t i : todo_) jobs.push_back(Job{i, ""});
+    if (o_.warmup_devices > 0 && !jobs.empty()) {
+      const size_t n = std::min<size_t>(static_cast<size_t>(o_.warmup_devices), devices_.size());
+      qc.devices.assign(devices_.begin(), devices_.begin() + static_cast<long>(n));
+      say("warm-up pass: " + std::to_string(jobs.size()) + " ops over " + std::to_string(n) + " device(s)");
+      warmup_ = true;
+      progress_->set_phase("warm-up", jobs.size());
+      QueueResult r = run_queue(jobs, qc, *executor_, *this);
+      interrupted = r.interrupted;
+      warmup_ = false;
+      // Only ops whose warm-up ran through (passed, or failed on some shape)
+      // go on; a crash, hang or preflight failure already has its row.
+      std::vector<Job> timed;
+      for (const Job& j : jobs) {
+        auto it = warmed_on_.find(j.op_index);
+        if (it != warmed_on_.end()) timed.push_back(Job{j.op_index, it->second});
+      }
+      jobs = timed;
+    }
+    if (!interrupted && !jobs.empty()) {
+      qc.devices = devices_;
+      progress_->set_phase("timed", jobs.size());
+      QueueResult r = run_queue(jobs, qc, *executor_, *this);
+      interrupted = r.interrupted;
+      if (r.not_started) say(std::to_string(r.not_started) + " ops not started; --resume runs them");
+    }
+    progress_->clear();
+
+    std::vector<OpRow> final_rows = latest_rows();
+    std::vector<std::string> not_run;
+    for (const OpSpec& op : o_.ops) {
+      if (std::none_of(final_rows.begin(), final_rows.end(), [&](const OpRow& r) { return r.op == op.name; })) {
+        not_run.push_back(op.name);
+      }
+    }
+    std::cout << "\n" << summary_table(final_rows, not_run, monotonic_seconds() - t0_);
+    const bool all_passed = final_rows.size() == o_.ops.size() &&
+                            std::all_of(final_rows.begin(), final_rows.end(),
+                                        [](const OpRow& r) { return r.status == Status::passed; });
+    std::cout << "ops_status.csv: " << (dir_ / kStatusFile).string() << "\n";
+    write_identity(interrupted ? "interrupted" : "finished");
+    log("batch ended: " + std::string(interrupted ? "interrupted" : all_passed ? "all passed" : "not all passed"));
+    if (interrupted) return kExitInterrupted;
+    return all_passed ? kExitOk : kExitFailed;
+  }
+
+  // ---- QueueEvents ----
+  OpLaunch prepare(const Job& job, const Device& device) override {
+    const OpSpec& op = o_.ops[job.op_index];
+    const std::string name = op_dir_name(op.name);
+    const fs::path runs = dir_ / (warmup_ ? "warmup" : "runs");
+    fs::create_directories(runs);
+    fs::create_directories(dir_ / "logs");
+    OpLaunch l;
+    l.op = op;
+    l.device = device;
+    l.run_dir = (runs / name).string();
+    std::string moved = move_aside(l.run_dir);
+    if (!moved.empty()) log("op " + op.name + ": earlier run dir moved to " + moved);
+    l.log_path = (dir_ / "logs" / (name + (warmup_ ? ".warmup.log" : ".log"))).string();
+    l.warmed_on = job.warmed_on;
+    l.timeout_s = o_.timeout_s;
+    // One marker per attempt in the appended log.
+    append_record(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
+                                  op.name + " on device " + device_label(device) + " at " + iso_now() + "\n");
+    return l;
+  }
+
+  void started(const Job& job, const OpLaunch& l) override {
+    const std::string what = (warmup_ ? "warm-up " : "start   ") + o_.ops[job.op_index].name + " on device " +
+                             device_label(l.device) + (l.warmed_on.empty() ? "" : " (warmed on " + l.warmed_on + ")");
+    log(what);
+    if (!progress_tty()) progress_->line(what);
+  }
+
+  void finished(const Job& job, const OpLaunch& l, const OpOutcome& out) override {
+    const OpSpec& op = o_.ops[job.op_index];
+    progress_->op_done();
+    if (warmup_) {
+      const bool goes_on = out.status == Status::passed || out.status == Status::failed;
+      const std::string line = "warm-up " + op.name + " on device " + device_label(l.device) + ": " +
+                               to_string(out.status) + (goes_on ? "" : " (" + out.reason + ")");
+      log(line);
+      progress_->line(line);
+      if (goes_on) {
+        warmed_on_[job.op_index] = l.device.id;
+        return;
+      }
+      // A warm-up that crashed, hung or failed preflight ends the op here.
+    }
+    OpRow row;
+    row.op = op.name;
+    row.test_node = !out.test_node.empty() ? out.test_node : op.test_node;
+    row.status = out.status;
+    row.exit_code = out.exit_code;
+    row.signal = out.signal;
+    row.backend = backend_.name();
+    row.device_index = l.device.index;
+    row.device_id = !out.device_id.empty() ? out.device_id : l.device.id;
+    row.timer = out.timer;
+    row.bench_level = out.bench_level;
+    row.started = out.started;
+    row.seconds = out.seconds;
+    row.warmed_on = l.warmed_on;
+    row.attempt = attempts_[op.name] + 1;
+    row.run_dir = fs::relative(l.run_dir, dir_).string();
+    row.reason = one_line(out.reason);
+    record(row);
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1fs", row.seconds);
+    const std::string line = "[" + std::to_string(++finished_rows_) + "/" + std::to_string(todo_.size()) + "] " +
+                             to_string(row.status) + " " + op.name + " on device " + device_label(l.device) + " " +
+                             secs + (row.reason.empty() ? "" : "  " + row.reason);
+    log(line);
+    progress_->line(line);
+  }
+
+  void never_ran(const Job& job, Status status, const std::string& reason) override {
+    const OpSpec& op = o_.ops[job.op_index];
+    progress_->op_done();
+    OpRow row;
+    row.op = op.name;
+    row.test_node = op.test_node;
+    row.status = status;
+    row.backend = backend_.name();
+    row.started = iso_now();
+    row.warmed_on = job.warmed_on;
+    row.attempt = attempts_[op.name] + 1;
+    row.reason = reason;
+    record(row);
+    const std::string line = std::string(to_string(status)) + " " + op.name + ": " + reason;
+    log(line);
+    progress_->line(line);
+  }
+
+  void note(const std::string& line) override {
+    log(line);
+    progress_->line(line);
+  }
+
+  void tick(const std::vector<InFlight>& running) override { progress_->tick(running); }
+
+ private:
+  bool progress_tty() const { return isatty(1) == 1; }
+
+  static std::string one_line(std::string s) {
+    for (char& c : s) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    return s;
+  }
+
+  void say(const std::string& line) {
+    log(line);
+    std::cout << line << "\n" << std::flush;
+  }
+
+  void log(const std::string& line) {
+    try {
+      append_record((dir_ / "batch.log").string(), iso_now() + " " + one_line(line) + "\n");
+    } catch (const std::exception& e) {
+      std::cerr << "zlcore batch: " << e.what() << "\n";
+    }
+  }
+
+  void record(const OpRow& row) {
+    append_status_row((dir_ / kStatusFile).string(), row);
+    rows_.push_back(row);
+  }
+
+  std::string devices_text() const {
+    std::string s;
+    for (const Device& d : devices_) s += (s.empty() ? "" : ",") + std::to_string(d.index);
+    return s;
+  }
+
+  void prepare_directory() {
+    const fs::path csv = dir_ / kStatusFile;
+    if (fs::exists(csv) && !o_.resume) {
+      throw UsageError("--out " + dir_.string() + " already holds a batch; pass --resume to continue it, or another --out");
+    }
+    fs::create_directories(dir_);
+    // One batch per directory at a time; flock is released even on SIGKILL.
+    const std::string lock = (dir_ / ".batch.lock").string();
+    lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0 || flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
+    }
+    std::string note;
+    prepare_status_csv(csv.string(), &note);
+    if (!note.empty()) log(note);
+  }
+
+  void decide_work() {
+    t0_ = monotonic_seconds();
+    started_ = iso_now();
+    std::set<std::string> passed;
+    for (const OpRow& r : read_status_csv((dir_ / kStatusFile).string()).rows) {
+      attempts_[r.op]++;
+      if (r.status == Status::passed) passed.insert(r.op);
+      earlier_rows_.push_back(r);
+    }
+    for (size_t i = 0; i < o_.ops.size(); ++i) {
+      if (!passed.count(o_.ops[i].name)) todo_.push_back(i);
+    }
+  }
+
+  // Each op's last row, earlier sessions included, in the batch's op order.
+  std::vector<OpRow> latest_rows() const {
+    std::map<std::string, OpRow> last;
+    for (const OpRow& r : earlier_rows_) last[r.op] = r;
+    for (const OpRow& r : rows_) last[r.op] = r;
+    std::vector<OpRow> out;
+    for (const OpSpec& op : o_.ops) {
+      auto it = last.find(op.name);
+      if (it != last.end()) out.push_back(it->second);
+    }
+    return out;
+  }
+
+  void write_identity(const std::string& status) {
+    rapidjson::Document doc(rapidjson::kObjectType);
+    auto& a = doc.GetAllocator();
+    doc.AddMember("schema", 1, a);
+    doc.AddMember("zlcore_version", json::str(ZL_VERSION, a), a);
+    doc.AddMember("status", json::str(status, a), a);
+    doc.AddMember("started", json::str(started_, a), a);
+    if (status != "running") doc.AddMember("ended", json::str(iso_now(), a), a);
+    doc.AddMember("seconds", monotonic_seconds() - t0_, a);
+    doc.AddMember("resumed", o_.resume && !earlier_rows_.empty(), a);
+    doc.AddMember("pid", static_cast<int>(getpid()), a);
+    json::Value backend(rapidjson::kObjectType);
+    backend.AddMember("name", json::str(backend_.name(), a), a);
+    backend.AddMember("abi", json::str(backend_.abi(), a), a);
+    backend.AddMember("version", json::str(backend_.backend_version(), a), a);
+    backend.AddMember("path", json::str(backend_.path(), a), a);
+    doc.AddMember("backend", backend, a);
+    json::Value devices(rapidjson::kArrayType);
+    for (const Device& d : devices_) {
+      json::Value dv(rapidjson::kObjectType);
+      dv.AddMember("index", d.index, a);
+      dv.AddMember("id", json::str(d.id, a), a);
+      dv.AddMember("name", json::str(d.name, a), a);
+      devices.PushBack(dv, a);
+    }
+    doc.AddMember("devices", devices, a);
+    doc.AddMember("launcher", "local", a);
+    doc.AddMember("executor", json::str(executor_ ? executor_->kind() : "cold", a), a);
+    doc.AddMember("warmup_devices", o_.warmup_devices, a);
+    doc.AddMember("timeout_s", o_.timeout_s, a);
+    doc.AddMember("options", json::str_map(o_.recorded_options, a), a);
+    std::vector<std::string> ops;
+    for (const OpSpec& op : o_.ops) ops.push_back(op.name);
+    doc.AddMember("ops", json::str_array(ops, a), a);
+    std::map<std::string, int> counts;
+    for (const OpRow& r : latest_rows()) counts[to_string(r.status)]++;
+    json::Value c(rapidjson::kObjectType);
+    for (Status s : {Status::passed, Status::failed, Status::preflight_failed, Status::timeout, Status::crashed,
+                     Status::interrupted, Status::skipped}) {
+      c.AddMember(json::str(to_string(s), a), json::Value(counts[to_string(s)]), a);
+    }
+    c.AddMember("not_run", static_cast<int>(o_.ops.size() - latest_rows().size()), a);
+    doc.AddMember("counts", c, a);
+    write_file_atomic((dir_ / "batch_identity.json").string(), json::pretty(doc));
+  }
+
+  const BatchOptions& o_;
+  const Backend& backend_;
+  std::vector<Device> devices_;
+  fs::path dir_;
+  int lock_fd_ = -1;
+  double t0_ = 0;
+  std::string started_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Progress> progress_;
+  std::vector<size_t> todo_;
+  std::map<std::string, int> attempts_;
+  std::vector<OpRow> earlier_rows_, rows_;
+  std::map<size_t, std::string> warmed_on_;
+  bool warmup_ = false;
+  size_t finished_rows_ = 0;
+};
+
+class LocalLauncher : public Launcher {
+ public:
+  const char* name() const override { return "local"; }
+
+  int launch(const BatchOptions& o, const Backend& backend) override {
+    signals::install();
+    DeviceQuery q = backend.enumerate();
+    if (q.devices.empty()) {
+      throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+    }
+    std::vector<Device> devices;
+    for (int index : o.device_indices) {
+      auto it = std::find_if(q.devices.begin(), q.devices.end(), [&](const Device& d) { return d.index == index; });
+      if (it == q.devices.end()) throw UsageError("device " + std::to_string(index) + " is gone");
+      devices.push_back(*it);
+    }
+    BatchRun run(o, backend, devices);
+    return run.execute();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Launcher> make_local_launcher() { return std::make_unique<LocalLauncher>(); }
+
+}  // namespace zl::batch

@@ -1,0 +1,164 @@
+// The operators of a batch: a comma list, a text file (one per line) or a
+// YAML file with per-op node, dtypes and shape file.
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/batch.hpp"
+#include "zlcore/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zl::batch {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// A pytest node id (file::test) or a test file runs as --test-node; a bare
+// word is an op name that `zlcore run` resolves.
+OpSpec from_word(const std::string& word) {
+  OpSpec spec;
+  spec.name = word;
+  if (word.find("::") != std::string::npos || word.find(".py") != std::string::npos) {
+    spec.test_node = word;
+  } else {
+    spec.op = word;
+  }
+  return spec;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item = trim(item);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::vector<std::string> yaml_strings(const YAML::Node& n, const std::string& where) {
+  if (n.IsScalar()) return split_commas(n.as<std::string>());
+  if (!n.IsSequence()) throw UsageError(where + ": dtypes must be a list or a comma string");
+  std::vector<std::string> out;
+  for (const YAML::Node& item : n) out.push_back(item.as<std::string>());
+  return out;
+}
+
+OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& base_dir) {
+  const std::string where = "ops[" + std::to_string(index) + "]";
+  if (item.IsScalar()) return from_word(trim(item.as<std::string>()));
+  if (!item.IsMap()) throw UsageError(where + ": expected an op name or a map");
+  OpSpec spec;
+  for (const auto& kv : item) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (key == "name" || key == "op") {
+      spec.op = trim(v.as<std::string>());
+    } else if (key == "node" || key == "test_node") {
+      spec.test_node = trim(v.as<std::string>());
+    } else if (key == "dtypes") {
+      spec.dtypes = yaml_strings(v, where);
+    } else if (key == "shape_file" || key == "shapes") {
+      fs::path p = v.as<std::string>();
+      spec.shape_file = (p.is_absolute() ? p : fs::path(base_dir) / p).lexically_normal().string();
+    } else {
+      throw UsageError(where + ": unknown key '" + key + "' (name, node, dtypes, shape_file)");
+    }
+  }
+  if (spec.op.empty() && spec.test_node.empty()) throw UsageError(where + ": needs a name or a node");
+  spec.name = spec.op.empty() ? spec.test_node : spec.op;
+  return spec;
+}
+
+}  // namespace
+
+std::vector<OpSpec> parse_ops_flag(const std::string& list) {
+  std::vector<OpSpec> ops;
+  for (const std::string& word : split_commas(list)) ops.push_back(from_word(word));
+  return ops;
+}
+
+std::vector<OpSpec> parse_ops_text(const std::string& text) {
+  std::vector<OpSpec> ops;
+  std::stringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    line = trim(line);
+    if (!line.empty()) ops.push_back(from_word(line));
+  }
+  return ops;
+}
+
+std::vector<OpSpec> parse_ops_yaml(const std::string& text, const std::string& base_dir) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw UsageError(std::string("not valid YAML: ") + e.what());
+  }
+  YAML::Node list = doc.IsMap() ? doc["ops"] : doc;
+  if (!list || !list.IsSequence()) throw UsageError("expected a list of ops, or a map with an 'ops' list");
+  std::vector<OpSpec> ops;
+  try {
+    for (size_t i = 0; i < list.size(); ++i) ops.push_back(from_yaml_item(list[i], i, base_dir));
+  } catch (const YAML::Exception& e) {
+    throw UsageError(std::string("bad op entry: ") + e.what());
+  }
+  return ops;
+}
+
+std::vector<OpSpec> load_ops_file(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const std::exception&) {
+    throw UsageError("--ops-file: cannot read " + path);
+  }
+  const std::string ext = fs::path(path).extension().string();
+  std::vector<OpSpec> ops;
+  try {
+    ops = (ext == ".yaml" || ext == ".yml")
+              ? parse_ops_yaml(text, fs::absolute(path).parent_path().string())
+              : parse_ops_text(text);
+  } catch (const UsageError& e) {
+    throw UsageError("--ops-file " + path + ": " + e.what());
+  }
+  check_ops(ops, "--ops-file " + path);
+  return ops;
+}
+
+void check_ops(const std::vector<OpSpec>& ops, const std::string& what) {
+  if (ops.empty()) throw UsageError(what + ": no operators");
+  std::set<std::string> names, dirs;
+  for (const OpSpec& op : ops) {
+    if (!names.insert(op.name).second) throw UsageError(what + ": '" + op.name + "' is listed twice");
+    // Two names that map to one run directory would overwrite each other.
+    if (!dirs.insert(op_dir_name(op.name)).second) {
+      throw UsageError(what + ": '" + op.name + "' collides with another op's directory " + op_dir_name(op.name));
+    }
+  }
+}
+
+std::string op_dir_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    out += safe ? c : '_';
+  }
+  if (out.empty() || out[0] == '.') out = "_" + out;
+  return out;
+}
+
+}  // namespace zl::batch

@@ -1,0 +1,134 @@
+#include "progress.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "zlcore/process.hpp"
+
+namespace zl::batch {
+namespace {
+
+std::string duration(double s) {
+  char buf[32];
+  long t = static_cast<long>(s + 0.5);
+  if (t >= 3600) {
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  } else if (t >= 60) {
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1fs", s);
+  }
+  return buf;
+}
+
+}  // namespace
+
+Progress::Progress(bool tty, size_t total, size_t done_before)
+    : tty_(tty), total_(total), done_(done_before), started_(monotonic_seconds()), phase_started_(started_) {}
+
+void Progress::set_phase(const std::string& phase, size_t jobs) {
+  phase_ = phase;
+  phase_jobs_ = jobs;
+  phase_done_ = 0;
+  phase_started_ = monotonic_seconds();
+}
+
+void Progress::clear() {
+  if (tty_ && drawn_) {
+    std::cout << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+}
+
+void Progress::line(const std::string& text) {
+  clear();
+  std::cout << text << "\n" << std::flush;
+  if (tty_) draw(last_running_);
+}
+
+void Progress::op_done() {
+  ++phase_done_;
+  if (phase_ != "warm-up") ++done_;
+}
+
+void Progress::tick(const std::vector<InFlight>& running) {
+  last_running_ = running;
+  if (!tty_) return;
+  const double now = monotonic_seconds();
+  if (now - last_draw_ < 0.25) return;
+  draw(running);
+}
+
+void Progress::draw(const std::vector<InFlight>& running) {
+  if (!tty_) return;
+  last_draw_ = monotonic_seconds();
+  const double elapsed = last_draw_ - started_;
+  std::ostringstream out;
+  if (phase_ == "warm-up") {
+    out << "warm-up " << phase_done_ << "/" << phase_jobs_;
+  } else {
+    out << done_ << "/" << total_ << " done";
+  }
+  std::vector<InFlight> sorted = running;
+  std::sort(sorted.begin(), sorted.end(), [](const InFlight& a, const InFlight& b) { return a.device_index < b.device_index; });
+  out << " |";
+  for (const InFlight& r : sorted) out << " " << r.device_index << ":" << r.op << " " << duration(r.seconds);
+  out << " | " << duration(elapsed);
+  // Throughput so far in this phase times what is left of it.
+  const double phase_elapsed = last_draw_ - phase_started_;
+  if (phase_done_ > 0 && phase_jobs_ > phase_done_) {
+    out << " | ~" << duration(phase_elapsed / phase_done_ * (phase_jobs_ - phase_done_)) << " left";
+  }
+  std::string text = out.str();
+  const size_t width = 200;
+  if (text.size() > width) text = text.substr(0, width - 3) + "...";
+  std::cout << "\r\033[K" << text << std::flush;
+  drawn_ = true;
+}
+
+std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std::string>& not_run, double seconds) {
+  size_t op_w = 2, status_w = 6;
+  for (const OpRow& r : rows) {
+    op_w = std::max(op_w, r.op.size());
+    status_w = std::max(status_w, std::string(to_string(r.status)).size());
+  }
+  std::ostringstream out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9s  %s\n", static_cast<int>(op_w), "op", static_cast<int>(status_w),
+                "status", "device", "seconds", "reason");
+  out << buf;
+  std::map<std::string, int> counts;
+  for (const OpRow& r : rows) {
+    std::string reason = r.reason;
+    if (r.status == Status::crashed && r.signal && reason.find("signal") == std::string::npos) {
+      reason = "signal " + std::to_string(r.signal) + (reason.empty() ? "" : ": " + reason);
+    }
+    if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
+    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9.1f  %s\n", static_cast<int>(op_w), r.op.c_str(),
+                  static_cast<int>(status_w), to_string(r.status),
+                  r.device_index < 0 ? "-" : std::to_string(r.device_index).c_str(), r.seconds, reason.c_str());
+    out << buf;
+    counts[to_string(r.status)]++;
+  }
+  for (const std::string& name : not_run) {
+    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9s  %s\n", static_cast<int>(std::max(op_w, name.size())), name.c_str(),
+                  static_cast<int>(status_w), "-", "-", "-", "not run; --resume runs it");
+    out << buf;
+  }
+  if (!not_run.empty()) counts["not run"] = static_cast<int>(not_run.size());
+  out << "\n" << rows.size() + not_run.size() << " ops:";
+  bool first = true;
+  for (const auto& [status, n] : counts) {
+    out << (first ? " " : ", ") << n << " " << status;
+    first = false;
+  }
+  out << "; " << duration(seconds) << "\n";
+  return out.str();
+}
+
+}  // namespace zl::batch

@@ -1,0 +1,187 @@
+// ops_status.csv: one RFC 4180 record per finished op, appended with one
+// write(2) each, so the file is valid CSV after a kill at any moment.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/batch.hpp"
+
+namespace zl::batch {
+namespace {
+
+const std::vector<std::string> kColumns = {
+    "op",        "test_node", "status",  "exit_code", "signal",  "backend", "device_index", "device_id", "timer",
+    "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason"};
+
+std::string quote(const std::string& field) {
+  bool needs = field.find_first_of(",\"\r\n") != std::string::npos || (!field.empty() && (field.front() == ' ' || field.back() == ' '));
+  if (!needs) return field;
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string join_record(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out += ',';
+    out += quote(fields[i]);
+  }
+  return out + "\n";
+}
+
+int to_int(const std::string& s, int fallback) {
+  try {
+    return s.empty() ? fallback : std::stoi(s);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::passed: return "passed";
+    case Status::failed: return "failed";
+    case Status::preflight_failed: return "preflight_failed";
+    case Status::timeout: return "timeout";
+    case Status::crashed: return "crashed";
+    case Status::interrupted: return "interrupted";
+    case Status::skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::optional<Status> parse_status(const std::string& s) {
+  for (Status st : {Status::passed, Status::failed, Status::preflight_failed, Status::timeout, Status::crashed,
+                    Status::interrupted, Status::skipped}) {
+    if (s == to_string(st)) return st;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> csv_columns() { return kColumns; }
+std::string csv_header() { return join_record(kColumns); }
+
+std::string csv_record(const OpRow& r) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f", r.seconds);
+  return join_record({r.op, r.test_node, to_string(r.status), std::to_string(r.exit_code),
+                      std::to_string(r.signal), r.backend, std::to_string(r.device_index), r.device_id, r.timer,
+                      r.bench_level, r.started, seconds, r.warmed_on, std::to_string(r.attempt), r.run_dir, r.reason});
+}
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string field;
+  bool in_quotes = false;
+  bool any = false;  // the current record has started
+  size_t i = 0;
+  while (i < text.size()) {
+    char c = text[i];
+    any = true;
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      in_quotes = true;
+    } else if (c == ',') {
+      record.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      record.push_back(std::move(field));
+      field.clear();
+      records.push_back(std::move(record));
+      record.clear();
+      any = false;
+    } else {
+      field += c;
+    }
+    ++i;
+  }
+  // Whatever follows the last line end was cut off mid-write: every record
+  // this tool writes ends with '\n'.
+  if (dropped_tail) *dropped_tail = any;
+  return records;
+}
+
+StatusFile read_status_csv(const std::string& path) {
+  const std::string text = read_file(path);
+  StatusFile out;
+  auto records = parse_csv(text, &out.dropped_tail);
+  out.valid_bytes = text.size();
+  if (out.dropped_tail) {
+    size_t nl = text.find_last_of('\n');
+    out.valid_bytes = nl == std::string::npos ? 0 : nl + 1;
+  }
+  if (records.empty()) return out;  // only a torn header: nothing done yet
+  if (records[0] != kColumns) throw std::runtime_error(path + ": the header is not zlcore batch's");
+  for (size_t i = 1; i < records.size(); ++i) {
+    const auto& f = records[i];
+    auto status = f.size() == kColumns.size() ? parse_status(f[2]) : std::nullopt;
+    if (!status) throw std::runtime_error(path + ": record " + std::to_string(i + 1) + " is malformed");
+    OpRow r;
+    r.op = f[0];
+    r.test_node = f[1];
+    r.status = *status;
+    r.exit_code = to_int(f[3], -1);
+    r.signal = to_int(f[4], 0);
+    r.backend = f[5];
+    r.device_index = to_int(f[6], -1);
+    r.device_id = f[7];
+    r.timer = f[8];
+    r.bench_level = f[9];
+    r.started = f[10];
+    try {
+      r.seconds = f[11].empty() ? 0 : std::stod(f[11]);
+    } catch (const std::exception&) {
+      r.seconds = 0;
+    }
+    r.warmed_on = f[12];
+    r.attempt = to_int(f[13], 1);
+    r.run_dir = f[14];
+    r.reason = f[15];
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
+void prepare_status_csv(const std::string& path, std::string* note) {
+  if (!std::filesystem::exists(path)) {
+    write_file_atomic(path, csv_header());
+    return;
+  }
+  StatusFile current = read_status_csv(path);
+  const std::string text = read_file(path);
+  if (current.valid_bytes == 0) {
+    // Not even the header survived.
+    write_file_atomic(path, csv_header());
+    if (note) *note = "ops_status.csv had no whole header; rewrote it";
+    return;
+  }
+  if (current.dropped_tail) {
+    write_file_atomic(path, text.substr(0, current.valid_bytes));
+    if (note) *note = "ops_status.csv ended in a torn line; dropped: " + text.substr(current.valid_bytes);
+  }
+}
+
+void append_status_row(const std::string& path, const OpRow& row) { append_record(path, csv_record(row)); }
+
+}  // namespace zl::batch

@@ -1,0 +1,174 @@
+// `zlcore batch`: many ops over the devices of one host (core/src/batch/).
+// This file turns the command line into BatchOptions; the launcher does the rest.
+#include <ctime>
+#include <iostream>
+
+#include "command.hpp"
+#include "plan_options.hpp"
+#include "zlcore/batch.hpp"
+#include "zlcore/errors.hpp"
+
+namespace zl::cli {
+namespace {
+
+// `zlcore run` options every op gets, forwarded only when given here (a
+// variable such as BENCH_LEVEL reaches the child through the environment).
+const char* const kRunFlags[] = {"flaggems-dir",  "level",      "mode",          "shape-mode",  "shape-file",
+                                 "autotune",      "isolate-tuner-cache", "timer", "enable-cudagraph",
+                                 "direct-repeat", "python"};
+
+double parse_seconds(const std::string& text, const std::string& what) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used == text.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(what + ": '" + text + "' is not a number of seconds");
+}
+
+int parse_count(const std::string& text, const std::string& what) {
+  try {
+    size_t used = 0;
+    int v = std::stoi(text, &used);
+    if (used == text.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(what + ": '" + text + "' is not a non-negative integer");
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string default_out(const std::string& backend) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return "runs/batch-" + std::string(buf) + "-" + backend;
+}
+
+}  // namespace
+
+int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
+  po::options_description desc("batch: run many ops over the devices of this host, one `zlcore run` per op");
+  desc.add_options()
+      ("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")
+      ("devices", po::value<std::string>(), "device indices: all (default), 0,2 or ranges like 0-3")
+      ("gpus", po::value<std::string>(), "alias of --devices")
+      ("ops", po::value<std::string>(), "ops to run: a,b,c (op names or pytest node ids)")
+      ("ops-file", po::value<std::string>(), "ops file: one per line (# comments), or .yaml/.yml with per-op node, dtypes, shape_file")
+      ("out", po::value<std::string>(), "batch directory (default runs/batch-<timestamp>-<backend>)")
+      ("resume", "continue the batch in --out: ops already passed are skipped, the rest run again")
+      ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 1800; 0: none)")
+      ("parallel-warmup-gpus", po::value<std::string>(), "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")
+      ("launcher", po::value<std::string>()->default_value("local"), "where the batch runs: local")
+      ("no-idle-check", "start ops on a device without checking it is idle")
+      ("idle-util", po::value<std::string>(), "a device above this utilization % is busy (default 10)")
+      ("idle-mem-mib", po::value<std::string>(), "a device with more memory in use (MiB) is busy (default 2048)")
+      ("busy-recheck", po::value<std::string>(), "seconds before a busy device is asked again (default 5)")
+      ("busy-give-up", po::value<std::string>(), "seconds with every device busy and none running before the rest are skipped (default 600)")
+      // zlcore run's options, for every op.
+      ("flaggems-dir", po::value<std::string>(), "FlagGems checkout (see zlcore run)")
+      ("level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL)")
+      ("mode", po::value<std::string>(), "FlagGems' --mode")
+      ("dtypes", po::value<std::string>(), "dtypes a,b (an op's own dtypes in a YAML ops file win)")
+      ("shape-mode", po::value<std::string>(), "upstream or file (env SHAPE_MODE)")
+      ("shape-file", po::value<std::string>(), "shape file for --shape-mode file (env SHAPE_FILE)")
+      ("replay-from", po::value<std::string>(), "a run dir, or a batch dir (each op replays its own runs/<op>)")
+      ("autotune", po::value<std::string>(), "tune, record or replay")
+      ("isolate-tuner-cache", po::value<std::string>(), "0 or 1 (env ZL_ISOLATE_TUNER_CACHE)")
+      ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")
+      ("python", po::value<std::string>(), "the Python that runs pytest");
+  add_plan_options(desc);
+  add_help(desc);
+  po::variables_map vm;
+  if (!parse("batch", desc, args, vm)) return 0;
+
+  const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
+  if (vm["launcher"].as<std::string>() != "local") {
+    throw UsageError("--launcher: '" + vm["launcher"].as<std::string>() + "' is not available (local)");
+  }
+  // A bad --timer fails here once, not as one preflight failure per op.
+  make_plan(backend, vm);
+
+  batch::BatchOptions o;
+  o.backend = backend.name();
+  o.backend_dir = ctx.backend_dir();
+
+  // Devices: --gpus is an alias; both given must agree.
+  std::string devices_spec = vm.count("devices") ? vm["devices"].as<std::string>() : "";
+  if (vm.count("gpus")) {
+    const std::string gpus = vm["gpus"].as<std::string>();
+    if (!devices_spec.empty() && devices_spec != gpus) throw UsageError("--devices and --gpus disagree; give one");
+    devices_spec = gpus;
+  }
+  DeviceQuery q = backend.enumerate();
+  if (q.devices.empty()) {
+    throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+  }
+  std::vector<int> valid;
+  for (const Device& d : q.devices) valid.push_back(d.index);
+  o.device_indices = batch::parse_device_list(devices_spec.empty() ? "all" : devices_spec, valid,
+                                              vm.count("gpus") && !vm.count("devices") ? "--gpus" : "--devices");
+
+  if (vm.count("ops") && vm.count("ops-file")) throw UsageError("give --ops or --ops-file, not both");
+  if (vm.count("ops")) {
+    o.ops = batch::parse_ops_flag(vm["ops"].as<std::string>());
+    batch::check_ops(o.ops, "--ops");
+  } else if (vm.count("ops-file")) {
+    o.ops = batch::load_ops_file(vm["ops-file"].as<std::string>());
+  } else {
+    throw UsageError("batch: give the ops with --ops a,b,c or --ops-file F");
+  }
+
+  o.resume = vm.count("resume") > 0;
+  if (o.resume && !vm.count("out")) throw UsageError("--resume needs --out, the batch directory to continue");
+  o.out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(backend.name());
+  o.timeout_s = parse_seconds(vm.count("timeout") ? vm["timeout"].as<std::string>() : "1800", "--timeout");
+  o.warmup_devices = parse_count(flag_or_env(vm, "parallel-warmup-gpus", "PARALLEL_WARMUP_GPUS", "0"),
+                                 "--parallel-warmup-gpus / PARALLEL_WARMUP_GPUS");
+  if (o.warmup_devices > 0 && flag_or_env(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", "0") == "1") {
+    throw UsageError("--parallel-warmup-gpus needs the shared tuner cache; it cannot warm an isolated one");
+  }
+
+  o.idle.check = vm.count("no-idle-check") == 0;
+  if (vm.count("idle-util")) o.idle.max_util_percent = parse_count(vm["idle-util"].as<std::string>(), "--idle-util");
+  if (vm.count("idle-mem-mib")) o.idle.max_mem_used_mib = parse_count(vm["idle-mem-mib"].as<std::string>(), "--idle-mem-mib");
+  if (vm.count("busy-recheck")) o.idle.recheck_s = parse_seconds(vm["busy-recheck"].as<std::string>(), "--busy-recheck");
+  if (vm.count("busy-give-up")) o.idle.give_up_s = parse_seconds(vm["busy-give-up"].as<std::string>(), "--busy-give-up");
+
+  for (const char* flag : kRunFlags) {
+    if (vm.count(flag)) o.run.flags.emplace_back(std::string("--") + flag, vm[flag].as<std::string>());
+  }
+  if (vm.count("dtypes")) o.run.dtypes = split(vm["dtypes"].as<std::string>());
+  if (vm.count("replay-from")) o.run.replay_from = vm["replay-from"].as<std::string>();
+
+  // What batch_identity.json records: every option as given, flag over env.
+  for (const auto& [flag, value] : o.run.flags) o.recorded_options[flag.substr(2)] = value;
+  if (vm.count("dtypes")) o.recorded_options["dtypes"] = vm["dtypes"].as<std::string>();
+  if (vm.count("replay-from")) o.recorded_options["replay-from"] = o.run.replay_from;
+  o.recorded_options["devices"] = devices_spec.empty() ? "all" : devices_spec;
+  if (vm.count("ops")) o.recorded_options["ops"] = vm["ops"].as<std::string>();
+  if (vm.count("ops-file")) o.recorded_options["ops-file"] = vm["ops-file"].as<std::string>();
+  for (const char* env : {"BENCH_LEVEL", "SHAPE_MODE", "SHAPE_FILE", "REPLAY_FROM", "ZL_ISOLATE_TUNER_CACHE",
+                          "ZL_ENABLE_CUDAGRAPH", "ZL_DIRECT_REPEAT", "PARALLEL_WARMUP_GPUS"}) {
+    if (const char* v = std::getenv(env)) o.recorded_options[std::string("env:") + env] = v;
+  }
+
+  std::unique_ptr<batch::Launcher> launcher = batch::make_local_launcher();
+  return launcher->launch(o, backend);
+}
+
+}  // namespace zl::cli
