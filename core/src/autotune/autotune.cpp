@@ -1,16 +1,390 @@
+// Record and replay of autotune winners (docs/autotune.md). The core owns the
+// LibTuner side: it reads FlagGems' SQLite winners tables after a recorded run
+// and rebuilds them before a replay. Plain @triton.autotune winners live only
+// in the child's memory, so the Python plugin (zlcore_pytest.autotune) records
+// and pins those; the core hashes its files with the rest.
 #include "zlcore/autotune.hpp"
 
-#include <filesystem>
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <rapidjson/document.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "../util/json.hpp"
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/sha256.hpp"
 
 namespace zl {
-namespace fs = std::filesystem;
+namespace {
 
-AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::string& replay_from, bool /*force*/,
+namespace fs = std::filesystem;
+using json::Alloc;
+using json::Value;
+
+constexpr int kSchema = 1;
+constexpr size_t kMissExamples = 5;
+
+std::string quote_ident(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+bool is_timing_table(const std::string& name) { return name.find("_benchmark") != std::string::npos; }
+
+// Parsed JSON of a file, or an empty object when it is missing or unreadable:
+// side files are bookkeeping, never a reason to fail a finished run.
+rapidjson::Document load_json(const fs::path& file) {
+  rapidjson::Document d;
+  std::error_code ec;
+  if (fs::is_regular_file(file, ec)) {
+    try {
+      d.Parse(read_file(file.string()).c_str());
+    } catch (const std::exception&) {
+      d.SetNull();
+    }
+  }
+  if (d.HasParseError() || !d.IsObject()) d.SetObject();
+  return d;
+}
+
+const Value* member(const Value& v, const char* key) {
+  if (!v.IsObject()) return nullptr;
+  auto it = v.FindMember(key);
+  return it == v.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string str_member(const Value& v, const char* key) {
+  const Value* m = member(v, key);
+  return m != nullptr && m->IsString() ? m->GetString() : std::string();
+}
+
+int int_member(const Value& v, const char* key, int fallback) {
+  const Value* m = member(v, key);
+  return m != nullptr && m->IsInt() ? m->GetInt() : fallback;
+}
+
+// <kernel>_<32 hex kernel_hash>[_suffix]-<32 hex md5 of key column names>:
+// FlagGems' (and the example suite's) winners table name.
+void split_table_name(const std::string& table, std::string* kernel, std::string* kernel_hash) {
+  static const std::regex re("^(.*?)_([0-9a-f]{32})(_.*)?-([0-9a-f]{32})$");
+  std::smatch m;
+  if (std::regex_match(table, m, re)) {
+    *kernel = m[1];
+    *kernel_hash = m[2];
+  } else {
+    *kernel = table;
+    kernel_hash->clear();
+  }
+}
+
+std::string safe_file_name(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  return out.substr(0, 200);
+}
+
+Value sqlite_value(const SQLite::Column& c, Alloc& a) {
+  if (c.isInteger()) return Value(static_cast<int64_t>(c.getInt64()));
+  if (c.isFloat()) return Value(c.getDouble());
+  if (c.isNull()) return Value(rapidjson::kNullType);
+  return json::str(c.getString(), a);
+}
+
+// ------------------------------------------------------------------ lookups
+
+// What the child reported looking up: (table, key) -> found in the DB already.
+struct Lookups {
+  std::map<WinnerKey, bool> seen;
+  bool any_reporter = false;
+};
+
+Lookups read_lookups(const Value& plugin, const Value& suite) {
+  Lookups l;
+  if (const Value* list = member(plugin, "libtuner_lookups"); list != nullptr && list->IsArray()) {
+    l.any_reporter = true;
+    for (const Value& e : list->GetArray()) {
+      WinnerKey k{str_member(e, "table"), str_member(e, "key")};
+      const Value* hit = member(e, "hit");
+      l.seen.emplace(k, hit != nullptr && hit->IsBool() && hit->GetBool());
+    }
+  }
+  // The example suite's tuner reports its keys per kernel with where each
+  // winner came from (tuned | cache | pinned).
+  if (const Value* kernels = member(suite, "kernels"); kernels != nullptr && kernels->IsObject()) {
+    l.any_reporter = true;
+    for (auto it = kernels->MemberBegin(); it != kernels->MemberEnd(); ++it) {
+      std::string table = str_member(it->value, "table");
+      const Value* sources = member(it->value, "sources");
+      if (table.empty() || sources == nullptr || !sources->IsObject()) continue;
+      for (auto s = sources->MemberBegin(); s != sources->MemberEnd(); ++s) {
+        bool hit = s->value.IsString() && std::string(s->value.GetString()) == "cache";
+        l.seen.emplace(WinnerKey{table, s->name.GetString()}, hit);
+      }
+    }
+  }
+  return l;
+}
+
+// ------------------------------------------------------------------ record
+
+struct Harvest {
+  int files = 0;
+  int rows = 0;
+  Value kernels{rapidjson::kArrayType};
+};
+
+// Writes libtuner/<db stem>/<table>.json for every winners table with rows
+// the run used: all rows of an isolated cache (the run made them all); in a
+// shared cache the rows new in this run plus those the child looked up.
+void harvest_libtuner(const CacheDirs& dirs, const CacheSnapshot& before, const Lookups& lookups,
+                      const fs::path& out_dir, Alloc& ma, Harvest* h) {
+  for (const std::string& db_path : libtuner_db_files(dirs.flaggems)) {
+    const std::string db_file = fs::path(db_path).filename().string();
+    const std::string db_stem = fs::path(db_path).stem().string();
+    try {
+      SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+      db.exec("PRAGMA busy_timeout = 5000");
+      std::vector<std::string> tables;
+      SQLite::Statement list(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name");
+      while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
+      for (const std::string& table : tables) {
+        if (is_timing_table(table)) continue;
+        struct Col {
+          std::string name, type;
+          int pk;
+        };
+        std::vector<Col> cols;
+        std::vector<std::string> keys;
+        SQLite::Statement info(db, "PRAGMA table_info(" + quote_ident(table) + ")");
+        while (info.executeStep()) {
+          Col c{info.getColumn(1).getString(), info.getColumn(2).getString(), info.getColumn(5).getInt()};
+          if (c.name.rfind("key_", 0) == 0) keys.push_back(c.name);
+          cols.push_back(c);
+        }
+        if (keys.empty()) continue;
+        // The key spelled exactly as snapshot_cache spells it (SQLite's own
+        // text conversion), so "new in this run" and lookups compare equal.
+        std::string key_expr;
+        for (const std::string& k : keys) key_expr += (key_expr.empty() ? "" : " || ',' || ") + quote_ident(k);
+        SQLite::Statement rows(db, "SELECT " + key_expr + ", * FROM " + quote_ident(table));
+
+        rapidjson::Document doc;
+        doc.SetObject();
+        Alloc& a = doc.GetAllocator();
+        std::vector<std::pair<std::string, Value>> entries;
+        while (rows.executeStep()) {
+          std::string ks = rows.getColumn(0).getString();
+          WinnerKey wk{table, ks};
+          bool used = dirs.isolated || !before.winners.count(wk) || lookups.seen.count(wk);
+          if (!used) continue;
+          Value key(rapidjson::kArrayType), config(rapidjson::kObjectType);
+          for (size_t i = 0; i < cols.size(); ++i) {
+            Value v = sqlite_value(rows.getColumn(static_cast<int>(i + 1)), a);
+            if (cols[i].name.rfind("key_", 0) == 0) {
+              key.PushBack(v, a);
+            } else {
+              config.AddMember(json::str(cols[i].name, a), v, a);
+            }
+          }
+          Value e(rapidjson::kObjectType);
+          e.AddMember("key_string", json::str(ks, a), a);
+          e.AddMember("key", key, a);
+          e.AddMember("config", config, a);
+          entries.emplace_back(ks, std::move(e));
+        }
+        if (entries.empty()) continue;
+        std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+
+        std::string kernel, kernel_hash;
+        split_table_name(table, &kernel, &kernel_hash);
+        doc.AddMember("schema", kSchema, a);
+        doc.AddMember("kind", "libtuner", a);
+        doc.AddMember("db_file", json::str(db_file, a), a);
+        doc.AddMember("table", json::str(table, a), a);
+        doc.AddMember("kernel", json::str(kernel, a), a);
+        doc.AddMember("kernel_hash", json::str(kernel_hash, a), a);
+        Value columns(rapidjson::kArrayType), key_cols(rapidjson::kArrayType), fields(rapidjson::kArrayType);
+        for (const Col& c : cols) {
+          Value col(rapidjson::kObjectType);
+          col.AddMember("name", json::str(c.name, a), a);
+          col.AddMember("type", json::str(c.type, a), a);
+          col.AddMember("pk", c.pk, a);
+          columns.PushBack(col, a);
+          (c.name.rfind("key_", 0) == 0 ? key_cols : fields).PushBack(json::str(c.name, a), a);
+        }
+        doc.AddMember("columns", columns, a);
+        doc.AddMember("key_columns", key_cols, a);
+        doc.AddMember("config_fields", fields, a);
+        Value list_v(rapidjson::kArrayType);
+        for (auto& [ks, e] : entries) list_v.PushBack(e, a);
+        doc.AddMember("entries", list_v, a);
+
+        fs::path file = out_dir / "libtuner" / safe_file_name(db_stem) / (safe_file_name(table) + ".json");
+        fs::create_directories(file.parent_path());
+        write_file_atomic(file.string(), json::pretty(doc));
+        h->files++;
+        h->rows += static_cast<int>(entries.size());
+        Value k(rapidjson::kObjectType);
+        k.AddMember("kind", "libtuner", ma);
+        k.AddMember("kernel", json::str(kernel, ma), ma);
+        k.AddMember("table", json::str(table, ma), ma);
+        k.AddMember("db_file", json::str(db_file, ma), ma);
+        k.AddMember("kernel_hash", json::str(kernel_hash, ma), ma);
+        k.AddMember("entries", static_cast<int>(entries.size()), ma);
+        h->kernels.PushBack(k, ma);
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "zlcore: autotune record: cannot read " << db_path << ": " << e.what() << "\n";
+    }
+  }
+}
+
+// Summaries of the plugin's plain-autotune files, for the manifest.
+void summarize_triton_records(const fs::path& out_dir, Alloc& ma, Harvest* h) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(out_dir / "triton_autotune", ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".json") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    rapidjson::Document d = load_json(f);
+    const Value* entries = member(d, "entries");
+    int n = entries != nullptr && entries->IsArray() ? static_cast<int>(entries->Size()) : 0;
+    Value k(rapidjson::kObjectType);
+    k.AddMember("kind", "triton_autotune", ma);
+    k.AddMember("id", json::str(str_member(d, "id"), ma), ma);
+    k.AddMember("kernel", json::str(str_member(d, "kernel"), ma), ma);
+    k.AddMember("source_hash", json::str(str_member(d, "source_hash"), ma), ma);
+    k.AddMember("entries", n, ma);
+    h->kernels.PushBack(k, ma);
+    h->files++;
+    h->rows += n;
+  }
+}
+
+// ------------------------------------------------------------------ replay
+
+// Recreates one recorded table in the replay's LibTuner DB, with the recorded
+// column types and primary key, so FlagGems' SQLAlchemy automap finds it as
+// if LibTuner had written it.
+int rebuild_table(const rapidjson::Document& doc, const fs::path& config_cache) {
+  std::string db_file = str_member(doc, "db_file");
+  std::string table = str_member(doc, "table");
+  const Value* columns = member(doc, "columns");
+  const Value* entries = member(doc, "entries");
+  if (db_file.empty() || table.empty() || columns == nullptr || !columns->IsArray() || entries == nullptr ||
+      !entries->IsArray()) {
+    throw std::runtime_error("not a LibTuner record (db_file, table, columns, entries)");
+  }
+  fs::create_directories(config_cache);
+  SQLite::Database db((config_cache / safe_file_name(db_file)).string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  db.exec("PRAGMA busy_timeout = 5000");
+  std::vector<std::string> names;
+  std::map<int, std::string> pks;  // PRAGMA table_info's pk: the column's place in the primary key
+  std::string defs;
+  for (const Value& c : columns->GetArray()) {
+    std::string name = str_member(c, "name"), type = str_member(c, "type");
+    names.push_back(name);
+    if (int_member(c, "pk", 0) > 0) pks[int_member(c, "pk", 0)] = name;
+    defs += (defs.empty() ? "" : ", ") + quote_ident(name) + (type.empty() ? "" : " " + type) +
+            (int_member(c, "pk", 0) > 0 ? " NOT NULL" : "");
+  }
+  std::string pk;
+  for (const auto& [place, p] : pks) pk += (pk.empty() ? "" : ", ") + quote_ident(p);
+  SQLite::Transaction tx(db);
+  db.exec("CREATE TABLE IF NOT EXISTS " + quote_ident(table) + " (" + defs + (pk.empty() ? "" : ", PRIMARY KEY (" + pk + ")") + ")");
+  std::string marks, cols;
+  for (const std::string& n : names) {
+    marks += marks.empty() ? "?" : ", ?";
+    cols += (cols.empty() ? "" : ", ") + quote_ident(n);
+  }
+  SQLite::Statement ins(db, "INSERT OR IGNORE INTO " + quote_ident(table) + " (" + cols + ") VALUES (" + marks + ")");
+  int rows = 0;
+  for (const Value& e : entries->GetArray()) {
+    const Value* key = member(e, "key");
+    const Value* config = member(e, "config");
+    if (key == nullptr || !key->IsArray() || config == nullptr || !config->IsObject()) continue;
+    size_t ki = 0;
+    ins.reset();
+    ins.clearBindings();
+    for (size_t i = 0; i < names.size(); ++i) {
+      const Value* v = nullptr;
+      if (names[i].rfind("key_", 0) == 0) {
+        v = ki < key->Size() ? &(*key)[static_cast<rapidjson::SizeType>(ki)] : nullptr;
+        ++ki;
+      } else {
+        v = member(*config, names[i].c_str());
+      }
+      int idx = static_cast<int>(i + 1);
+      if (v == nullptr || v->IsNull()) {
+        ins.bind(idx);
+      } else if (v->IsBool()) {
+        ins.bind(idx, v->GetBool() ? 1 : 0);
+      } else if (v->IsInt64()) {
+        ins.bind(idx, static_cast<int64_t>(v->GetInt64()));
+      } else if (v->IsNumber()) {
+        ins.bind(idx, v->GetDouble());
+      } else if (v->IsString()) {
+        ins.bind(idx, std::string(v->GetString()));
+      } else {
+        ins.bind(idx, json::compact(*v));
+      }
+    }
+    rows += ins.exec();
+  }
+  tx.commit();
+  return rows;
+}
+
+std::vector<fs::path> json_files_under(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().extension() == ".json") out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::string records_hash(const std::string& records_dir, std::map<std::string, std::string>* files) {
+  std::map<std::string, std::string> hashes;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(records_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    std::string rel = fs::relative(it->path(), records_dir, ec).generic_string();
+    if (rel == "manifest.json" || it->path().filename().string().rfind('.', 0) == 0) continue;
+    hashes[rel] = sha256_hex(read_file(it->path().string()));
+  }
+  std::string lines;
+  for (const auto& [rel, h] : hashes) lines += h + "  " + rel + "\n";
+  if (files != nullptr) *files = hashes;
+  return sha256_hex(lines);
+}
+
+bool autotune_replays(const std::string& requested_mode, const std::string& replay_from) {
+  return requested_mode == "replay" || (requested_mode.empty() && !replay_from.empty());
+}
+
+AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::string& replay_from, bool force,
                                const CacheDirs& dirs, const std::string& run_dir) {
   AutotuneSetup s;
   s.mode = requested_mode;
+  s.force = force;
   if (s.mode.empty()) s.mode = !replay_from.empty() ? "replay" : (dirs.isolated ? "record" : "tune");
   if (s.mode != "tune" && s.mode != "record" && s.mode != "replay") {
     throw UsageError("--autotune must be tune, record or replay, not '" + s.mode + "'");
@@ -23,18 +397,161 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   }
   s.child_env["ZL_AUTOTUNE_MODE"] = s.mode;
   if (s.mode == "record") {
-    s.child_env["ZL_AUTOTUNE_RECORD_DIR"] = (fs::path(run_dir) / "autotune_records").string();
+    fs::path records = fs::path(run_dir) / "autotune_records";
+    fs::create_directories(records);
+    s.child_env["ZL_AUTOTUNE_RECORD_DIR"] = records.string();
   }
-  if (s.mode == "replay") {
-    fs::path r(replay_from);
-    s.records_dir = (r.filename() == "autotune_records" ? r : r / "autotune_records").string();
-    s.child_env["ZL_REPLAY_RECORDS"] = s.records_dir;
+  if (s.mode != "replay") return s;
+
+  // Replay: the source, its manifest, and a cache holding nothing but it.
+  fs::path r = fs::absolute(replay_from).lexically_normal();
+  if (r.filename().empty()) r = r.parent_path();
+  fs::path records = r.filename() == "autotune_records" ? r : r / "autotune_records";
+  s.records_dir = records.string();
+  std::error_code ec;
+  if (!fs::is_regular_file(records / "manifest.json", ec)) {
+    throw UsageError(records.string() + " has no manifest.json: not the records of a zlcore run in record mode "
+                     "(--replay-from / REPLAY_FROM)");
   }
+  rapidjson::Document manifest = load_json(records / "manifest.json");
+  s.source_run_id = str_member(manifest, "run_id");
+  s.manifest_hash = str_member(manifest, "records_hash");
+  s.source_triton = str_member(manifest, "triton_version");
+  s.records_hash = records_hash(s.records_dir);
+  if (!s.manifest_hash.empty() && s.manifest_hash != s.records_hash) {
+    std::cerr << "zlcore: the records in " << s.records_dir << " changed since they were written (records_hash "
+              << s.records_hash.substr(0, 12) << ", manifest says " << s.manifest_hash.substr(0, 12)
+              << "); replaying them as they are now\n";
+  }
+  if (!dirs.isolated) {
+    // run_operator isolates every replay; a shared cache would mix stale winners in.
+    throw UsageError("autotune replay needs an isolated tuner cache");
+  }
+
+  // LibTuner: its winners tables, rebuilt from the records. A key not in
+  // them reaches LibTuner's tuning path, where the plugin's prune hook turns
+  // it into replay_miss.
+  const fs::path config_cache = fs::path(dirs.flaggems) / "config_cache";
+  rapidjson::Document pins;
+  pins.SetObject();
+  Alloc& pa = pins.GetAllocator();
+  for (const fs::path& f : json_files_under(records / "libtuner")) {
+    rapidjson::Document doc = load_json(f);
+    try {
+      s.replay_rows += rebuild_table(doc, config_cache);
+    } catch (const std::exception& e) {
+      throw UsageError("cannot replay " + f.string() + ": " + e.what());
+    }
+    // The example suite's tuner is pinned by a file {kernel: {key: config}}
+    // (ZL_SUITE_TUNER_PIN) rather than by its cache, so that a key missing
+    // from the records fails with replay_miss instead of being tuned.
+    std::string kernel = str_member(doc, "kernel");
+    if (!pins.HasMember(kernel.c_str())) pins.AddMember(json::str(kernel, pa), Value(rapidjson::kObjectType), pa);
+    Value& kp = pins[kernel.c_str()];
+    if (const Value* entries = member(doc, "entries"); entries != nullptr && entries->IsArray()) {
+      for (const Value& e : entries->GetArray()) {
+        const Value* config = member(e, "config");
+        std::string ks = str_member(e, "key_string");
+        if (config == nullptr || ks.empty() || kp.HasMember(ks.c_str())) continue;
+        kp.AddMember(json::str(ks, pa), Value(*config, pa), pa);
+      }
+    }
+  }
+  s.replay_kernels = static_cast<int>(json_files_under(records / "triton_autotune").size());
+  fs::path pin_file = fs::path(dirs.flaggems).parent_path() / "replay_pins.json";
+  fs::create_directories(pin_file.parent_path());
+  write_file_atomic(pin_file.string(), json::pretty(pins));
+
+  s.child_env["ZL_REPLAY_RECORDS"] = s.records_dir;
+  s.child_env["ZL_SUITE_TUNER_PIN"] = pin_file.string();
+  if (force) s.child_env["ZL_REPLAY_FORCE"] = "1";
   return s;
 }
 
-AutotuneResult finish_autotune(const AutotuneSetup&, const CacheDirs&, const CacheSnapshot&, const std::string&) {
-  return {};
+AutotuneResult finish_autotune(const AutotuneSetup& setup, const CacheDirs& dirs, const CacheSnapshot& before,
+                               const std::string& run_dir) {
+  AutotuneResult r;
+  const fs::path rd(run_dir);
+  rapidjson::Document plugin = load_json(rd / ".child" / "autotune.json");
+  rapidjson::Document suite = load_json(rd / ".child" / "suite_tuner.json");
+
+  // Benchmarks of configs, from whoever counted them.
+  bool counted = false;
+  int benchmarks = 0;
+  for (const Value* v : {member(plugin, "tuning_benchmarks"), member(suite, "tuning_benchmarks")}) {
+    if (v != nullptr && v->IsInt()) {
+      counted = true;
+      benchmarks += v->GetInt();
+    }
+  }
+  r.tuning_benchmarks = counted ? benchmarks : -1;
+
+  // Winners used and inherited. In a replay the cache was built from the
+  // records, so nothing in it is inherited from another run's cache.
+  Lookups lookups = read_lookups(plugin, suite);
+  if (lookups.any_reporter) {
+    r.used_winners = static_cast<int>(lookups.seen.size());
+    r.inherited_winners = 0;
+    if (setup.mode != "replay" && !dirs.isolated) {
+      for (const auto& [k, hit] : lookups.seen) r.inherited_winners += (hit && before.winners.count(k)) ? 1 : 0;
+    }
+  }
+
+  // Shapes that a replay could not serve, from the rows the child wrote.
+  std::ifstream results(rd / "results.jsonl");
+  for (std::string line; std::getline(results, line);) {
+    bool miss = line.find("replay_miss:") != std::string::npos;
+    bool refused = line.find("replay_refused:") != std::string::npos;
+    if (!miss && !refused) continue;
+    rapidjson::Document row;
+    row.Parse(line.c_str());
+    std::string error = row.HasParseError() ? std::string() : str_member(row, "error");
+    if (error.find("replay_miss:") != std::string::npos) {
+      r.replay_misses++;
+    } else if (error.find("replay_refused:") != std::string::npos) {
+      r.replay_refused++;
+    } else {
+      continue;
+    }
+    if (r.replay_miss_examples.size() < kMissExamples) r.replay_miss_examples.push_back(error.substr(0, 300));
+  }
+
+  if (setup.mode != "record") return r;
+
+  const fs::path out = rd / "autotune_records";
+  fs::create_directories(out);
+  rapidjson::Document manifest;
+  manifest.SetObject();
+  Alloc& a = manifest.GetAllocator();
+  Harvest h;
+  harvest_libtuner(dirs, before, lookups, out, a, &h);
+  summarize_triton_records(out, a, &h);
+  r.records_written = h.rows;
+  r.record_files = h.files;
+
+  std::map<std::string, std::string> files;
+  r.records_hash = records_hash(out.string(), &files);
+  manifest.AddMember("schema", kSchema, a);
+  manifest.AddMember("run_id", json::str(setup.run_id, a), a);
+  const Value* tv = member(plugin, "triton_version");
+  if (tv != nullptr && tv->IsString()) {
+    manifest.AddMember("triton_version", json::str(tv->GetString(), a), a);
+  } else {
+    manifest.AddMember("triton_version", Value(rapidjson::kNullType), a);
+  }
+  manifest.AddMember("cache_kind", json::str(dirs.isolated ? "isolated" : "shared", a), a);
+  manifest.AddMember("records_hash", json::str(r.records_hash, a), a);
+  manifest.AddMember("records_hash_rule",
+                     "sha256 of the lines '<sha256>  <path>' of every file but manifest.json, sorted by path", a);
+  Value counts(rapidjson::kObjectType);
+  counts.AddMember("files", h.files, a);
+  counts.AddMember("entries", h.rows, a);
+  counts.AddMember("tuning_benchmarks", r.tuning_benchmarks, a);
+  manifest.AddMember("counts", counts, a);
+  manifest.AddMember("kernels", h.kernels, a);
+  manifest.AddMember("files", json::str_map(files, a), a);
+  write_file_atomic((out / "manifest.json").string(), json::pretty(manifest));
+  return r;
 }
 
 }  // namespace zl

@@ -140,13 +140,17 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   // child runs, not before it.
   auto git = std::async(std::launch::async, [&provider] { return provider.git_info(); });
 
-  CacheDirs cache = resolve_cache_dirs(o.isolate_tuner_cache, run_dir);
+  // A replay always gets an isolated cache: winners or binaries another run
+  // left in a shared one must not leak in (docs/autotune.md).
+  CacheDirs cache =
+      resolve_cache_dirs(o.isolate_tuner_cache || autotune_replays(o.autotune_mode, o.replay_from), run_dir);
   if (cache.isolated) {
     fs::create_directories(cache.flaggems);
     fs::create_directories(cache.triton);
   }
-  CacheSnapshot before = snapshot_cache(cache);
+  // Before the snapshot: a replay's cache starts with the recorded winners.
   AutotuneSetup autotune = prepare_autotune(o.autotune_mode, o.replay_from, o.force_replay, cache, run_dir);
+  CacheSnapshot before = snapshot_cache(cache);
 
   // The shapes actually used, archived with the level they were used at.
   const std::string shape_source = o.shape_mode == "file" ? o.shape_file : provider.default_shape_file();
@@ -193,10 +197,12 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   if (cache.isolated) {
     env["FLAGGEMS_CACHE_DIR"] = cache.flaggems;
     env["TRITON_CACHE_DIR"] = cache.triton;
+    env["ZL_ISOLATE_TUNER_CACHE"] = "1";
   }
 
   Identity id;
   const std::string run_id = stamp() + "-" + target.op + "-" + backend.name() + "-" + short_random();
+  autotune.run_id = run_id;
   id.set("schema", int64_t{1});
   id.set("run_id", run_id);
   id.set("zlcore_version", ZL_VERSION);
@@ -255,6 +261,15 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     id.set("autotune.source", autotune.records_dir);
     id.set("autotune.source_run_id", autotune.source_run_id);
     id.set("autotune.records_hash", autotune.records_hash);
+    id.set("autotune.records_hash_modified", !autotune.manifest_hash.empty() && autotune.manifest_hash != autotune.records_hash);
+    if (autotune.source_triton.empty()) {
+      id.set_null("autotune.source_triton");
+    } else {
+      id.set("autotune.source_triton", autotune.source_triton);
+    }
+    id.set("autotune.force", autotune.force);
+    id.set("autotune.replay_libtuner_rows", int64_t{autotune.replay_rows});
+    id.set("autotune.replay_triton_kernels", int64_t{autotune.replay_kernels});
   } else {
     id.set_null("autotune.source_run_id");
     id.set_null("autotune.records_hash");
@@ -355,14 +370,17 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   } else {
     id.set_null("autotune.tuning_benchmarks");
   }
-  if (autotune.mode == "record") id.set("autotune.records_hash", at.records_hash);
-  if (at.replay_misses > 0) id.set("autotune.replay_misses", int64_t{at.replay_misses});
-  if (const rapidjson::Value* atj = member(plugins, "autotune")) {
-    id.set("autotune.plugin", rapidjson::Value(*atj, a));
-    if (const rapidjson::Value* inh = member(*atj, "inherited_winners")) {
-      id.set("tuner_cache.inherited_winners", rapidjson::Value(*inh, a));
-    }
+  if (autotune.mode == "record") {
+    id.set("autotune.records_hash", at.records_hash);
+    id.set("autotune.records_written", int64_t{at.records_written});
+    id.set("autotune.record_files", int64_t{at.record_files});
   }
+  id.set("autotune.replay_misses", int64_t{at.replay_misses});
+  if (at.replay_refused > 0) id.set("autotune.replay_refused", int64_t{at.replay_refused});
+  if (!at.replay_miss_examples.empty()) id.set("autotune.replay_miss_examples", at.replay_miss_examples);
+  if (const rapidjson::Value* atj = member(plugins, "autotune")) id.set("autotune.plugin", rapidjson::Value(*atj, a));
+  if (at.used_winners >= 0) id.set("tuner_cache.used_winners", int64_t{at.used_winners});
+  if (at.inherited_winners >= 0) id.set("tuner_cache.inherited_winners", int64_t{at.inherited_winners});
   if (!id.get("tuner_cache.inherited_winners")) {
     // Without the plugin's lookups, the winners already present for the
     // kernels this run wrote to or compiled are the best available count.
