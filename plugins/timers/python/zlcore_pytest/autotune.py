@@ -193,6 +193,13 @@ def triton_key(tuner, nargs, kwargs):
     return tuple(key)
 
 
+def libtuner_table(tuner, width):
+    """The SQLite table LibTuner's ConfigCache reads: SQLPersistantModel
+    appends md5 of the key column names to config_table_name."""
+    base = str(getattr(tuner, "config_table_name", "?"))
+    return "{}-{}".format(base, hashlib.md5("".join(f"key_{i}" for i in range(width)).encode()).hexdigest())
+
+
 def _libtuner_key(tuner, nargs, kwargs):
     arg_names = list(getattr(tuner, "arg_names", []) or [])
     all_args = {**(nargs or {}), **(kwargs or {})}
@@ -341,6 +348,8 @@ class _State:
         self.replay = None
         self.version_check = None
         self.records_written = 0
+        self.winners_noted = 0  # plain-autotune winners seen (record mode)
+        self.winners_tuned = 0  # ... of which this process benchmarked
         self.record_files = []
 
     def as_json(self):
@@ -352,6 +361,8 @@ class _State:
             "triton_version": triton_version(),
             "tuning_benchmarks": self.tuning_benchmarks,
             "records_written": self.records_written,
+            "winners_noted": self.winners_noted,
+            "winners_tuned": self.winners_tuned,
             "record_files": self.record_files,
             "replay_source": self.replay_dir or None,
             "replay_misses": self.miss_count,
@@ -403,9 +414,10 @@ def replay_config(tuner, nargs, kwargs):
     index = _replay_index()
     if _is_libtuner(tuner):
         name = getattr(tuner, "__name__", None) or type(tuner).__name__
-        ks = key_string(_libtuner_key(tuner, nargs, kwargs))
+        key = _libtuner_key(tuner, nargs, kwargs)
+        ks = key_string(key)
         tables = index.libtuner.get(name) or {}
-        table = getattr(tuner, "config_table_name", None)
+        table = libtuner_table(tuner, len(key))
         if table in tables and ks in tables[table]:
             # The DB built from the records should have served this; serve it anyway.
             return config_from_columns(tuner, tables[table][ks])
@@ -452,16 +464,20 @@ def note_winners(tuner, items, benchmarked):
             "key_string": ks,
             "key": _child.jsonable(list(key)),
             "config": config_json(config),
-            "source": "tuned" if benchmarked else "cache",
         }
+        # Where the winner came from stays out of the record (and its hash):
+        # the same winner tuned or loaded is the same record.
+        STATE.winners_noted += 1
+        STATE.winners_tuned += 1 if benchmarked else 0
 
 
 def note_lookup(tuner, nargs, kwargs, hit):
     try:
-        ks = key_string(_libtuner_key(tuner, nargs, kwargs))
+        key = _libtuner_key(tuner, nargs, kwargs)
     except Exception:
         return
-    table = str(getattr(tuner, "config_table_name", "?"))
+    ks = key_string(key)
+    table = libtuner_table(tuner, len(key))
     if (table, ks) in STATE.lookups:
         return
     name = getattr(tuner, "__name__", None) or type(tuner).__name__
@@ -616,15 +632,17 @@ def check_replay_source():
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session):
     install()
+
+
+def pytest_collection_finish(session):
+    # After collection the test modules have imported the suite, and with it
+    # the Triton it really uses; still before anything is measured.
+    install()
     message = check_replay_source()
     if message:
         _child.write_json("autotune", STATE.as_json())
         print(message, file=sys.stderr, flush=True)
         pytest.exit(message, returncode=EXIT_REFUSED)
-
-
-def pytest_collection_finish(session):
-    install()
 
 
 def pytest_runtest_setup(item):
