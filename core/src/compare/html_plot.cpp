@@ -13,7 +13,7 @@
 namespace zl::compare::html {
 namespace {
 
-constexpr int kBar = 16, kGap = 4, kGroupGap = 28, kLeft = 64, kRight = 24, kTop = 40, kPlotH = 300, kLabelH = 120;
+constexpr int kBar = 16, kGap = 4, kGroupGap = 28, kLeft = 64, kRight = 24, kTop = 40, kPlotH = 300, kLabelH = 140;
 
 std::string num(double v) {
   char buf[32];

@@ -157,7 +157,10 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
 
 }  // namespace
 
-Side load_side(const std::string& label, const std::string& path) {
+Side load_side(const std::string& label, const std::string& given) {
+  // "batch/" and "batch" are one directory and should read the same in the output.
+  std::string path = given;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
   Side side;
   side.label = label;
   side.path = path;

@@ -28,8 +28,11 @@ Verdict decide(const VerdictInputs& in) {
   if (in.repeats_a < 2 || in.repeats_b < 2) return Verdict::Unconfirmed;
   const double diff = std::fabs(in.speedup - 1.0);
   const double noise = std::max(in.spread_a, in.spread_b) / 100.0;
-  if (diff > in.threshold && diff > noise) return in.speedup > 1.0 ? Verdict::Faster : Verdict::Slower;
-  if (diff <= in.threshold && noise <= in.threshold) return Verdict::Same;
+  // Ties go to the cautious side: 1.02 - 1 is 0.0200000000000000018 in
+  // binary, and a 2 % change must not pass a 2 % threshold on rounding.
+  constexpr double kUlps = 1e-12;
+  if (diff > in.threshold + kUlps && diff > noise + kUlps) return in.speedup > 1.0 ? Verdict::Faster : Verdict::Slower;
+  if (diff <= in.threshold + kUlps && noise <= in.threshold + kUlps) return Verdict::Same;
   return Verdict::Noisy;
 }
 
