@@ -84,8 +84,10 @@ std::vector<std::string> csv_columns();
 // One RFC 4180 record for a row (with '\n').
 std::string csv_record(const OpRow& row);
 // RFC 4180 fields of `text`; a last record without its '\n' (or with an open
-// quote) is dropped and counted in `dropped_tail`.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail = nullptr);
+// quote) is dropped and flagged in `dropped_tail`; `whole_bytes` gets the
+// length of the whole records (a '\n' inside quotes does not end one).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail = nullptr,
+                                                size_t* whole_bytes = nullptr);
 
 struct StatusFile {
   std::vector<OpRow> rows;

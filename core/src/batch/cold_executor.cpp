@@ -106,7 +106,9 @@ class ColdExecutor : public Executor {
     } else {
       a.insert(a.end(), {"--op", l.op.op});
     }
-    a.insert(a.end(), {"--out", l.run_dir, "--batch-dir", c_.batch_dir, "--same-process-group"});
+    // --quiet: pytest's output already lands in the run dir's pytest.log; the
+    // op's batch log keeps what run itself says (errors, PREFLIGHT_FAILED).
+    a.insert(a.end(), {"--out", l.run_dir, "--batch-dir", c_.batch_dir, "--same-process-group", "--quiet"});
     const bool own_shapes = !l.op.shape_file.empty();
     for (const auto& [flag, value] : c_.run.flags) {
       // An op's own shape file replaces the batch-wide shape choice.

@@ -78,13 +78,14 @@ std::string csv_record(const OpRow& r) {
                       r.bench_level, r.started, seconds, r.warmed_on, std::to_string(r.attempt), r.run_dir, r.reason});
 }
 
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail) {
+std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail, size_t* whole_bytes) {
   std::vector<std::vector<std::string>> records;
   std::vector<std::string> record;
   std::string field;
   bool in_quotes = false;
   bool any = false;  // the current record has started
   size_t i = 0;
+  size_t whole = 0;
   while (i < text.size()) {
     char c = text[i];
     any = true;
@@ -111,6 +112,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* d
       records.push_back(std::move(record));
       record.clear();
       any = false;
+      whole = i + 1;
     } else {
       field += c;
     }
@@ -119,18 +121,14 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* d
   // Whatever follows the last line end was cut off mid-write: every record
   // this tool writes ends with '\n'.
   if (dropped_tail) *dropped_tail = any;
+  if (whole_bytes) *whole_bytes = whole;
   return records;
 }
 
 StatusFile read_status_csv(const std::string& path) {
   const std::string text = read_file(path);
   StatusFile out;
-  auto records = parse_csv(text, &out.dropped_tail);
-  out.valid_bytes = text.size();
-  if (out.dropped_tail) {
-    size_t nl = text.find_last_of('\n');
-    out.valid_bytes = nl == std::string::npos ? 0 : nl + 1;
-  }
+  auto records = parse_csv(text, &out.dropped_tail, &out.valid_bytes);
   if (records.empty()) return out;  // only a torn header: nothing done yet
   if (records[0] != kColumns) throw std::runtime_error(path + ": the header is not zlcore batch's");
   for (size_t i = 1; i < records.size(); ++i) {

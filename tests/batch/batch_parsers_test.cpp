@@ -1,0 +1,262 @@
+// The batch's parsers: device lists, op files (text and YAML), the status
+// CSV round trip (quoting, a torn last line) and exit-code mapping.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+
+#include "batch/outcome.hpp"
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/batch.hpp"
+#include "zlcore/errors.hpp"
+
+namespace fs = std::filesystem;
+using namespace zl::batch;
+
+namespace {
+
+const std::vector<int> kFour = {0, 1, 2, 3};
+
+std::string usage_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const zl::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("zl_batch_unit_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(DeviceList, AllIndicesAndRanges) {
+  EXPECT_EQ(parse_device_list("all", kFour, "--devices"), kFour);
+  EXPECT_EQ(parse_device_list("2", kFour, "--devices"), std::vector<int>({2}));
+  EXPECT_EQ(parse_device_list("0-1,3", kFour, "--devices"), std::vector<int>({0, 1, 3}));
+  EXPECT_EQ(parse_device_list(" 3 , 1 ", kFour, "--devices"), std::vector<int>({3, 1}));
+  EXPECT_EQ(parse_device_list("1-1", kFour, "--devices"), std::vector<int>({1}));
+}
+
+TEST(DeviceList, RejectsWithTheValidOnesListed) {
+  std::string m = usage_message([] { parse_device_list("0,4", kFour, "--gpus"); });
+  EXPECT_NE(m.find("--gpus"), std::string::npos) << m;
+  EXPECT_NE(m.find("device 4 does not exist"), std::string::npos) << m;
+  EXPECT_NE(m.find("valid: 0-3"), std::string::npos) << m;
+
+  m = usage_message([] { parse_device_list("0,0", kFour, "--devices"); });
+  EXPECT_NE(m.find("listed twice"), std::string::npos) << m;
+  m = usage_message([] { parse_device_list("0-2,2", kFour, "--devices"); });
+  EXPECT_NE(m.find("listed twice"), std::string::npos) << m;
+  for (const char* bad : {"", "x", "3-1", "-1", "1-", "0,,1", "1.5"}) {
+    EXPECT_FALSE(usage_message([&] { parse_device_list(bad, kFour, "--devices"); }).empty()) << bad;
+  }
+  m = usage_message([] { parse_device_list("1", {0, 2, 3, 5}, "--devices"); });
+  EXPECT_NE(m.find("valid: 0,2-3,5"), std::string::npos) << m;
+}
+
+TEST(OpList, FlagAndText) {
+  auto ops = parse_ops_flag("abs, mm,,benchmark/test_mm.py::test_mm");
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].op, "abs");
+  EXPECT_EQ(ops[1].name, "mm");
+  EXPECT_EQ(ops[2].op, "");
+  EXPECT_EQ(ops[2].test_node, "benchmark/test_mm.py::test_mm");
+
+  ops = parse_ops_text("# a comment\nabs\n\n  add   # trailing comment\r\nmm\n");
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[1].op, "add");
+  EXPECT_EQ(ops[2].op, "mm");
+}
+
+TEST(OpList, YamlWithPerOpSettings) {
+  const std::string yaml =
+      "ops:\n"
+      "  - abs\n"
+      "  - name: mm\n"
+      "    node: benchmark/test_mm.py::test_mm\n"
+      "    dtypes: [float16, bfloat16]\n"
+      "    shape_file: shapes/mm.yaml\n"
+      "  - node: benchmark/test_sum.py::test_sum\n"
+      "    dtypes: float32,int32\n";
+  auto ops = parse_ops_yaml(yaml, "/base");
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].op, "abs");
+  EXPECT_EQ(ops[1].name, "mm");
+  EXPECT_EQ(ops[1].test_node, "benchmark/test_mm.py::test_mm");
+  EXPECT_EQ(ops[1].dtypes, std::vector<std::string>({"float16", "bfloat16"}));
+  EXPECT_EQ(ops[1].shape_file, "/base/shapes/mm.yaml");
+  EXPECT_EQ(ops[2].name, "benchmark/test_sum.py::test_sum");
+  EXPECT_EQ(ops[2].dtypes, std::vector<std::string>({"float32", "int32"}));
+
+  // A bare list works too; unknown keys and empty entries do not.
+  EXPECT_EQ(parse_ops_yaml("- a\n- b\n", "/").size(), 2u);
+  EXPECT_NE(usage_message([] { parse_ops_yaml("ops:\n  - name: a\n    dtype: x\n", "/"); }).find("unknown key 'dtype'"),
+            std::string::npos);
+  EXPECT_FALSE(usage_message([] { parse_ops_yaml("ops:\n  - dtypes: [a]\n", "/"); }).empty());
+  EXPECT_FALSE(usage_message([] { parse_ops_yaml("ops: 3\n", "/"); }).empty());
+  EXPECT_FALSE(usage_message([] { parse_ops_yaml("ops: [a\n", "/"); }).empty());
+}
+
+TEST(OpList, FilesByExtensionAndChecks) {
+  fs::path d = temp_dir("ops");
+  std::ofstream(d / "ops.txt") << "abs\nadd\n";
+  std::ofstream(d / "ops.yaml") << "ops: [abs, {name: mm, shape_file: s.yaml}]\n";
+  std::ofstream(d / "dup.txt") << "abs\nabs\n";
+  std::ofstream(d / "empty.txt") << "# nothing\n";
+  EXPECT_EQ(load_ops_file((d / "ops.txt").string()).size(), 2u);
+  auto y = load_ops_file((d / "ops.yaml").string());
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_EQ(y[1].shape_file, (d / "s.yaml").string());
+  EXPECT_NE(usage_message([&] { load_ops_file((d / "dup.txt").string()); }).find("listed twice"), std::string::npos);
+  EXPECT_NE(usage_message([&] { load_ops_file((d / "empty.txt").string()); }).find("no operators"), std::string::npos);
+  EXPECT_NE(usage_message([&] { load_ops_file((d / "missing.txt").string()); }).find("cannot read"), std::string::npos);
+  // Two names that would share one run directory.
+  EXPECT_NE(usage_message([] { check_ops(parse_ops_flag("a/b,a_b"), "--ops"); }).find("collides"), std::string::npos);
+  EXPECT_EQ(op_dir_name("benchmark/test_mm.py::test_mm"), "benchmark_test_mm.py__test_mm");
+  EXPECT_EQ(op_dir_name(".."), "_..");
+  fs::remove_all(d);
+}
+
+TEST(StatusCsv, RoundTripWithQuoting) {
+  fs::path d = temp_dir("csv");
+  const std::string path = (d / "ops_status.csv").string();
+  prepare_status_csv(path, nullptr);
+  EXPECT_EQ(zl::read_file(path), csv_header());
+
+  OpRow a;
+  a.op = "mm";
+  a.test_node = "benchmark/test_mm.py::test_mm";
+  a.status = Status::crashed;
+  a.exit_code = 139;
+  a.signal = 11;
+  a.backend = "fakegpu";
+  a.device_index = 3;
+  a.device_id = "FAKE-0003";
+  a.timer = "graph";
+  a.bench_level = "core";
+  a.started = "2026-12-02T10:30:00Z";
+  a.seconds = 12.25;
+  a.warmed_on = "FAKE-0000";
+  a.attempt = 2;
+  a.run_dir = "runs/mm";
+  a.reason = "said \"no\", then\nleft, with a comma ";
+  OpRow b = a;
+  b.op = "abs";
+  b.status = Status::passed;
+  b.reason = "";
+  append_status_row(path, a);
+  append_status_row(path, b);
+
+  StatusFile f = read_status_csv(path);
+  EXPECT_FALSE(f.dropped_tail);
+  ASSERT_EQ(f.rows.size(), 2u);
+  const OpRow& r = f.rows[0];
+  EXPECT_EQ(r.op, a.op);
+  EXPECT_EQ(r.test_node, a.test_node);
+  EXPECT_EQ(r.status, Status::crashed);
+  EXPECT_EQ(r.exit_code, 139);
+  EXPECT_EQ(r.signal, 11);
+  EXPECT_EQ(r.device_index, 3);
+  EXPECT_EQ(r.device_id, "FAKE-0003");
+  EXPECT_DOUBLE_EQ(r.seconds, 12.25);
+  EXPECT_EQ(r.warmed_on, "FAKE-0000");
+  EXPECT_EQ(r.attempt, 2);
+  EXPECT_EQ(r.reason, a.reason);
+  EXPECT_EQ(f.rows[1].status, Status::passed);
+  fs::remove_all(d);
+}
+
+TEST(StatusCsv, TornLastLineIsDroppedAndCut) {
+  fs::path d = temp_dir("torn");
+  const std::string path = (d / "ops_status.csv").string();
+  prepare_status_csv(path, nullptr);
+  OpRow a;
+  a.op = "abs";
+  a.status = Status::passed;
+  append_status_row(path, a);
+  const std::string whole = zl::read_file(path);
+  // A record cut mid-field, once inside quotes and once outside.
+  for (const std::string& tail : {std::string("add,bench,fai"), std::string("add,\"half a quoted\nfield")}) {
+    zl::write_file_atomic(path, whole + tail);
+    StatusFile f = read_status_csv(path);
+    EXPECT_TRUE(f.dropped_tail);
+    ASSERT_EQ(f.rows.size(), 1u);
+    EXPECT_EQ(f.valid_bytes, whole.size());
+    std::string note;
+    prepare_status_csv(path, &note);
+    EXPECT_NE(note.find("torn"), std::string::npos);
+    EXPECT_EQ(zl::read_file(path), whole);
+  }
+  // A torn header alone: rewritten whole.
+  zl::write_file_atomic(path, "op,test_no");
+  prepare_status_csv(path, nullptr);
+  EXPECT_EQ(zl::read_file(path), csv_header());
+  // Somebody else's CSV is refused rather than appended to.
+  zl::write_file_atomic(path, "a,b\n1,2\n");
+  EXPECT_THROW(read_status_csv(path), std::runtime_error);
+  fs::remove_all(d);
+}
+
+TEST(StatusCsv, ParseCsvFields) {
+  bool torn = true;
+  auto recs = parse_csv("a,\"b,\"\"c\"\"\",\n\"x\ny\",z\r\n", &torn);
+  EXPECT_FALSE(torn);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0], std::vector<std::string>({"a", "b,\"c\"", ""}));
+  EXPECT_EQ(recs[1], std::vector<std::string>({"x\ny", "z"}));
+}
+
+TEST(Outcome, ExitCodes) {
+  int sig = -1;
+  EXPECT_EQ(status_from_exit(0, &sig), Status::passed);
+  EXPECT_EQ(status_from_exit(1, &sig), Status::failed);
+  EXPECT_EQ(status_from_exit(5, &sig), Status::failed);
+  EXPECT_EQ(status_from_exit(3, &sig), Status::preflight_failed);
+  EXPECT_EQ(status_from_exit(124, &sig), Status::timeout);
+  EXPECT_EQ(status_from_exit(130, &sig), Status::interrupted);
+  EXPECT_EQ(status_from_exit(139, &sig), Status::crashed);
+  EXPECT_EQ(sig, 11);
+}
+
+TEST(Outcome, WithoutAnIdentity) {
+  fs::path d = temp_dir("outcome");
+  ExitFacts f;
+  f.started = true;
+  f.exit_code = 0;
+  // Exit 0 without run_identity.json is no result.
+  EXPECT_EQ(make_outcome(f, d.string()).status, Status::failed);
+  f.exit_code = -1;
+  f.killed_for_timeout = true;
+  EXPECT_EQ(make_outcome(f, d.string()).status, Status::timeout);
+  f.killed_for_timeout = false;
+  f.term_signal = 9;
+  f.interrupted = true;
+  EXPECT_EQ(make_outcome(f, d.string()).status, Status::interrupted);
+  f.interrupted = false;
+  OpOutcome o = make_outcome(f, d.string());
+  EXPECT_EQ(o.status, Status::crashed);
+  EXPECT_EQ(o.signal, 9);
+
+  // An identity still saying "running" (killed early) does not override.
+  zl::write_file_atomic((d / "run_identity.json").string(),
+                        R"({"status":"running","test_node":"t::n","timer":{"name":"host"},"bench_level":"core"})");
+  o = make_outcome(f, d.string());
+  EXPECT_EQ(o.status, Status::crashed);
+  EXPECT_EQ(o.test_node, "t::n");
+  EXPECT_EQ(o.timer, "host");
+  // A final one does.
+  zl::write_file_atomic((d / "run_identity.json").string(), R"({"status":"failed","exit_code":1})");
+  f.term_signal = 0;
+  f.exit_code = 1;
+  EXPECT_EQ(make_outcome(f, d.string()).status, Status::failed);
+  fs::remove_all(d);
+}
