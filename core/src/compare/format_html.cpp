@@ -28,7 +28,7 @@ tr:nth-child(even) td{background:#f6f8fa}
 .big{font-size:28px;font-weight:bold}
 )";
 
-std::string verdict_chip(Verdict v) {
+std::string verdict_badge(Verdict v) {
   return std::string("<span class=\"v\" style=\"background:") + text::verdict_colour(v) + "\">" + verdict_name(v) + "</span>";
 }
 
@@ -70,7 +70,7 @@ void results_table(std::ostream& out, const Report& r) {
     out << "<tr><td>" << escape(c.op) << "</td><td>" << escape(c.dtype) << "</td><td class=\"s\">" << escape(c.shape)
         << "</td><td class=\"n\">" << text::ms(c.a_ms) << "</td><td class=\"n\">" << text::ms(c.b_ms) << "</td><td class=\"n\"><b>"
         << text::ratio(c.speedup) << "</b></td><td class=\"n\">" << text::pct(c.noise_pct) << "</td><td>"
-        << verdict_chip(c.verdict) << "</td><td class=\"n\">" << text::ms(c.a_base_ms) << "</td><td class=\"n\">"
+        << verdict_badge(c.verdict) << "</td><td class=\"n\">" << text::ms(c.a_base_ms) << "</td><td class=\"n\">"
         << text::ms(c.b_base_ms) << "</td><td class=\"n\">" << text::ratio(c.control) << "</td><td>" << escape(c.note)
         << "</td></tr>\n";
   }
@@ -101,7 +101,7 @@ void write_html(std::ostream& out, const Report& r) {
       << ")</p>\n<p>";
   for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
     auto it = r.counts.find(v);
-    out << verdict_chip(v) << " " << (it == r.counts.end() ? 0 : it->second) << " &nbsp; ";
+    out << verdict_badge(v) << " " << (it == r.counts.end() ? 0 : it->second) << " &nbsp; ";
   }
   out << "one side only " << r.one_sided.size() << "</p>\n";
 
