@@ -516,6 +516,24 @@ AutotuneResult finish_autotune(const AutotuneSetup& setup, const CacheDirs& dirs
     if (r.replay_miss_examples.size() < kMissExamples) r.replay_miss_examples.push_back(error.substr(0, 300));
   }
 
+  // Suites whose shapes leave no rows still fail loudly: the plugin counts
+  // every miss and refusal it raised.
+  r.replay_misses = std::max(r.replay_misses, int_member(plugin, "replay_misses", 0));
+  r.replay_refused = std::max(r.replay_refused, int_member(plugin, "replay_refused", 0));
+  if (r.replay_miss_examples.empty()) {
+    for (const char* list : {"replay_miss_list", "replay_refused_list"}) {
+      const Value* l = member(plugin, list);
+      if (l == nullptr || !l->IsArray()) continue;
+      for (const Value& e : l->GetArray()) {
+        if (r.replay_miss_examples.size() >= kMissExamples) break;
+        std::string reason = str_member(e, "reason");
+        r.replay_miss_examples.push_back(std::string(reason.empty() ? "replay_miss: " : "replay_refused: ") +
+                                         "kernel=" + str_member(e, "kernel") +
+                                         (reason.empty() ? " key=" + str_member(e, "key") : " " + reason));
+      }
+    }
+  }
+
   if (setup.mode != "record") return r;
 
   const fs::path out = rd / "autotune_records";

@@ -1,0 +1,274 @@
+"""Autotune record/replay, end to end through the zlcore binary.
+
+fixtures/tunesuite has one plain @triton.autotune kernel and one LibTuner
+kernel (stubs/: triton's Autotuner laid out like 3.6, FlagGems' LibTuner on a
+real SQLite DB); the example suite's mm has its own LibTuner-like tuner. Each
+test records on side A and replays on side B.
+"""
+
+import glob
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+STUBS = HERE / "stubs"
+TUNESUITE = HERE / "fixtures" / "tunesuite"
+EXAMPLE = REPO / "examples" / "suite"
+
+
+def _zlcore():
+    candidates = [os.environ.get("ZLCORE_BIN", "")] + sorted(glob.glob(str(REPO / "build*" / "bin" / "zlcore")))
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    pytest.skip("zlcore is not built (set ZLCORE_BIN)")
+
+
+def zl_run(tmp_path, out, *args, suite=TUNESUITE, op="fused", **env):
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("ZL_", "FLAGGEMS_", "TRITON_", "GEMS_", "REPLAY_", "STUB_", "FIX_"))}
+    full_env.update({"HOME": str(tmp_path / "home"), "PYTHONPATH": str(STUBS), "PYTHONDONTWRITEBYTECODE": "1"})
+    full_env.update({k: str(v) for k, v in env.items()})
+    cmd = [_zlcore(), "run", "--backend", "host", "--flaggems-dir", str(suite), "--op", op,
+           "--python", "/usr/bin/python3", "--out", str(out), *args]
+    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=300)
+    ident_path = Path(out) / "run_identity.json"
+    ident = json.loads(ident_path.read_text()) if ident_path.exists() else None
+    return proc, ident
+
+
+def lines(path):
+    return [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip()]
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    """Side A of the fixture suite: isolated cache, so record mode by default."""
+    a = tmp_path / "A"
+    proc, ident = zl_run(tmp_path, a, "--isolate-tuner-cache", "1", FIX_OUT=tmp_path / "A.out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return a, ident
+
+
+def test_record_writes_both_kinds_of_winner(recorded):
+    a, ident = recorded
+    at = ident["autotune"]
+    assert at["mode"] == "record"
+    assert at["tuning_benchmarks"] == 10  # 3 configs x 2 keys + 2 configs x 2 keys
+    records = a / "autotune_records"
+    manifest = json.loads((records / "manifest.json").read_text())
+    assert manifest["run_id"] == ident["run_id"]
+    assert manifest["triton_version"] == "3.6.0"
+    assert manifest["records_hash"] == at["records_hash"]
+    # records_hash is reproducible with sha256sum over the sorted file list.
+    listing = "".join(f"{manifest['files'][p]}  {p}\n" for p in sorted(manifest["files"]))
+    import hashlib
+    assert hashlib.sha256(listing.encode()).hexdigest() == manifest["records_hash"]
+    for rel, digest in manifest["files"].items():
+        assert hashlib.sha256((records / rel).read_bytes()).hexdigest() == digest
+
+    plain = json.loads((records / "triton_autotune" / "benchmark.kernels.scale_kernel.json").read_text())
+    assert plain["kernel"] == "scale_kernel" and plain["triton_version"] == "3.6.0"
+    assert plain["source_hash"] and len(plain["source_hash"]) == 64
+    by_key = {e["key_string"]: e["config"] for e in plain["entries"]}
+    assert by_key == {
+        "256,float16": {"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2, "num_ctas": 1,
+                        "maxnreg": None, "ir_override": None, "pre_hook": False},
+        "512,float16": {"kwargs": {"BLOCK": 128}, "num_warps": 8, "num_stages": 4, "num_ctas": 1,
+                        "maxnreg": 128, "ir_override": None, "pre_hook": False},
+    }
+
+    (lib_file,) = glob.glob(str(records / "libtuner" / "TunedConfig_nvidia_triton_3_6" / "sum_kernel_*.json"))
+    lib = json.loads(Path(lib_file).read_text())
+    assert lib["kernel"] == "sum_kernel" and lib["db_file"] == "TunedConfig_nvidia_triton_3_6.db"
+    assert lib["key_columns"] == ["key_0", "key_1"]
+    assert [c["name"] for c in lib["columns"]][:2] == ["key_0", "key_1"]
+    assert {e["key_string"]: e["config"] for e in lib["entries"]} == {
+        "256,float16": {"BLOCK": 64, "num_warps": 4, "num_ctas": 1, "num_stages": 3},
+        "512,float16": {"BLOCK": 256, "num_warps": 8, "num_ctas": 1, "num_stages": 2},
+    }
+    assert not list(records.joinpath("libtuner").rglob("*_benchmark*")), "timing tables are not winners"
+    assert ident["tuner_cache"]["inherited_winners"] == 0
+
+
+def test_replay_pins_recorded_configs_and_tunes_nothing(tmp_path, recorded):
+    a, ident_a = recorded
+    proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(a), FIX_OUT=tmp_path / "B.out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    at = ident["autotune"]
+    assert at["mode"] == "replay"
+    assert at["source_run_id"] == ident_a["run_id"]
+    assert at["records_hash"] == ident_a["autotune"]["records_hash"]
+    assert at["records_hash_modified"] is False
+    assert at["tuning_benchmarks"] == 0
+    assert at["replay_misses"] == 0
+    assert ident["tuner_cache"]["kind"] == "isolated"  # a replay always isolates
+    assert at["plugin"]["pinned"] == 2 and at["plugin"]["replayed_lookups"] == 2
+    assert lines(tmp_path / "B.out") == lines(tmp_path / "A.out")
+    stub = json.loads(Path(str(tmp_path / "B.out") + ".stub").read_text())
+    assert stub["benched"] == []
+    assert len(stub["compiled"]) == 4  # only the 4 recorded winners were compiled
+    assert not (tmp_path / "B" / "autotune_records").exists()
+
+
+def test_replay_from_the_records_dir_itself(tmp_path, recorded):
+    a, ident_a = recorded
+    proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(a / "autotune_records"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ident["autotune"]["source_run_id"] == ident_a["run_id"]
+
+
+def test_missing_key_fails_with_replay_miss(tmp_path, recorded):
+    a, _ = recorded
+    proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(a), FIX_NS="256,512,1024",
+                         FIX_OUT=tmp_path / "B.out")
+    assert proc.returncode != 0
+    rows = lines(tmp_path / "B.out")
+    assert "error" not in rows[0] and "error" not in rows[1]
+    assert rows[2]["error"].startswith("replay_miss: kernel=scale_kernel key=1024,float16")
+    plugin = ident["autotune"]["plugin"]
+    assert {"kernel": "scale_kernel", "key": "1024,float16"} in plugin["replay_miss_list"]
+    assert ident["autotune"]["tuning_benchmarks"] == 0
+    assert ident["status"] == "failed"
+
+
+def test_missing_libtuner_key_fails_with_replay_miss(tmp_path, recorded):
+    a, _ = recorded
+    src = tmp_path / "Amiss"
+    shutil.copytree(a / "autotune_records", src / "autotune_records")
+    (lib_file,) = (src / "autotune_records" / "libtuner").rglob("*.json")
+    doc = json.loads(lib_file.read_text())
+    doc["entries"] = [e for e in doc["entries"] if e["key_string"] != "512,float16"]
+    lib_file.write_text(json.dumps(doc))
+    proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(src), FIX_OUT=tmp_path / "B.out")
+    assert proc.returncode != 0
+    rows = lines(tmp_path / "B.out")
+    assert rows[1]["error"].startswith("replay_miss: kernel=sum_kernel key=512,float16")
+    assert ident["autotune"]["records_hash_modified"] is True
+    assert ident["autotune"]["tuning_benchmarks"] == 0
+
+
+def test_triton_version_mismatch_is_refused_unless_forced(tmp_path, recorded):
+    a, _ = recorded
+    proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(a), STUB_TRITON_VERSION="3.5.1")
+    assert proc.returncode == 3
+    out = proc.stdout + proc.stderr
+    assert "PREFLIGHT_FAILED check=autotune_replay" in out
+    assert "triton 3.6.0" in out and "triton 3.5.1" in out
+    assert ident["autotune"]["plugin"]["version_check"] == {"recorded": "3.6.0", "current": "3.5.1", "forced": False}
+
+    # Forced: the run goes on with the recorded configs. LibTuner's DB file
+    # name carries the Triton minor, so its lookups miss the rebuilt DB and
+    # are served from the records by the prune hook, still without tuning.
+    proc, ident = zl_run(tmp_path, tmp_path / "C", "--replay-from", str(a), "--force-replay",
+                         STUB_TRITON_VERSION="3.5.1", FIX_OUT=tmp_path / "C.out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ident["autotune"]["force"] is True
+    assert lines(tmp_path / "C.out") == lines(tmp_path / "A.out")
+    assert ident["autotune"]["tuning_benchmarks"] == 0
+
+
+def test_kernel_source_change_is_refused_unless_forced(tmp_path, recorded):
+    a, _ = recorded
+    src = tmp_path / "Aedit"
+    shutil.copytree(a / "autotune_records", src / "autotune_records")
+    f = src / "autotune_records" / "triton_autotune" / "benchmark.kernels.scale_kernel.json"
+    doc = json.loads(f.read_text())
+    doc["source_hash"] = "0" * 64
+    f.write_text(json.dumps(doc))
+    proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(src), FIX_OUT=tmp_path / "B.out")
+    assert proc.returncode != 0
+    rows = lines(tmp_path / "B.out")
+    assert rows[0]["error"].startswith("replay_refused: kernel=scale_kernel source changed")
+    assert ident["autotune"]["replay_refused"] >= 1
+
+    proc, ident = zl_run(tmp_path, tmp_path / "C", "--replay-from", str(src), "--force-replay",
+                         FIX_OUT=tmp_path / "C.out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert lines(tmp_path / "C.out") == lines(tmp_path / "A.out")
+
+
+def test_shared_cache_counts_inherited_winners_and_records_what_was_used(tmp_path):
+    cache = tmp_path / "shared"
+    proc, first = zl_run(tmp_path, tmp_path / "T", "--autotune", "tune", FLAGGEMS_CACHE_DIR=cache, FIX_NS="256")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert first["autotune"]["mode"] == "tune" and first["tuner_cache"]["inherited_winners"] == 0
+    assert not (tmp_path / "T" / "autotune_records").exists()
+    # Another kernel's row in the shared DB that this run never touches.
+    (db,) = (cache / "config_cache").glob("*.db")
+    with sqlite3.connect(db) as conn:
+        conn.execute('CREATE TABLE "other_kernel_%s-%s" (key_0 BIGINT NOT NULL, BLOCK BIGINT, PRIMARY KEY (key_0))'
+                     % ("a" * 32, "b" * 32))
+        conn.execute('INSERT INTO "other_kernel_%s-%s" VALUES (1, 2)' % ("a" * 32, "b" * 32))
+
+    proc, second = zl_run(tmp_path, tmp_path / "R", "--autotune", "record", FLAGGEMS_CACHE_DIR=cache,
+                          FIX_NS="256,512")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert second["tuner_cache"]["kind"] == "shared"
+    assert second["tuner_cache"]["inherited_winners"] == 1  # sum_kernel 256 came from the first run
+    (lib_file,) = (tmp_path / "R" / "autotune_records" / "libtuner").rglob("*.json")
+    keys = [e["key_string"] for e in json.loads(lib_file.read_text())["entries"]]
+    assert keys == ["256,float16", "512,float16"]  # the inherited one and the new one, nothing else
+    assert not list((tmp_path / "R" / "autotune_records" / "libtuner").rglob("other_kernel*"))
+
+
+def test_bad_modes_are_usage_errors(tmp_path, recorded):
+    a, _ = recorded
+    proc, _ = zl_run(tmp_path, tmp_path / "B", "--autotune", "replay")
+    assert proc.returncode == 2 and "--replay-from" in proc.stderr
+    proc, _ = zl_run(tmp_path, tmp_path / "C", "--autotune", "record", "--replay-from", str(a))
+    assert proc.returncode == 2
+    tune_run = tmp_path / "T"
+    zl_run(tmp_path, tune_run, "--autotune", "tune")
+    (tune_run / "autotune_records").mkdir()
+    proc, _ = zl_run(tmp_path, tmp_path / "D", "--replay-from", str(tune_run))
+    assert proc.returncode == 2 and "manifest.json" in proc.stderr
+
+
+# -- the example suite: its mm has a small LibTuner-like tuner of its own ---------------
+
+
+def test_example_suite_record_then_replay(tmp_path):
+    a, b = tmp_path / "A", tmp_path / "B"
+    proc, ia = zl_run(tmp_path, a, "--isolate-tuner-cache", "1", suite=EXAMPLE, op="mm")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ia["autotune"]["mode"] == "record"
+    assert ia["autotune"]["tuning_benchmarks"] > 0
+    (lib_file,) = (a / "autotune_records" / "libtuner").rglob("mm_kernel_*.json")
+    recorded = json.loads(lib_file.read_text())
+    assert recorded["config_fields"] == ["BLOCK_M", "BLOCK_N", "BLOCK_K"]
+    assert len(recorded["entries"]) == ia["autotune"]["records_written"] > 0
+
+    proc, ib = zl_run(tmp_path, b, "--replay-from", str(a), suite=EXAMPLE, op="mm")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    at = ib["autotune"]
+    assert at["mode"] == "replay"
+    assert at["source_run_id"] == ia["run_id"]
+    assert at["records_hash"] == ia["autotune"]["records_hash"]
+    assert at["tuning_benchmarks"] == 0
+    suite = ib["plugins"]["suite_tuner"]
+    assert suite["tuned"] == 0 and suite["pinned"] == len(recorded["entries"])
+    winners = {k: v for k, v in suite["kernels"]["mm_kernel"]["winners"].items()}
+    assert winners == {e["key_string"]: e["config"] for e in recorded["entries"]}
+
+    # Records missing a key: that shape fails with replay_miss, the run exits non-zero.
+    src = tmp_path / "Amiss" / "autotune_records"
+    shutil.copytree(a / "autotune_records", src)
+    (f,) = src.joinpath("libtuner").rglob("*.json")
+    doc = json.loads(f.read_text())
+    dropped = doc["entries"].pop(0)["key_string"]
+    f.write_text(json.dumps(doc))
+    proc, ic = zl_run(tmp_path, tmp_path / "C", "--replay-from", str(src), suite=EXAMPLE, op="mm")
+    assert proc.returncode != 0
+    assert ic["autotune"]["replay_misses"] >= 1
+    assert ic["autotune"]["tuning_benchmarks"] == 0
+    assert any(f"replay_miss: kernel=mm_kernel key={dropped}" in m for m in ic["autotune"]["replay_miss_examples"])
+    rows = lines(tmp_path / "C" / "results.jsonl")
+    assert any((r.get("error") or "").startswith("replay_miss: kernel=mm_kernel") for r in rows)
