@@ -1,5 +1,7 @@
 // CSV: one line per row, compared or one-sided, for spreadsheets. The caliber
 // and the geomeans do not fit a flat table: --format json carries everything.
+#include <cstdio>
+
 #include "text.hpp"
 
 namespace zl::compare {
@@ -13,8 +15,13 @@ std::string field(const std::string& s) {
   return out + "\"";
 }
 
-std::string num(const std::optional<double>& v) { return v ? text::ms(v) : ""; }
-std::string rat(const std::optional<double>& v) { return v ? text::ratio(v) : ""; }
+// Machine-read: 6 significant digits rather than the table's rounding.
+std::string num(const std::optional<double>& v) {
+  if (!v) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  return buf;
+}
 
 }  // namespace
 
@@ -22,8 +29,8 @@ void write_csv(std::ostream& out, const Report& r) {
   out << "op,dtype,shape,a_ms,b_ms,speedup,noise_pct,repeats_a,repeats_b,verdict,torch_a_ms,torch_b_ms,torch_ratio,note\n";
   for (const Compared& c : r.rows) {
     out << field(c.op) << "," << field(c.dtype) << "," << field(c.shape) << "," << num(c.a_ms) << "," << num(c.b_ms) << ","
-        << rat(c.speedup) << "," << text::round_sig(c.noise_pct, 4) << "," << c.repeats_a << "," << c.repeats_b << ","
-        << verdict_name(c.verdict) << "," << num(c.a_base_ms) << "," << num(c.b_base_ms) << "," << rat(c.control) << ","
+        << num(c.speedup) << "," << num(c.noise_pct) << "," << c.repeats_a << "," << c.repeats_b << ","
+        << verdict_name(c.verdict) << "," << num(c.a_base_ms) << "," << num(c.b_base_ms) << "," << num(c.control) << ","
         << field(c.note) << "\n";
   }
   for (const OneSided& o : r.one_sided) {
