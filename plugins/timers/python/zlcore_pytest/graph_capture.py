@@ -32,6 +32,10 @@ from . import _bench, _env, _state, _stats
 
 DEFAULTS = {
     "budget_ms": 100.0,
+    # Part of the budget spent replaying untimed before the samples: a heavy
+    # kernel (a 4096^3 GEMM) ran up to 15 % apart between samples taken from a
+    # cold, idle GPU on the H200 while its clocks settled under load.
+    "settle_ms": 20.0,
     "samples": 10,
     "min_samples": 3,
     "min_replay_ms": 1.0,
@@ -130,7 +134,7 @@ class GraphTimer:
 
     def _calls_for(self, eager_ms):
         s = self._settings
-        target_ms = max(s["min_replay_ms"], s["budget_ms"] / (s["samples"] + 1))
+        target_ms = max(s["min_replay_ms"], (s["budget_ms"] - s["settle_ms"]) / (s["samples"] + 1))
         if eager_ms <= 0:
             calls = CALLS_WHEN_ESTIMATE_IS_ZERO
         else:
@@ -155,9 +159,11 @@ class GraphTimer:
             # The discarded replay can run 2x slow; the eager estimate is an upper bound
             # too when launches are host-bound. The smaller one sizes the sample count.
             replay_ms = min(first_ms, calls * eager_ms) if eager_ms > 0 else first_ms
-            budget_samples = int(s["budget_ms"] / replay_ms) - 1 if replay_ms > 0 else s["samples"]
+            sample_budget = s["budget_ms"] - s["settle_ms"]
+            budget_samples = int(sample_budget / replay_ms) - 1 if replay_ms > 0 else s["samples"]
             count = int(min(max(budget_samples, s["min_samples"]), s["samples"]))
-            samples = [self._replay_ms(device, stream, graph) / calls for _ in range(count)]
+            settle = int(math.ceil(s["settle_ms"] / replay_ms)) if replay_ms > 0 else 0
+            samples = [ms / calls for ms in self._timed_replays(device, stream, graph, count, settle)]
         finally:
             if graph is not None:
                 _drop(graph)
@@ -195,6 +201,24 @@ class GraphTimer:
             _sync_quietly(device)
             raise _state.CaptureFailed(f"graph capture of {calls} calls failed: {_one_line(exc)}") from exc
         return graph
+
+    def _timed_replays(self, device, stream, graph, count, settle):
+        """Replays back to back with an event between each: no host gap, so the
+        device stays under the same load (and clocks) for every sample."""
+        try:
+            with device.stream(stream):
+                for _ in range(settle):
+                    graph.replay()
+                events = [device.Event(enable_timing=True) for _ in range(count + 1)]
+                events[0].record()
+                for i in range(count):
+                    graph.replay()
+                    events[i + 1].record()
+            events[-1].synchronize()
+            return [float(events[i].elapsed_time(events[i + 1])) for i in range(count)]
+        except Exception as exc:
+            _sync_quietly(device)
+            raise _state.CaptureFailed(f"graph replay failed: {_one_line(exc)}") from exc
 
     def _replay_ms(self, device, stream, graph):
         try:
@@ -237,6 +261,7 @@ def _sync_quietly(device):
 def _settings_from_env():
     return {
         "budget_ms": _env.positive_float("ZL_GRAPH_BUDGET_MS", DEFAULTS["budget_ms"]),
+        "settle_ms": _env.positive_float("ZL_GRAPH_SETTLE_MS", DEFAULTS["settle_ms"]),
         "samples": _env.positive_int("ZL_GRAPH_SAMPLES", DEFAULTS["samples"]),
         "min_samples": _env.positive_int("ZL_GRAPH_MIN_SAMPLES", DEFAULTS["min_samples"]),
         "min_replay_ms": _env.positive_float("ZL_GRAPH_MIN_REPLAY_MS", DEFAULTS["min_replay_ms"]),
