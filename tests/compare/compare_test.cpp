@@ -179,6 +179,16 @@ TEST(Caliber, AutotunePairings) {
   EXPECT_EQ(fair.autotune_pairing, "record/replay (fair)");
   EXPECT_TRUE(fair.differences.empty());
 
+  zc::Side rec = zc::load_side("A", data("autotune/record"));
+  zc::Side rep = zc::load_side("B", data("autotune/replay_of_record"));
+  rec.runs[0].autotune_records_hash = "sha256:aaaa";
+  rep.runs[0].autotune_records_hash = "sha256:bbbb";
+  zc::Caliber edited = zc::check_caliber(rec, rep, {});
+  EXPECT_FALSE(edited.autotune_fair);
+  EXPECT_EQ(edited.autotune_pairing, "record/replay of changed records: B's records hash differs from A's");
+  rep.runs[0].autotune_records_hash = "sha256:aaaa";
+  EXPECT_TRUE(zc::check_caliber(rec, rep, {}).autotune_fair);
+
   zc::Caliber other = pairing("autotune/record", "autotune/replay_of_other");
   EXPECT_FALSE(other.autotune_fair);
   EXPECT_EQ(other.autotune_pairing, "record/replay of another run: B's winners are not A's");

@@ -35,6 +35,7 @@ struct RunInfo {
   std::map<std::string, std::string> env;      // identity.env
   std::string autotune_mode;                   // tune, record, replay ("" unknown)
   std::string autotune_source;                 // replay: the run_id it replays
+  std::string autotune_records_hash;           // record: written; replay: read ("" unknown)
   std::vector<ResultRow> rows;
 };
 

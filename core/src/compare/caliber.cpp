@@ -56,6 +56,13 @@ Pairing autotune_pairing(const RunInfo& a, const RunInfo& b) {
   if (mb == "replay") {
     const bool of_a = !b.autotune_source.empty() && b.autotune_source == a.run_id;
     p.b = of_a ? "replay of A" : "replay of another run";
+    // The records may have been edited since A wrote them: then B replays
+    // something A never ran, whatever the run id says.
+    const bool same_records = a.autotune_records_hash.empty() || b.autotune_records_hash.empty() ||
+                              a.autotune_records_hash == b.autotune_records_hash;
+    if (ma == "record" && of_a && !same_records) {
+      return {"record/replay of changed records: B's records hash differs from A's", false, ma, "replay of changed records"};
+    }
     if (ma == "record" && of_a) return {"record/replay (fair)", true, ma, p.b};
     if (ma == "replay" && !a.autotune_source.empty() && a.autotune_source == b.autotune_source) {
       return {"replay/replay of one record (fair)", true, "replay", "replay of the same record"};

@@ -151,6 +151,7 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   }
   run.autotune_mode = text_at(id, "autotune.mode");
   run.autotune_source = text_at(id, "autotune.source_run_id");
+  run.autotune_records_hash = text_at(id, "autotune.records_hash");
   load_rows(dir / "results.jsonl", shown + "/results.jsonl", run, warnings);
   return run;
 }
