@@ -1,0 +1,127 @@
+// Plan derivation from capabilities alone, with the rules zlcore ships.
+#include <gtest/gtest.h>
+
+#include "zlcore/errors.hpp"
+#include "zlcore/plan.hpp"
+#include "zlcore/registry.hpp"
+
+namespace {
+
+const zl::Rules& rules() {
+  static zl::Rules r = zl::load_rules(ZL_RULES_DIR);
+  return r;
+}
+
+zl::Plan plan_for(const zl::Backend& b, std::map<std::string, std::string> knobs = {}, std::string timer = "") {
+  zl::PlanInputs in;
+  in.backend = b.name();
+  in.capabilities = b.capabilities();
+  in.knobs = std::move(knobs);
+  in.forced_timer = std::move(timer);
+  return zl::derive_plan(rules(), in);
+}
+
+const zl::Registry& all() {
+  static zl::Registry reg([] {
+    zl::LoadReport r = zl::load_backends(ZL_SHIPPED_PLUGIN_DIR);
+    zl::LoadReport v = zl::load_backends(ZL_VENDOR_DIR);
+    for (zl::Backend& b : v.backends) r.backends.push_back(std::move(b));
+    return r;
+  }());
+  return reg;
+}
+
+const std::vector<std::string> kBase{"zlcore_pytest.device_setup", "zlcore_pytest.autotune", "zlcore_pytest.timing",
+                                     "zlcore_pytest.results"};
+
+TEST(Plan, CudaGetsGraphAndClusterPluginsAndTheGraphTimer) {
+  zl::Plan p = plan_for(*all().find("cuda"));
+  EXPECT_EQ(p.timer, "graph");
+  EXPECT_EQ(p.timer_fallback, "direct");
+  EXPECT_EQ(p.pytest_plugins,
+            (std::vector<std::string>{"zlcore_pytest.device_setup", "zlcore_pytest.graph_capture",
+                                      "zlcore_pytest.cluster_fix", "zlcore_pytest.autotune", "zlcore_pytest.timing",
+                                      "zlcore_pytest.results"}));
+  EXPECT_EQ(p.child_env.at("ZL_GRAPH_API"), "torch.cuda.CUDAGraph");
+}
+
+TEST(Plan, RocmMusaAscendGetDirectAndNeitherPlugin) {
+  for (const char* name : {"rocm", "musa", "ascend"}) {
+    zl::Plan p = plan_for(*all().find(name));
+    EXPECT_EQ(p.timer, "direct") << name;
+    EXPECT_EQ(p.timer_fallback, "") << name;
+    EXPECT_EQ(p.pytest_plugins, kBase) << name;
+  }
+}
+
+TEST(Plan, HostGetsTheHostTimer) {
+  zl::Plan p = plan_for(*all().find("host"));
+  EXPECT_EQ(p.timer, "host");
+  EXPECT_EQ(p.pytest_plugins, kBase);
+}
+
+// No rule names this vendor: declaring graph_capture is enough.
+TEST(Plan, AVendorBackendDeclaringGraphCaptureGetsTheGraphTimer) {
+  zl::Plan p = plan_for(*all().find("vendorx"));
+  EXPECT_EQ(p.timer, "graph");
+  EXPECT_EQ(p.child_env.at("ZL_GRAPH_API"), "torch.vendorx.Graph");
+  EXPECT_NE(std::find(p.pytest_plugins.begin(), p.pytest_plugins.end(), "zlcore_pytest.graph_capture"),
+            p.pytest_plugins.end());
+  // It declares no cluster_fix, so that plugin stays out, with the reason.
+  EXPECT_EQ(std::find(p.pytest_plugins.begin(), p.pytest_plugins.end(), "zlcore_pytest.cluster_fix"),
+            p.pytest_plugins.end());
+  bool explained = false;
+  for (const zl::PlanReason& r : p.reasons) {
+    if (r.name == "cluster_fix") explained = r.why == "backend 'vendorx' lacks cluster_fix";
+  }
+  EXPECT_TRUE(explained);
+}
+
+TEST(Plan, EnableCudagraphZeroRemovesGraphTimingAndItsPlugins) {
+  zl::Plan p = plan_for(*all().find("cuda"), {{"ZL_ENABLE_CUDAGRAPH", "0"}});
+  EXPECT_EQ(p.timer, "direct");
+  EXPECT_EQ(p.pytest_plugins, kBase);
+  for (const zl::PlanReason& r : p.reasons) {
+    if (r.name == "graph") EXPECT_EQ(r.why, "disabled by ZL_ENABLE_CUDAGRAPH=0");
+  }
+}
+
+TEST(Plan, ForcedTimerIsHonouredOrRefusedWithTheReason) {
+  EXPECT_EQ(plan_for(*all().find("cuda"), {}, "direct").timer, "direct");
+  EXPECT_EQ(plan_for(*all().find("cuda"), {}, "host").timer, "host");
+  try {
+    plan_for(*all().find("rocm"), {}, "graph");
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_STREQ(e.what(), "timer 'graph' (--timer) cannot be used: backend 'rocm' lacks graph_capture");
+  }
+  try {
+    plan_for(*all().find("cuda"), {{"ZL_ENABLE_CUDAGRAPH", "0"}}, "graph");
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_STREQ(e.what(), "timer 'graph' (--timer) cannot be used: disabled by ZL_ENABLE_CUDAGRAPH=0");
+  }
+  EXPECT_THROW(plan_for(*all().find("cuda"), {}, "stopwatch"), zl::UsageError);
+}
+
+TEST(Plan, RulesAreDataAndALaterFileReplacesARuleByName) {
+  zl::Rules r;
+  zl::parse_rules("timers:\n  - {name: base, priority: 1, requires: []}\n", "a.yaml", r);
+  zl::parse_rules(
+      "pytest_plugins:\n  - {name: probe, module: vendor.probe, requires: [probe_api]}\n"
+      "timers:\n  - {name: fancy, priority: 50, requires: [probe_api], env: {ZL_PROBE: probe_api}}\n",
+      "b.yaml", r);
+  zl::PlanInputs in;
+  in.backend = "x";
+  in.capabilities = {{"probe_api", "vendor.Probe"}};
+  zl::Plan p = zl::derive_plan(r, in);
+  EXPECT_EQ(p.timer, "fancy");
+  EXPECT_EQ(p.pytest_plugins, std::vector<std::string>{"vendor.probe"});
+  EXPECT_EQ(p.child_env.at("ZL_PROBE"), "vendor.Probe");
+  in.capabilities.clear();
+  EXPECT_EQ(zl::derive_plan(r, in).timer, "base");
+  EXPECT_THROW(zl::parse_rules("timers: {name: x}\n", "bad.yaml", r), zl::UsageError);
+  EXPECT_THROW(zl::parse_rules("pytest_plugins:\n  - {name: nomodule}\n", "bad.yaml", r), zl::UsageError);
+}
+
+}  // namespace
