@@ -258,5 +258,10 @@ TEST(Outcome, WithoutAnIdentity) {
   f.term_signal = 0;
   f.exit_code = 1;
   EXPECT_EQ(make_outcome(f, d.string()).status, Status::failed);
+  // Stopped by the batch's SIGINT: interrupted, whatever the run made of it.
+  f.interrupted = true;
+  o = make_outcome(f, d.string());
+  EXPECT_EQ(o.status, Status::interrupted);
+  EXPECT_NE(o.reason.find("the run said failed"), std::string::npos) << o.reason;
   fs::remove_all(d);
 }

@@ -110,6 +110,14 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
     out.status = Status::failed;
     out.reason = "exit 0 but no run_identity.json";
   }
+  // The batch sent this op SIGINT: whatever else it became on the way down
+  // (pytest's exit 2 "interrupted", a run killed mid-preflight), it did not
+  // finish, and --resume must rerun it as interrupted.
+  if (facts.interrupted && out.status != Status::passed && out.status != Status::interrupted) {
+    out.reason = std::string("stopped by the batch (the run said ") + to_string(out.status) + ", exit " +
+                 std::to_string(out.exit_code) + ")";
+    out.status = Status::interrupted;
+  }
   if (out.status == Status::passed) out.reason.clear();
   if (out.status == Status::interrupted && out.reason.empty()) out.reason = "the batch was interrupted";
   if (out.status == Status::timeout && out.reason.empty()) out.reason = "ran past --timeout; killed";

@@ -48,7 +48,8 @@ void Progress::clear() {
 void Progress::line(const std::string& text) {
   clear();
   std::cout << text << "\n" << std::flush;
-  if (tty_) draw(last_running_);
+  // The next tick redraws the progress line with what still runs.
+  last_draw_ = 0;
 }
 
 void Progress::op_done() {
@@ -112,7 +113,9 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
     std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9.1f  %s\n", static_cast<int>(op_w), r.op.c_str(),
                   static_cast<int>(status_w), to_string(r.status),
                   r.device_index < 0 ? "-" : std::to_string(r.device_index).c_str(), r.seconds, reason.c_str());
-    out << buf;
+    std::string line = buf;
+    line.erase(line.find_last_not_of(" \n") + 1);
+    out << line << "\n";
     counts[to_string(r.status)]++;
   }
   for (const std::string& name : not_run) {
