@@ -101,9 +101,12 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
     if (wanted(k)) out[k] = v;
   }
   // Paths that differ per run but change no number would make every A/B look
-  // mismatched; they are recorded elsewhere in the identity.
+  // mismatched, and the autotune mode is compared as a pairing (record then
+  // replay is the fair one), not as a knob; all are recorded elsewhere in the
+  // identity.
   for (const char* k : {"ZL_RUN_DIR", "ZL_RESULTS_FILE", "ZL_CHILD_DIR", "ZL_AUTOTUNE_RECORD_DIR", "ZL_REPLAY_RECORDS",
-                        "ZL_EXPECT_DEVICE_ID", "FLAGGEMS_CACHE_DIR", "TRITON_CACHE_DIR"}) {
+                        "ZL_AUTOTUNE_MODE", "ZL_SUITE_TUNER_PIN", "ZL_EXPECT_DEVICE_ID", "FLAGGEMS_CACHE_DIR",
+                        "TRITON_CACHE_DIR"}) {
     out.erase(k);
   }
   return out;
