@@ -6,7 +6,7 @@
 #
 # usage: scripts/bench.sh [PREFIX]     (PREFIX: a `make install` prefix;
 #        default: build-bench installed into build-bench/_install)
-# knobs: BENCH_REPS (7), BENCH_BATCH_OPS (1000), BENCH_BATCH_REPS (3)
+# knobs: BENCH_REPS (11), BENCH_BATCH_OPS (1000), BENCH_BATCH_REPS (5)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -32,6 +32,6 @@ for name in loader plan identity status_csv compare; do
 done
 
 "$py" bench/report.py --prefix "$prefix" --gbench-dir "$results" --vendor-dir "$build/bench/vendor" \
-  --python "$py" --reps "${BENCH_REPS:-7}" --batch-ops "${BENCH_BATCH_OPS:-1000}" \
-  --batch-reps "${BENCH_BATCH_REPS:-3}" --markdown "$results/table.md" --json "$results/samples.json"
+  --python "$py" --reps "${BENCH_REPS:-11}" --batch-ops "${BENCH_BATCH_OPS:-1000}" \
+  --batch-reps "${BENCH_BATCH_REPS:-5}" --markdown "$results/table.md" --json "$results/samples.json"
 echo "bench: the table as Markdown: $results/table.md; every sample: $results/samples.json" >&2
