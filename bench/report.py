@@ -242,6 +242,8 @@ def ms(seconds):
     if seconds is None:
         return "-"
     v = seconds * 1e3
+    if v < 0.01:
+        return f"{seconds * 1e9:.0f} ns"  # negotiate_abi and the like
     return f"{v:.3f} ms" if v < 1 else f"{v:.1f} ms" if v < 1000 else f"{seconds:.2f} s"
 
 
