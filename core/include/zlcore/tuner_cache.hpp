@@ -37,6 +37,12 @@ struct CacheSnapshot {
 
 CacheSnapshot snapshot_cache(const CacheDirs& dirs);
 
+// LibTuner keeps per-config timings in tables named
+// <kernel>_<cache key>_benchmark_v<N>[-<md5>]; winners live in the others. A
+// winners table may itself contain "_benchmark_<protocol hash>" (a non-default
+// timing protocol), so only the versioned suffix marks a timing table.
+bool is_libtuner_timing_table(const std::string& table);
+
 // The LibTuner DB files under <flaggems>/config_cache.
 std::vector<std::string> libtuner_db_files(const std::string& flaggems_cache_dir);
 

@@ -41,7 +41,6 @@ std::string quote_ident(const std::string& name) {
   return out + "\"";
 }
 
-bool is_timing_table(const std::string& name) { return name.find("_benchmark") != std::string::npos; }
 
 // Parsed JSON of a file, or an empty object when it is missing or unreadable:
 // side files are bookkeeping, never a reason to fail a finished run.
@@ -160,7 +159,7 @@ void harvest_libtuner(const CacheDirs& dirs, const CacheSnapshot& before, const 
       SQLite::Statement list(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name");
       while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
       for (const std::string& table : tables) {
-        if (is_timing_table(table)) continue;
+        if (is_libtuner_timing_table(table)) continue;
         struct Col {
           std::string name, type;
           int pk;

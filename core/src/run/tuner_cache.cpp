@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 
 #include "zlcore/atomic_file.hpp"
 
@@ -22,7 +23,6 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 std::string home() { return env_or("HOME", "/root"); }
 
-bool is_timing_table(const std::string& name) { return name.find("_benchmark") != std::string::npos; }
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -35,6 +35,11 @@ std::string csv_field(const std::string& s) {
 }
 
 }  // namespace
+
+bool is_libtuner_timing_table(const std::string& table) {
+  static const std::regex timing("_benchmark_v[0-9]+(-[0-9a-f]+)?$");
+  return std::regex_search(table, timing);
+}
 
 CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir) {
   CacheDirs d;
@@ -74,7 +79,7 @@ CacheSnapshot snapshot_cache(const CacheDirs& dirs) {
       SQLite::Statement list(db, "SELECT name FROM sqlite_master WHERE type='table'");
       while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
       for (const std::string& table : tables) {
-        if (is_timing_table(table)) continue;
+        if (is_libtuner_timing_table(table)) continue;
         std::vector<std::string> keys;
         SQLite::Statement info(db, "PRAGMA table_info(\"" + table + "\")");
         while (info.executeStep()) {
