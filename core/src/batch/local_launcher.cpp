@@ -138,7 +138,7 @@ class BatchRun : public QueueEvents {
     l.warmed_on = job.warmed_on;
     l.timeout_s = o_.timeout_s;
     // One marker per attempt in the appended log.
-    append_record(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
+    append_log_line(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
                                   op.name + " on device " + device_label(device) + " at " + iso_now() + "\n");
     return l;
   }
@@ -234,7 +234,7 @@ class BatchRun : public QueueEvents {
 
   void log(const std::string& line) {
     try {
-      append_record((dir_ / "batch.log").string(), iso_now() + " " + one_line(line) + "\n");
+      append_log_line((dir_ / "batch.log").string(), iso_now() + " " + one_line(line) + "\n");
     } catch (const std::exception& e) {
       std::cerr << "zlcore batch: " << e.what() << "\n";
     }

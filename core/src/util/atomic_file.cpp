@@ -48,19 +48,27 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   }
 }
 
-void append_record(const std::string& path, const std::string& record) {
+namespace {
+
+void append_once(const std::string& path, const std::string& record, bool sync) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   // One write with O_APPEND: the record lands whole or (on a kill before the
   // call) not at all.
   ssize_t n = ::write(fd, record.data(), record.size());
   int e = errno;
-  fsync(fd);
+  if (sync) fsync(fd);
   close(fd);
   if (n != static_cast<ssize_t>(record.size())) {
     throw std::runtime_error("cannot append to " + path + ": " + (n < 0 ? std::strerror(e) : "short write"));
   }
 }
+
+}  // namespace
+
+void append_record(const std::string& path, const std::string& record) { append_once(path, record, true); }
+
+void append_log_line(const std::string& path, const std::string& line) { append_once(path, line, false); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
