@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Acceptance runs on a GPU host with real FlagGems: the "done when" checks of
+# the timer, run, autotune, batch and compare work, in stages small enough for
+# one call each on a lent machine. Results land in $OUT (or ./acceptance-out).
+#
+# usage: scripts/acceptance.sh STAGE...    stages, in this order:
+#   record     batch A: abs add mul softmax mm addmm, isolated caches (records
+#              autotune winners), then --resume (must run nothing)
+#   replay     batch B: the same ops replaying A's winners; compare A B (md, html)
+#   shared     mm twice on one shared tuner cache (inheritance in the identity)
+#   reference  FlagGems' own --mode cudagraph for abs add mm (the graph timer's
+#              reference) and the agreement table
+#   warm       10 ops cold and warm (zlcore batch --cold vs default)
+# env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda),
+#      WORK (kept between stages; default ./runs/acceptance), OUT
+set -uo pipefail
+ZL=${ZL:-zlcore}
+FG=${FLAGGEMS_DIR:?set FLAGGEMS_DIR to the FlagGems checkout}
+PY=${PY:-$(command -v python3)}
+BACKEND=${BACKEND:-cuda}
+WORK=${WORK:-$PWD/runs/acceptance}
+OUT=${OUT:-$PWD/acceptance-out}
+mkdir -p "$WORK" "$OUT"
+COMMON=(--backend "$BACKEND" --flaggems-dir "$FG" --level core --dtypes float16 --python "$PY")
+OPS=abs,add,mul,softmax,mm,addmm
+
+say() { echo "== $* ($(date +%T))"; }
+pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' .); }
+ident() {  # the identity lines each issue asks for
+  "$PY" - "$@" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    a, t = d.get("autotune", {}), d.get("tuner_cache", {})
+    print(f"{path}: status={d['status']} seconds={d['seconds']:.1f} timer={d['timer']['name']} "
+          f"tuner_cache={t.get('kind')} winners_present={t.get('winners_present')} "
+          f"inherited_winners={t.get('inherited_winners')} variants_compiled={t.get('variants_compiled')} "
+          f"autotune={a.get('mode')} tuning_benchmarks={a.get('tuning_benchmarks')} "
+          f"records_written={a.get('records_written')} records_hash={(a.get('records_hash') or '')[:12]} "
+          f"source_run_id={a.get('source_run_id')} replay_misses={a.get('replay_misses')}")
+PY
+}
+
+for stage in "$@"; do
+  case "$stage" in
+    record)
+      say "record: batch A"
+      "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A"; echo "A exit $?"
+      cat "$WORK/A/ops_status.csv"
+      say "record: resume A (runs nothing)"
+      "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A" --resume; echo "resume exit $?"
+      ident "$WORK"/A/runs/mm/run_identity.json "$WORK"/A/runs/addmm/run_identity.json
+      ;;
+    replay)
+      say "replay: batch B from A"
+      "$ZL" batch "${COMMON[@]}" --ops "$OPS" --replay-from "$WORK/A" --out "$WORK/B"; echo "B exit $?"
+      cat "$WORK/B/ops_status.csv"
+      ident "$WORK"/B/runs/mm/run_identity.json "$WORK"/B/runs/addmm/run_identity.json
+      "$ZL" compare "$WORK/A" "$WORK/B" --format md > "$OUT/compare.md"; echo "compare exit $?"
+      "$ZL" compare "$WORK/A" "$WORK/B" --html "$OUT/compare.html"
+      ;;
+    shared)
+      for r in 1 2; do
+        say "shared: mm run $r"
+        FLAGGEMS_CACHE_DIR=$WORK/shared/fg TRITON_CACHE_DIR=$WORK/shared/triton \
+          "$ZL" run "${COMMON[@]}" --op mm --out "$WORK/mm_shared$r" > "$WORK/mm_shared$r.out" 2>&1
+        echo "exit $?"; head -12 "$WORK/mm_shared$r.out"
+      done
+      ident "$WORK"/A/runs/mm/run_identity.json "$WORK"/mm_shared1/run_identity.json "$WORK"/mm_shared2/run_identity.json
+      say "preflight failure, timed"
+      for i in 1 2 3; do /usr/bin/time -f "%e s" "$ZL" run "${COMMON[@]}" --op abs --flaggems-dir /nonexistent/FlagGems --out "$WORK/x$i"; done
+      ;;
+    reference)
+      for op in abs add mm; do
+        say "reference: FlagGems --mode cudagraph $op"
+        (cd "$FG" && "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
+           --dtypes float16 --mode cudagraph --record json --output "$WORK/ref_$op.json" > "$WORK/ref_$op.out" 2>&1)
+        echo "exit $?"
+      done
+      say "reference: graph timer (A, B) against FlagGems' cudagraph mode"
+      "$PY" - "$WORK" <<'PY' | tee "$OUT/timer_agreement.md"
+import json, sys, pathlib
+work = pathlib.Path(sys.argv[1])
+def rows(side, op):
+    f = work / side / "runs" / op / "results.jsonl"
+    return {(r["op"], r["shape"]): r for r in map(json.loads, f.read_text().splitlines())} if f.exists() else {}
+print("| op | shape | A ms | B ms | A/B diff % | FlagGems cudagraph ms | A vs cudagraph % |")
+print("|---|---|---:|---:|---:|---:|---:|")
+for op in ("abs", "add", "mm"):
+    ref = {}
+    f = work / f"ref_{op}.json"
+    if f.exists():
+        for name, entry in json.loads(f.read_text()).items():
+            for det in entry.get("details", []):
+                for m in det.get("result", []):
+                    ref.setdefault((name, json.dumps(m["shape_detail"])), m["latency"])
+    a, b = rows("A", op), rows("B", op)
+    for key, ra in a.items():
+        rb = b.get(key, {})
+        la, lb = ra.get("latency_ms"), rb.get("latency_ms")
+        lr = ref.get(key)
+        d = abs(la - lb) / min(la, lb) * 100 if la and lb else float("nan")
+        dr = (la - lr) / lr * 100 if la and lr else float("nan")
+        print(f"| {key[0]} | {key[1]} | {la} | {lb} | {d:.2f} | {lr} | {dr:+.1f} |")
+PY
+      ;;
+    warm)
+      OPS10=abs,add,mul,sub,exp,neg,relu,sigmoid,softmax,sum
+      say "warm: 10 ops cold"
+      "$ZL" batch "${COMMON[@]}" --ops "$OPS10" --cold --out "$WORK/cold"; echo "cold exit $?"
+      say "warm: 10 ops warm"
+      "$ZL" batch "${COMMON[@]}" --ops "$OPS10" --out "$WORK/warm"; echo "warm exit $?"
+      "$ZL" compare "$WORK/cold" "$WORK/warm" --format md > "$OUT/warm_vs_cold.md"
+      ;;
+    *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
+  esac
+  pack
+done
