@@ -113,6 +113,7 @@ struct OpLaunch {
   std::string log_path;   // the child's stdout+stderr
   std::string warmed_on;  // device id, when a warm-up pass ran it before
   double timeout_s = 0;   // 0: none
+  std::vector<std::string> run_args;  // more `zlcore run` flags (the warm executor's worker socket)
 };
 
 // What is known once an op's execution is over.
@@ -167,6 +168,20 @@ struct ColdExecutorConfig {
 };
 std::unique_ptr<Executor> make_cold_executor(ColdExecutorConfig config);
 
+// The default executor: still one `zlcore run` per op (preflight, run dir,
+// identity, harvest stay there), but its pytest runs in a warm worker per
+// device that imported torch/triton/flag_gems once (docs/warm-workers.md). A
+// worker that crashes or is killed costs the op in flight; the next op on
+// that device gets a fresh one.
+struct WarmExecutorConfig {
+  ColdExecutorConfig run;                  // how each op's `zlcore run` is started
+  std::string python = "python3";          // the worker's interpreter (--python)
+  std::string suite_root;                  // the worker's cwd (--flaggems-dir / FLAGGEMS_DIR)
+  std::vector<std::string> visibility_env; // set to the device's value before any import
+  std::string framework_vendor;            // GEMS_VENDOR, read by flag_gems at import
+};
+std::unique_ptr<Executor> make_warm_executor(WarmExecutorConfig config);
+
 // ---- the batch ------------------------------------------------------------
 
 struct IdlePolicy {
@@ -187,6 +202,7 @@ struct BatchOptions {
   double timeout_s = 0;
   double backstop_s = 15;  // after timeout_s, the batch itself kills the op
   int warmup_devices = 0;  // PARALLEL_WARMUP_GPUS
+  bool cold = false;       // --cold: a fresh process per op instead of warm workers
   IdlePolicy idle;
   RunOptions run;
   std::map<std::string, std::string> recorded_options;  // for batch_identity.json

@@ -34,6 +34,9 @@ struct RunOptions {
   std::string batch_dir;
   std::string worker = "cold";
   int worker_ops_before = 0;
+  // A warm worker's socket (zlcore batch): the pytest child runs there, unless
+  // the op needs cold caches (docs/warm-workers.md). Empty: a fresh process.
+  std::string worker_socket;
   std::map<std::string, std::string> knobs;  // ZL_* knobs after flag-over-env
   std::vector<std::string> extra_pytest_args;
   std::vector<std::string> command_line;

@@ -131,6 +131,7 @@ class ColdExecutor : public Executor {
       a.insert(a.end(), {"--timeout", std::to_string(std::max(1L, static_cast<long>(std::ceil(l.timeout_s))))});
     }
     if (!l.warmed_on.empty()) a.insert(a.end(), {"--warmed-on", l.warmed_on});
+    a.insert(a.end(), l.run_args.begin(), l.run_args.end());
     return a;
   }
 

@@ -3,6 +3,7 @@
 // works out what --resume still has to do, runs the optional warm-up pass
 // and the timed pass through the work queue, and prints the summary.
 #include <fcntl.h>
+#include <csignal>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -65,7 +66,21 @@ class BatchRun : public QueueEvents {
     ec.backend = backend_.name();
     ec.batch_dir = dir_.string();
     ec.run = o_.run;
-    executor_ = make_cold_executor(ec);
+    if (o_.cold) {
+      executor_ = make_cold_executor(ec);
+    } else {
+      WarmExecutorConfig wc;
+      wc.run = ec;
+      for (const auto& [flag, value] : o_.run.flags) {
+        if (flag == "--python") wc.python = value;
+        if (flag == "--flaggems-dir") wc.suite_root = fs::absolute(value).string();
+      }
+      const char* env_root = std::getenv("FLAGGEMS_DIR");
+      if (wc.suite_root.empty() && env_root != nullptr && *env_root != '\0') wc.suite_root = fs::absolute(env_root).string();
+      wc.visibility_env = backend_.visibility_env();
+      wc.framework_vendor = backend_.framework_vendor();
+      executor_ = make_warm_executor(wc);
+    }
 
     QueueConfig qc;
     qc.probe = [this] { return backend_.enumerate(); };
@@ -169,6 +184,13 @@ class BatchRun : public QueueEvents {
     row.op = op.name;
     row.test_node = !out.test_node.empty() ? out.test_node : op.test_node;
     row.status = out.status;
+    // A cluster scheduler (scancel, a time limit) or `kill` of the whole tree
+    // signals the batch and its ops at once: an op that died of the same
+    // SIGTERM/SIGINT the batch got was interrupted, not crashed.
+    if (row.status == Status::crashed && signals::interrupt_count() > 0 &&
+        (out.signal == SIGTERM || out.signal == SIGINT)) {
+      row.status = Status::interrupted;
+    }
     row.exit_code = out.exit_code;
     row.signal = out.signal;
     row.backend = backend_.name();

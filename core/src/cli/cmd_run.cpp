@@ -117,7 +117,7 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
   po::options_description hidden;
   hidden.add_options()("same-process-group", "")("warmed-on", po::value<std::string>(), "")(
       "batch-dir", po::value<std::string>(), "")("quiet", "")("worker", po::value<std::string>(), "")(
-      "worker-ops-before", po::value<int>(), "");
+      "worker-ops-before", po::value<int>(), "")("worker-socket", po::value<std::string>(), "");
   add_help(desc);
   po::options_description all;
   all.add(desc).add(hidden);
@@ -150,6 +150,7 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
   if (vm.count("batch-dir")) o.batch_dir = vm["batch-dir"].as<std::string>();
   if (vm.count("worker")) o.worker = vm["worker"].as<std::string>();
   if (vm.count("worker-ops-before")) o.worker_ops_before = vm["worker-ops-before"].as<int>();
+  if (vm.count("worker-socket")) o.worker_socket = vm["worker-socket"].as<std::string>();
   o.quiet = vm.count("quiet") > 0;
   o.extra_pytest_args = extra;
   o.command_line = {"zlcore", "run"};

@@ -19,6 +19,7 @@
 #include "../util/json.hpp"
 #include "identity.hpp"
 #include "results_table.hpp"
+#include "worker_client.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/autotune.hpp"
 #include "zlcore/errors.hpp"
@@ -104,6 +105,9 @@ const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
 
 int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
   const double t_start = monotonic_seconds();
+  // `started` and `seconds` share one origin, so started + seconds is when
+  // the run ended (the batch checks that two ops never overlap on a device).
+  const std::string started_at = utc_now_iso();
   FlagGemsProvider provider(fs::absolute(opts.flaggems_dir.empty() ? "." : opts.flaggems_dir).lexically_normal().string());
   if (opts.flaggems_dir.empty()) {
     throw PreflightError("flaggems_dir", "no FlagGems directory given (--flaggems-dir / FLAGGEMS_DIR)");
@@ -208,7 +212,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("zlcore_version", ZL_VERSION);
   id.set("status", "running");
   id.set_null("exit_code");
-  id.set("started", utc_now_iso());
+  id.set("started", started_at);
   id.set("backend.name", backend.name());
   id.set("backend.abi", backend.abi());
   id.set("backend.version", backend.backend_version());
@@ -314,7 +318,39 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   spec.log_path = (rd / "pytest.log").string();
   spec.echo = !o.quiet;
   spec.new_group = !o.same_process_group;
-  ChildResult child = run_child(spec, o.timeout_s);
+  ChildResult child;
+  bool ran_warm = false;
+  if (!o.worker_socket.empty()) {
+    // A warm worker imported flag_gems (and with it read FLAGGEMS_CACHE_DIR /
+    // TRITON_CACHE_DIR and filled its tuner caches) before this op: an op
+    // whose A/B needs its own cold caches gets a fresh process instead.
+    std::string cold_because;
+    if (cache.isolated) {
+      cold_because = "isolated tuner cache: needs a process that imported with its own cache dirs";
+    } else if (autotune.mode == "record" || autotune.mode == "replay") {
+      cold_because = "autotune " + autotune.mode + ": needs cold tuner caches";
+    }
+    WorkerSession worker;
+    std::string error;
+    if (cold_because.empty() && !worker.connect(o.worker_socket, o.timeout_s, &error)) {
+      cold_because = "no warm worker: " + error;
+    }
+    if (cold_because.empty()) {
+      ran_warm = true;
+      id.set("worker.kind", "warm");
+      id.set("worker.ops_before", int64_t{worker.ops_before()});
+      id.set("worker.pid", int64_t{worker.pid()});
+      id.write(identity_path);
+      std::vector<std::string> pytest_args(argv.begin() + 3, argv.end());  // after `python -m pytest`
+      child = worker.run(pytest_args, env, spec.cwd, spec.log_path, o.timeout_s);
+    } else {
+      id.set("worker.kind", "cold");
+      id.set("worker.ops_before", int64_t{0});
+      id.set("worker.reason", cold_because);
+      id.write(identity_path);
+    }
+  }
+  if (!ran_warm) child = run_child(spec, o.timeout_s);
 
   // What the child's plugins reported.
   auto& a = id.alloc();

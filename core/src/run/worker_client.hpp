@@ -1,0 +1,45 @@
+// `zlcore run` handing its pytest child to a warm worker (docs/warm-workers.md)
+// instead of spawning python: same argv, environment, cwd and log, so the run
+// directory, identity and harvest stay in run.cpp whichever process measured.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "zlcore/process.hpp"
+
+namespace zl {
+
+class WorkerSession {
+ public:
+  WorkerSession() = default;
+  ~WorkerSession();
+  WorkerSession(const WorkerSession&) = delete;
+  WorkerSession& operator=(const WorkerSession&) = delete;
+
+  // Connects and waits for the handshake (the worker may still be importing).
+  // False with `error` set: the caller runs the op cold instead.
+  bool connect(const std::string& socket_path, double handshake_timeout_s, std::string* error);
+  pid_t pid() const { return pid_; }
+  int ops_before() const { return ops_before_; }
+
+  // Runs pytest `args` (what follows `python -m pytest`) in the worker. A
+  // timeout or a second interrupt kills the worker's process group; a worker
+  // that dies mid-op reports the signal the batch saw it die of.
+  ChildResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env_set,
+                  const std::string& cwd, const std::string& log_path, double timeout_s);
+
+ private:
+  int died_of_signal();  // from <socket>.exit, written by the warm executor
+
+  int fd_ = -1;
+  pid_t pid_ = -1;
+  int ops_before_ = 0;
+  std::string socket_path_;
+  std::string pending_;  // bytes read past the handshake line
+};
+
+}  // namespace zl

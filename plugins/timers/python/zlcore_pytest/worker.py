@@ -1,0 +1,379 @@
+"""A warm worker: pay the imports once per device, then run one op after another in-process.
+
+Started by `zlcore batch` (core/src/batch/warm_executor.cpp) as
+`python -m zlcore_pytest.worker --socket PATH` with the device's environment and the
+suite root as its working directory. It imports what is expensive and safe to share
+(torch, triton, flag_gems by default: ZL_WORKER_PREIMPORT), takes a snapshot of the
+process, and then serves one `zlcore run` at a time over a Unix socket:
+
+    worker -> run   {"pid": P, "ops_before": N}            (once ready)
+    run -> worker   {"args": [...], "env": {...}, "cwd": D, "log": F}
+    worker -> run   {"exit_code": C, "seconds": S}
+
+Each op runs `pytest.main(args)` with fds 1/2 on its log, the exact environment and
+cwd a cold child would get, and afterwards the process is put back to the snapshot
+(docs/warm-workers.md lists what is reset). A crash or hang is not handled here: the
+process dies or is killed, the op in flight is recorded as such by `zlcore run`, and
+the batch starts a fresh worker. Ops that need cold caches never come here.
+
+Why not fork after the imports: `import flag_gems` initializes the device runtime,
+and a process forked after that cannot use it; forking after torch+triton only
+would still pay FlagGems' ~5 s per op (/work/shared/FACTS.md section 2).
+"""
+
+import argparse
+import configparser
+import gc
+import importlib
+import json
+import os
+import socket
+import sys
+import time
+import warnings
+import weakref
+
+DEFAULT_PREIMPORT = "torch,triton,flag_gems"
+
+
+def _die_with_parent():
+    # A SIGKILLed batch cannot stop its workers; the kernel can.
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(1)
+    except Exception:
+        pass
+
+
+def _ini_pythonpath(root):
+    """The suite's `pythonpath` from pytest.ini, so flag_gems (under src/) imports now."""
+    ini = os.path.join(root, "pytest.ini")
+    if not os.path.isfile(ini):
+        return []
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(ini)
+        raw = parser.get("pytest", "pythonpath", fallback="")
+    except Exception:
+        return []
+    return [os.path.normpath(os.path.join(root, p)) for p in raw.split() if p]
+
+
+class _TunerTracker:
+    """Every triton Autotuner created from now on, so its in-memory winners can be dropped.
+
+    Plain @triton.autotune keeps winners only in memory: a cold process tunes afresh,
+    so a warm one must forget them between ops or it would time different configs.
+    Installed before flag_gems is imported, because FlagGems builds its tuners then.
+    """
+
+    def __init__(self):
+        self.tuners = weakref.WeakSet()
+        self.installed = False
+
+    def install(self):
+        try:
+            from triton.runtime import autotuner
+        except Exception:
+            return
+        cls = autotuner.Autotuner
+        original = cls.__init__
+        tuners = self.tuners
+
+        def __init__(self, *args, **kwargs):
+            original(self, *args, **kwargs)
+            try:
+                tuners.add(self)
+            except TypeError:
+                pass
+
+        __init__.__wrapped__ = original
+        cls.__init__ = __init__
+        self.installed = True
+
+    def clear(self):
+        cleared = 0
+        for tuner in list(self.tuners):
+            cache = getattr(tuner, "cache", None)
+            if isinstance(cache, dict) and cache:
+                cache.clear()
+                cleared += 1
+        return cleared
+
+
+class Snapshot:
+    """What one op may change in this process and must not leave to the next."""
+
+    def __init__(self, shared_packages):
+        self.modules = set(sys.modules)
+        self.path = list(sys.path)
+        self.meta_path = list(sys.meta_path)
+        self.path_hooks = list(sys.path_hooks)
+        self.argv = list(sys.argv)
+        self.env = dict(os.environ)
+        self.cwd = os.getcwd()
+        self.filters = list(warnings.filters)
+        # Module globals of the shared (pre-imported) libraries: an op that sets
+        # `flag_gems.something = ...` must not hand it to the next op.
+        self.globals = {}
+        for name, module in list(sys.modules.items()):
+            if module is not None and any(name == p or name.startswith(p + ".") for p in shared_packages):
+                try:
+                    self.globals[name] = dict(vars(module))
+                except TypeError:
+                    pass
+        # Classes the plugins patch (autotune hooks Autotuner/LibTuner methods and
+        # undoes it at session end; a session that never ended would leave them).
+        self.classes = {}
+        for modname, clsname in (("triton.runtime.autotuner", "Autotuner"), ("flag_gems.utils.libentry", "LibTuner")):
+            cls = getattr(sys.modules.get(modname), clsname, None)
+            if isinstance(cls, type):
+                self.classes[cls] = dict(vars(cls))
+        self.torch = _torch_flags()
+
+    def restore(self, suite_root):
+        report = {}
+        os.chdir(self.cwd)
+        os.environ.clear()
+        os.environ.update(self.env)
+        added_paths = [p for p in sys.path if p not in self.path]
+        sys.path[:] = self.path
+        sys.meta_path[:] = self.meta_path
+        sys.path_hooks[:] = self.path_hooks
+        sys.path_importer_cache.clear()
+        sys.argv[:] = self.argv
+        warnings.filters[:] = self.filters
+        if hasattr(warnings, "_filters_mutated"):
+            warnings._filters_mutated()
+        report["modules_purged"] = self._purge(suite_root, added_paths)
+        report["globals_restored"] = self._restore_globals()
+        for cls, saved in self.classes.items():
+            for key in [k for k in vars(cls) if k not in saved]:
+                delattr(cls, key)
+            for key, value in saved.items():
+                if key not in ("__dict__", "__weakref__") and vars(cls).get(key) is not value:
+                    setattr(cls, key, value)
+        _set_torch_flags(self.torch)
+        importlib.invalidate_caches()
+        return report
+
+    def _purge(self, suite_root, added_paths):
+        """Drop the modules this op brought in from the suite (benchmark.*, conftests,
+        test modules, the suite's own library on its pytest.ini path) and the plugins.
+        Third-party libraries stay: re-importing a C extension (numpy) is unsafe, and
+        a cold process would import the very same files."""
+        # pytest removes its ini `pythonpath` again at unconfigure, so those
+        # entries are read from pytest.ini rather than seen as added.
+        roots = [os.path.join(os.path.realpath(r), "")
+                 for r in [suite_root, *_ini_pythonpath(suite_root), *added_paths] if r]
+        bench = os.environ.get("ZL_BENCH_PACKAGE", "benchmark") or "benchmark"
+        purged = 0
+        for name in [n for n in sys.modules if n not in self.modules]:
+            module = sys.modules.get(name)
+            drop = (name in ("zlcore_pytest", "conftest", bench) or name.startswith("zlcore_pytest.")
+                    or name.startswith(bench + "."))
+            if not drop:
+                origin = getattr(module, "__file__", None) or ""
+                if origin:
+                    # Both: a suite may link files in from elsewhere (fault_suite does).
+                    candidates = (os.path.abspath(origin), os.path.realpath(origin))
+                    drop = any(c.startswith(r) for c in candidates for r in roots)
+                else:
+                    # Namespace packages (no __file__) that the suite's paths provide.
+                    paths = list(getattr(module, "__path__", []) or [])
+                    drop = bool(paths) and all(
+                        any(os.path.join(os.path.realpath(p), "").startswith(r) for r in roots) for p in paths)
+            if drop:
+                del sys.modules[name]
+                purged += 1
+        return purged
+
+    def _restore_globals(self):
+        changed = 0
+        for name, saved in self.globals.items():
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            current = vars(module)
+            for key in [k for k in current if k not in saved]:
+                del current[key]
+                changed += 1
+            for key, value in saved.items():
+                if current.get(key, _MISSING) is not value:
+                    current[key] = value
+                    changed += 1
+        return changed
+
+
+_MISSING = object()
+
+
+def _torch_flags():
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    flags = {}
+    try:
+        flags["default_dtype"] = torch.get_default_dtype()
+        flags["grad"] = torch.is_grad_enabled()
+        flags["deterministic"] = torch.are_deterministic_algorithms_enabled()
+        flags["matmul_tf32"] = torch.backends.cuda.matmul.allow_tf32
+        flags["cudnn_tf32"] = torch.backends.cudnn.allow_tf32
+    except Exception:
+        pass
+    return flags
+
+
+def _set_torch_flags(flags):
+    torch = sys.modules.get("torch")
+    if torch is None or not flags:
+        return
+    try:
+        torch.set_default_dtype(flags["default_dtype"])
+        torch.set_grad_enabled(flags["grad"])
+        torch.use_deterministic_algorithms(flags["deterministic"])
+        torch.backends.cuda.matmul.allow_tf32 = flags["matmul_tf32"]
+        torch.backends.cudnn.allow_tf32 = flags["cudnn_tf32"]
+    except Exception:
+        pass
+
+
+def _release_device_memory():
+    # Memory the previous op left cached in torch's allocator would change the
+    # next op's allocation pattern; a cold process starts with none.
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    for name in ("cuda", "musa", "npu", "mlu"):
+        mod = getattr(torch, name, None)
+        try:
+            if mod is not None and mod.is_initialized():
+                mod.synchronize()
+                mod.empty_cache()
+        except Exception:
+            pass
+
+
+def preimport(names):
+    imported, missing = [], {}
+    tracker = _TunerTracker()
+    for name in names:
+        if name == "flag_gems" and not tracker.installed:
+            tracker.install()
+        try:
+            importlib.import_module(name)
+            imported.append(name)
+        except Exception as exc:  # absent, or broken: the ops import it themselves
+            missing[name] = f"{type(exc).__name__}: {exc}"[:300]
+        if name == "triton" and name in imported:
+            tracker.install()
+    return imported, missing, tracker
+
+
+def _send(conn, obj):
+    conn.sendall((json.dumps(obj) + "\n").encode())
+
+
+def _recv_line(conn):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data.decode())
+
+
+def run_op(request, snapshot, tracker, suite_root):
+    """One op: pytest.main with the cold child's env/cwd/log, then back to the snapshot."""
+    import pytest
+
+    log_fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved_fds = (os.dup(1), os.dup(2))
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    started = time.monotonic()
+    try:
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        args = list(request["args"])
+        sys.argv[:] = [pytest.__file__] + args
+        try:
+            code = int(pytest.main(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException as exc:  # noqa: BLE001 - the op's failure, not ours
+            print(f"zlcore worker: pytest.main raised {type(exc).__name__}: {exc}", file=sys.stderr)
+            code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved_fds[0], 1)
+        os.dup2(saved_fds[1], 2)
+        for fd in saved_fds:
+            os.close(fd)
+    seconds = time.monotonic() - started
+    report = snapshot.restore(suite_root)
+    report["tuners_cleared"] = tracker.clear()
+    _release_device_memory()
+    gc.collect()
+    return code, seconds, report
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="zlcore_pytest.worker")
+    parser.add_argument("--socket", required=True)
+    opts = parser.parse_args(argv)
+    _die_with_parent()
+
+    # Bind first: `zlcore run` may connect while the imports below still run.
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(opts.socket)
+    server.listen(4)
+
+    suite_root = os.getcwd()
+    started = time.monotonic()
+    for p in _ini_pythonpath(suite_root):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    names = [n.strip() for n in os.environ.get("ZL_WORKER_PREIMPORT", DEFAULT_PREIMPORT).split(",") if n.strip()]
+    imported, missing, tracker = preimport(names)
+    import pytest  # noqa: F401 - shared by every op
+    import_seconds = time.monotonic() - started
+    shared = [n for n in imported if n not in ("torch", "triton")]
+    snapshot = Snapshot(shared)
+    print(json.dumps({"worker": os.getpid(), "imported": imported, "missing": missing,
+                      "import_seconds": round(import_seconds, 3)}), flush=True)
+
+    ops_done = 0
+    while True:
+        conn, _ = server.accept()
+        with conn:
+            try:
+                _send(conn, {"pid": os.getpid(), "ops_before": ops_done, "imported": imported,
+                             "import_seconds": round(import_seconds, 3)})
+                request = _recv_line(conn)
+            except (OSError, ValueError):
+                continue
+            if request is None:
+                continue  # the run went away (or decided to run cold) before asking
+            code, seconds, report = run_op(request, snapshot, tracker, suite_root)
+            ops_done += 1
+            print(json.dumps({"op": ops_done, "exit_code": code, "seconds": round(seconds, 3), **report}), flush=True)
+            try:
+                _send(conn, {"exit_code": code, "seconds": seconds, "reset": report})
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    main()

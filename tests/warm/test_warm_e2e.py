@@ -1,0 +1,147 @@
+"""Warm workers end to end: `zlcore batch` (warm by default) against `--cold`.
+
+Run by ctest (warm_e2e), which sets ZLCORE, ZL_VENDOR_DIR and ZL_SOURCE_DIR.
+One fake device, so every op of a batch goes through the same worker and the
+isolation claims are actually exercised.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+ZLCORE = os.environ.get("ZLCORE", "")
+VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
+SOURCE = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+FAULT_SUITE = SOURCE / "tests" / "fixtures" / "fault_suite"
+EXAMPLE_SUITE = SOURCE / "examples" / "suite"
+EXAMPLE_OPS = "abs,add,mm,mul,exp,softmax,sum,layer_norm"
+
+pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through ctest (needs ZLCORE, ZL_VENDOR_DIR)")
+
+
+def run_batch(out, ops, suite=FAULT_SUITE, extra=(), devices=1, **env):
+    argv = [ZLCORE, "--backend-dir", VENDOR, "batch", "--backend", "fakegpu", "--ops", ops, "--flaggems-dir",
+            str(suite), "--python", "/usr/bin/python3", "--level", "core", "--timer", "host", "--out", str(out), *extra]
+    e = dict(os.environ, ZL_FAKE_DEVICE_COUNT=str(devices))
+    for k in ("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS", "ZL_WORKER_PREIMPORT"):
+        e.pop(k, None)
+    e.update({k: str(v) for k, v in env.items()})
+    return subprocess.run(argv, env=e, capture_output=True, text=True, timeout=120)
+
+
+def rows(out):
+    with open(Path(out) / "ops_status.csv", newline="") as f:
+        return {r["op"]: r for r in csv.DictReader(f)}
+
+
+def identity(out, op):
+    return json.loads((Path(out) / "runs" / op / "run_identity.json").read_text())
+
+
+def shapes(out, op):
+    """(dtype, shape) of every result row, in order, without the numbers."""
+    lines = (Path(out) / "runs" / op / "results.jsonl").read_text().splitlines()
+    return [(r.get("dtype"), json.dumps(r.get("shape"), sort_keys=True)) for r in map(json.loads, lines)]
+
+
+def tagged_pids(tag):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if f"ZL_BATCH_TEST_TAG={tag}".encode() in f.read().split(b"\0"):
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_warm_and_cold_give_the_same_shapes_and_statuses(tmp_path):
+    warm = run_batch(tmp_path / "w", EXAMPLE_OPS, suite=EXAMPLE_SUITE, extra=["--dtypes", "float32"])
+    cold = run_batch(tmp_path / "c", EXAMPLE_OPS, suite=EXAMPLE_SUITE, extra=["--dtypes", "float32", "--cold"])
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    assert cold.returncode == 0, cold.stdout + cold.stderr
+    w, c = rows(tmp_path / "w"), rows(tmp_path / "c")
+    assert sorted(w) == sorted(c) == sorted(EXAMPLE_OPS.split(","))
+    for op in w:
+        assert (w[op]["status"], w[op]["exit_code"], w[op]["test_node"]) == \
+            (c[op]["status"], c[op]["exit_code"], c[op]["test_node"]), op
+        assert shapes(tmp_path / "w", op) == shapes(tmp_path / "c", op) != [], op
+        assert identity(tmp_path / "c", op)["worker"]["kind"] == "cold"
+    warm_ids = [identity(tmp_path / "w", op)["worker"] for op in EXAMPLE_OPS.split(",")]
+    assert all(x["kind"] == "warm" for x in warm_ids)
+    # One device, one worker: it ran them all, counting up.
+    assert len({x["pid"] for x in warm_ids}) == 1
+    assert sorted(x["ops_before"] for x in warm_ids) == list(range(8))
+    assert json.loads((tmp_path / "w" / "batch_identity.json").read_text())["executor"] == "warm"
+    assert json.loads((tmp_path / "c" / "batch_identity.json").read_text())["executor"] == "cold"
+
+
+def test_crash_costs_only_its_op_and_the_worker_is_replaced(tmp_path):
+    r = run_batch(tmp_path / "b", "ok1,crash,ok2,ok3")
+    assert r.returncode == 1, r.stdout + r.stderr
+    x = rows(tmp_path / "b")
+    assert x["crash"]["status"] == "crashed" and x["crash"]["signal"] == "11", x["crash"]
+    assert all(x[o]["status"] == "passed" for o in ("ok1", "ok2", "ok3"))
+    before, after = identity(tmp_path / "b", "ok1")["worker"], identity(tmp_path / "b", "ok2")["worker"]
+    crashed = identity(tmp_path / "b", "crash")
+    assert crashed["worker"]["kind"] == "warm" and crashed["worker"]["pid"] == before["pid"]
+    assert crashed["child_signal"] == 11
+    assert after["kind"] == "warm" and after["pid"] != before["pid"] and after["ops_before"] == 0
+    assert "Segmentation fault" in (tmp_path / "b" / "runs" / "crash" / "pytest.log").read_text()
+
+
+def test_hang_is_killed_by_the_timeout_and_the_worker_replaced(tmp_path):
+    tag = uuid.uuid4().hex
+    r = run_batch(tmp_path / "b", "ok1,hang,ok2", extra=["--timeout", "3"], ZL_BATCH_TEST_TAG=tag)
+    assert r.returncode == 1, r.stdout + r.stderr
+    x = rows(tmp_path / "b")
+    assert x["hang"]["status"] == "timeout" and 2.5 < float(x["hang"]["seconds"]) < 20
+    assert x["ok1"]["status"] == x["ok2"]["status"] == "passed"
+    hung, after = identity(tmp_path / "b", "hang")["worker"], identity(tmp_path / "b", "ok2")["worker"]
+    assert hung["kind"] == after["kind"] == "warm" and hung["pid"] != after["pid"]
+    assert tagged_pids(tag) == []  # no worker, no run outlives the batch
+
+
+@pytest.mark.parametrize("preimport", ["", "numgems"])
+def test_state_planted_by_one_op_is_not_seen_by_the_next(tmp_path, preimport):
+    # "": numgems is imported by the op and purged after it; "numgems": it is
+    # shared (pre-imported, like flag_gems) and its module globals are restored.
+    r = run_batch(tmp_path / "b", "plant,probe,ok1", ZL_WORKER_PREIMPORT=preimport)
+    assert r.returncode == 0, r.stdout + r.stderr + (tmp_path / "b" / "runs" / "probe" / "pytest.log").read_text()
+    x = rows(tmp_path / "b")
+    assert all(x[o]["status"] == "passed" for o in ("plant", "probe", "ok1"))
+    plant, probe = identity(tmp_path / "b", "plant")["worker"], identity(tmp_path / "b", "probe")["worker"]
+    assert plant["kind"] == probe["kind"] == "warm" and plant["pid"] == probe["pid"]
+    assert probe["ops_before"] == plant["ops_before"] + 1
+
+
+def test_probe_does_see_planted_state_without_the_reset(tmp_path):
+    # The fixture works: in one plain pytest process, probe after plant fails.
+    r = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "benchmark/test_plant.py", "benchmark/test_probe.py", "--level", "core"],
+                       cwd=FAULT_SUITE, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "carries state an earlier op planted" in r.stdout, r.stdout + r.stderr
+
+
+def test_isolated_tuner_cache_runs_cold_and_says_why(tmp_path):
+    r = run_batch(tmp_path / "b", "ok1", extra=["--isolate-tuner-cache", "1"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    w = identity(tmp_path / "b", "ok1")["worker"]
+    assert w["kind"] == "cold" and "isolated tuner cache" in w["reason"]
+
+
+def test_zlcore_run_stays_cold(tmp_path):
+    r = subprocess.run([ZLCORE, "--backend-dir", VENDOR, "run", "--backend", "fakegpu", "--op", "ok1",
+                        "--flaggems-dir", str(FAULT_SUITE), "--python", "/usr/bin/python3", "--level", "core",
+                        "--timer", "host", "--out", str(tmp_path / "r"), "--quiet"],
+                       env=dict(os.environ, ZL_FAKE_DEVICE_COUNT="1"), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    ident = json.loads((tmp_path / "r" / "run_identity.json").read_text())
+    assert ident["worker"] == {"kind": "cold", "ops_before": 0}
