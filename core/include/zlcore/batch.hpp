@@ -10,6 +10,8 @@
 //   scheduler     the work queue over devices: idle check, timeouts, SIGINT
 //   progress      the progress line, plain event lines, the summary table
 //   local_launcher the whole batch on this host: directory, resume, passes
+//   launcher_registry  --launcher NAME -> a Launcher (local, slurm)
+//   slurm_launcher the batch sharded over a Slurm cluster (job array + merge)
 #pragma once
 
 #include <map>
@@ -206,17 +208,32 @@ struct BatchOptions {
   IdlePolicy idle;
   RunOptions run;
   std::map<std::string, std::string> recorded_options;  // for batch_identity.json
+  // A launcher's own flags, by name without "--" ("partition" -> "gpu"); a
+  // switch is present with value "1". The core only carries them, so a new
+  // launcher needs no new field here.
+  std::map<std::string, std::string> launcher_options;
+  std::vector<std::string> launcher_args;  // repeated pass-through (--sbatch-arg)
 };
 
-// Where the batch runs. Today: this host. (A cluster launcher would shard
-// the ops and run `zlcore batch` per node.)
+// Where the batch runs: this host (local), or a cluster that runs shards of
+// it as `zlcore batch --shard i/K` per node (slurm).
 class Launcher {
  public:
   virtual ~Launcher() = default;
   virtual const char* name() const = 0;
+  // false: the batch runs elsewhere, so this host's devices are not asked
+  // (a login node may have none); `--devices` then does not apply.
+  virtual bool uses_local_devices(const BatchOptions& options) const {
+    (void)options;
+    return true;
+  }
   // Runs the whole batch; returns the exit code (0: every op passed).
   virtual int launch(const BatchOptions& options, const Backend& backend) = 0;
 };
 std::unique_ptr<Launcher> make_local_launcher();
+std::unique_ptr<Launcher> make_slurm_launcher();
+// The registry: nullptr for a name it does not know.
+std::unique_ptr<Launcher> make_launcher(const std::string& name);
+std::vector<std::string> launcher_names();
 
 }  // namespace zl::batch

@@ -74,7 +74,18 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
       ("cold", "a fresh pytest process per op (default: one warm worker per device pays the imports once; docs/warm-workers.md)")
       ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 1800; 0: none)")
       ("parallel-warmup-gpus", po::value<std::string>(), "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")
-      ("launcher", po::value<std::string>()->default_value("local"), "where the batch runs: local")
+      ("launcher", po::value<std::string>()->default_value("local"), "where the batch runs: local, or slurm (docs/slurm.md)")
+      // --launcher slurm (docs/slurm.md); carried to the launcher as launcher_options.
+      ("partition", po::value<std::string>(), "slurm: the partition to submit to")
+      ("nodes", po::value<std::string>(), "slurm: shard over N nodes (one shard per node; --shards wins)")
+      ("shards", po::value<std::string>(), "slurm: number of shards, one array task each")
+      ("gpus-per-shard", po::value<std::string>(), "slurm: GPUs each shard asks for (--gres=gpu:N)")
+      ("time", po::value<std::string>(), "slurm: time limit per shard (sbatch --time)")
+      ("sbatch-arg", po::value<std::vector<std::string>>()->composing(), "slurm: one more sbatch argument, as is (repeatable)")
+      ("wait", "slurm: block until the shards are merged and print the summary")
+      ("dry-run", "slurm: print the plan and the sbatch scripts, submit nothing")
+      ("shard", po::value<std::string>(), "slurm (in the job): run shard i/K of the plan")
+      ("merge", "slurm (in the job): merge the shards' ops_status.csv")
       ("no-idle-check", "start ops on a device without checking it is idle")
       ("idle-util", po::value<std::string>(), "a device above this utilization % is busy (default 10)")
       ("idle-mem-mib", po::value<std::string>(), "a device with more memory in use (MiB) is busy (default 2048)")
@@ -98,8 +109,11 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   if (!parse("batch", desc, args, vm)) return 0;
 
   const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
-  if (vm["launcher"].as<std::string>() != "local") {
-    throw UsageError("--launcher: '" + vm["launcher"].as<std::string>() + "' is not available (local)");
+  std::unique_ptr<batch::Launcher> launcher = batch::make_launcher(vm["launcher"].as<std::string>());
+  if (!launcher) {
+    std::string names;
+    for (const std::string& n : batch::launcher_names()) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError("--launcher: '" + vm["launcher"].as<std::string>() + "' is not available (" + names + ")");
   }
   // A bad --timer fails here once, not as one preflight failure per op.
   make_plan(backend, vm);
@@ -107,6 +121,17 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   batch::BatchOptions o;
   o.backend = backend.name();
   o.backend_dir = ctx.backend_dir();
+  for (const char* flag : {"partition", "nodes", "shards", "gpus-per-shard", "time", "shard"}) {
+    if (vm.count(flag)) o.launcher_options[flag] = vm[flag].as<std::string>();
+  }
+  for (const char* flag : {"wait", "dry-run", "merge"}) {
+    if (vm.count(flag)) o.launcher_options[flag] = "1";
+  }
+  if (vm.count("sbatch-arg")) o.launcher_args = vm["sbatch-arg"].as<std::vector<std::string>>();
+  if (std::string(launcher->name()) == "local" && (!o.launcher_options.empty() || !o.launcher_args.empty())) {
+    throw UsageError("--" + (o.launcher_args.empty() ? o.launcher_options.begin()->first : std::string("sbatch-arg")) +
+                     " needs a cluster --launcher");
+  }
 
   // Devices: --gpus is an alias; both given must agree.
   std::string devices_spec = vm.count("devices") ? vm["devices"].as<std::string>() : "";
@@ -115,14 +140,20 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     if (!devices_spec.empty() && devices_spec != gpus) throw UsageError("--devices and --gpus disagree; give one");
     devices_spec = gpus;
   }
-  DeviceQuery q = backend.enumerate();
-  if (q.devices.empty()) {
-    throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+  // A cluster launcher picks devices on its nodes; this host may have none.
+  if (launcher->uses_local_devices(o)) {
+    DeviceQuery q = backend.enumerate();
+    if (q.devices.empty()) {
+      throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+    }
+    std::vector<int> valid;
+    for (const Device& d : q.devices) valid.push_back(d.index);
+    o.device_indices = batch::parse_device_list(devices_spec.empty() ? "all" : devices_spec, valid,
+                                                vm.count("gpus") && !vm.count("devices") ? "--gpus" : "--devices");
+  } else if (!devices_spec.empty()) {
+    throw UsageError("--devices does not apply to --launcher " + std::string(launcher->name()) +
+                     ": the cluster allocates devices (see --gpus-per-shard)");
   }
-  std::vector<int> valid;
-  for (const Device& d : q.devices) valid.push_back(d.index);
-  o.device_indices = batch::parse_device_list(devices_spec.empty() ? "all" : devices_spec, valid,
-                                              vm.count("gpus") && !vm.count("devices") ? "--gpus" : "--devices");
 
   if (vm.count("ops") && vm.count("ops-file")) throw UsageError("give --ops or --ops-file, not both");
   if (vm.count("ops")) {
@@ -169,7 +200,6 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     if (const char* v = std::getenv(env)) o.recorded_options[std::string("env:") + env] = v;
   }
 
-  std::unique_ptr<batch::Launcher> launcher = batch::make_local_launcher();
   return launcher->launch(o, backend);
 }
 
