@@ -191,6 +191,13 @@ class BatchRun : public QueueEvents {
         (out.signal == SIGTERM || out.signal == SIGINT)) {
       row.status = Status::interrupted;
     }
+    // A cluster scheduler (scancel, a time limit) or `kill` of the whole tree
+    // signals the batch and its ops at once: an op that died of the same
+    // SIGTERM/SIGINT the batch got was interrupted, not crashed.
+    if (row.status == Status::crashed && signals::interrupt_count() > 0 &&
+        (out.signal == SIGTERM || out.signal == SIGINT)) {
+      row.status = Status::interrupted;
+    }
     row.exit_code = out.exit_code;
     row.signal = out.signal;
     row.backend = backend_.name();
