@@ -30,8 +30,8 @@ demo: install
 # Every test (GoogleTest, Python plugin tests, end-to-end), then the C++ tests
 # again under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: install
-	@bash scripts/install-deps.sh chromium
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@bash scripts/install-deps.sh chromium slurm
+	@cd $(BUILD) && ZL_REQUIRE_SLURM=1 ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
 
 test-asan: deps
