@@ -192,7 +192,10 @@ def measure_batch(zlcore, vendor_dir, scratch, ops, reps):
     env = dict(os.environ, ZL_FAKE_DEVICE_COUNT="1")
 
     def batch_argv(out):
-        return [zlcore, "--backend-dir", str(vendor_dir), "batch", "--backend", "fakegpu", "--devices", "0",
+        # --cold: the children are no-op `zlcore run`s, which a warm worker
+        # (a real Python serving pytest) cannot stand in for; this measures
+        # the queue and its bookkeeping, the warm path has its own figures.
+        return [zlcore, "--backend-dir", str(vendor_dir), "batch", "--backend", "fakegpu", "--devices", "0", "--cold",
                 "--ops-file", str(ops_file), "--flaggems-dir", str(FAULT), "--python", str(fake), "--out", str(out)]
 
     # A first batch gives the exact `zlcore run` command lines (each run's
