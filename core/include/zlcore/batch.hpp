@@ -134,6 +134,7 @@ class Execution {
  public:
   virtual ~Execution() = default;
   virtual int output_fd() const = 0;  // for poll(); -1 when none
+  virtual int exit_fd() const { return -1; }  // readable once it is over; -1 when none
   virtual void pump() = 0;            // move available output to the log
   virtual bool poll_done() = 0;       // true once it is over
   virtual double elapsed() const = 0;

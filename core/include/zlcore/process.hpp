@@ -50,6 +50,9 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   // The read end of its output pipe, for poll(); -1 once drained.
   int output_fd() const { return out_fd_; }
+  // Readable (POLLIN) once the child has exited, for poll(); -1 when the
+  // kernel has no pidfd (before Linux 5.3) or after it was reaped.
+  int exit_fd() const { return reaped_ ? -1 : pid_fd_; }
   // Reads what is available without blocking and writes it out.
   void pump();
   // Reaps without blocking; true once it has exited (output fully drained).
@@ -70,6 +73,7 @@ class ChildProcess {
   ChildResult result_;
   pid_t pid_ = -1;
   int out_fd_ = -1;
+  int pid_fd_ = -1;
   int log_fd_ = -1;
   bool reaped_ = false;
   double started_at_ = 0;

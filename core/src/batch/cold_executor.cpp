@@ -42,6 +42,7 @@ class ColdExecution : public Execution {
     return true;
   }
   int output_fd() const override { return child_.output_fd(); }
+  int exit_fd() const override { return child_.exit_fd(); }
   void pump() override { child_.pump(); }
   bool poll_done() override {
     if (child_.poll_exit()) return true;

@@ -148,15 +148,23 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
 
     // ---- wait for output or a deadline, then collect what ended.
     std::vector<pollfd> fds;
+    bool blind = false;  // an op whose end no fd will announce
     for (Slot& s : slots) {
-      if (s.exec && s.exec->output_fd() >= 0) fds.push_back(pollfd{s.exec->output_fd(), POLLIN, 0});
+      if (!s.exec) continue;
+      if (s.exec->output_fd() >= 0) fds.push_back(pollfd{s.exec->output_fd(), POLLIN, 0});
+      if (s.exec->exit_fd() >= 0) {
+        fds.push_back(pollfd{s.exec->exit_fd(), POLLIN, 0});
+      } else if (s.exec->output_fd() < 0) {
+        blind = true;
+      }
     }
     if (fds.empty()) {
-      // An op whose output is at EOF is exiting (see run_child): re-check it
-      // in 1 ms. With nothing running (devices busy) 20 ms is plenty.
+      // With nothing running (devices busy) 20 ms is plenty.
       usleep(running_count() > 0 ? 1000 : 20000);
     } else {
-      poll(fds.data(), fds.size(), 100);  // EINTR on a signal is what we want
+      // An op whose output is at EOF but that has no exit fd is exiting (see
+      // run_child): re-check it in 1 ms. EINTR on a signal is what we want.
+      poll(fds.data(), fds.size(), blind ? 1 : 100);
     }
     std::vector<InFlight> running;
     for (Slot& s : slots) {

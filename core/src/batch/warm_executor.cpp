@@ -44,6 +44,7 @@ class WarmExecution : public Execution {
   WarmExecution(std::unique_ptr<Execution> inner, WarmExecutor* owner, int device)
       : inner_(std::move(inner)), owner_(owner), device_(device) {}
   int output_fd() const override { return inner_->output_fd(); }
+  int exit_fd() const override { return inner_->exit_fd(); }
   void pump() override;
   bool poll_done() override;
   double elapsed() const override { return inner_->elapsed(); }
