@@ -80,17 +80,22 @@ bool ChildProcess::start() {
       return false;
     }
   }
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
+  // Nothing to echo: the child writes straight into its log, so no pipe has
+  // to be pumped (a wake-up of ours per write of theirs). Otherwise a pipe
+  // that pump() copies to the log and to our stdout.
+  const bool direct = !spec_.echo && log_fd_ >= 0;
+  int fds[2] = {-1, -1};
+  if (!direct && pipe2(fds, O_CLOEXEC) != 0) {
     result_.spawn_error = std::string("pipe: ") + std::strerror(errno);
     return false;
   }
+  const int child_out = direct ? log_fd_ : fds[1];
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_adddup2(&actions, child_out, 1);
+  posix_spawn_file_actions_adddup2(&actions, child_out, 2);
   if (!spec_.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec_.cwd.c_str());
 
   posix_spawnattr_t attr;
@@ -122,15 +127,15 @@ bool ChildProcess::start() {
   int rc = posix_spawnp(&pid_, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  close(fds[1]);
+  if (fds[1] >= 0) close(fds[1]);
   if (rc != 0) {
-    close(fds[0]);
+    if (fds[0] >= 0) close(fds[0]);
     pid_ = -1;
     result_.spawn_error = spec_.argv[0] + ": " + std::strerror(rc);
     return false;
   }
   out_fd_ = fds[0];
-  fcntl(out_fd_, F_SETFL, fcntl(out_fd_, F_GETFL) | O_NONBLOCK);
+  if (out_fd_ >= 0) fcntl(out_fd_, F_SETFL, fcntl(out_fd_, F_GETFL) | O_NONBLOCK);
 #ifdef SYS_pidfd_open
   // Lets an event loop sleep in poll() until the exit itself instead of
   // re-checking waitpid on a timer after the output closes.
