@@ -101,6 +101,91 @@ const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
   return it == v.MemberEnd() ? nullptr : &it->value;
 }
 
+// The backend's device with this index. Throws PreflightError when the
+// backend sees none at all, UsageError (listing the valid ones) otherwise.
+Device pick_device(const Backend& backend, int index) {
+  DeviceQuery devices = backend.enumerate();
+  if (devices.devices.empty()) {
+    throw PreflightError("device", "backend '" + backend.name() + "' reports no devices: " + devices.reason);
+  }
+  std::vector<std::string> valid;
+  for (const Device& d : devices.devices) {
+    if (d.index == index) return d;
+    valid.push_back(std::to_string(d.index));
+  }
+  throw UsageError("--device " + std::to_string(index) + " is not a " + backend.name() +
+                   " device; valid: " + join(valid, ", "));
+}
+
+// Reads every .child/<plugin>.json into one object (kept whole in the
+// identity under "plugins") and lifts the facts the caliber compares:
+// framework versions, the framework's view of the device, fallback shapes.
+rapidjson::Value merge_child_reports(Identity& id, const fs::path& child_dir) {
+  auto& a = id.alloc();
+  rapidjson::Value plugins(rapidjson::kObjectType);
+  std::error_code ec;
+  for (fs::directory_iterator it(child_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    rapidjson::Value v = read_child_json(it->path(), a);
+    if (v.IsNull()) continue;
+    plugins.AddMember(json::str(it->path().stem().string(), a), v, a);
+  }
+  if (const rapidjson::Value* ds = member(plugins, "device_setup")) {
+    if (const rapidjson::Value* versions = member(*ds, "versions")) {
+      for (auto it = versions->MemberBegin(); it != versions->MemberEnd(); ++it) {
+        std::string k = it->name.GetString();
+        if (k == "python" || k == "zlcore") continue;
+        id.set("versions." + k, rapidjson::Value(it->value, a));
+      }
+    }
+    if (const rapidjson::Value* dev = member(*ds, "device")) id.set("device.framework", rapidjson::Value(*dev, a));
+  }
+  if (const rapidjson::Value* timing = member(plugins, "timing")) {
+    if (const rapidjson::Value* fb = member(*timing, "fallback_shapes")) {
+      id.set("timer.fallback_shapes", rapidjson::Value(*fb, a));
+    }
+  }
+  return plugins;
+}
+
+void record_git(Identity& id, const GitInfo& gi) {
+  if (gi.sha) {
+    id.set("versions.flaggems_git.sha", *gi.sha);
+  } else {
+    id.set_null("versions.flaggems_git.sha");
+  }
+  if (gi.dirty) {
+    id.set("versions.flaggems_git.dirty", *gi.dirty);
+  } else {
+    id.set_null("versions.flaggems_git.dirty");
+  }
+  if (!gi.note.empty()) id.set("versions.flaggems_git.note", gi.note);
+}
+
+struct RunStatus {
+  std::string status;  // passed, failed, timeout, interrupted, crashed
+  int exit_code = 0;   // docs/cli.md, "Exit codes"
+  std::string error;   // empty: none worth a line
+};
+
+RunStatus status_of(const ChildResult& child) {
+  RunStatus r;
+  if (!child.started) {
+    r = {"failed", kExitFailed, child.spawn_error};
+  } else if (child.timed_out) {
+    r = {"timeout", kExitTimeout, ""};
+  } else if (child.interrupted) {
+    r = {"interrupted", kExitInterrupted, ""};
+  } else if (child.term_signal != 0) {
+    r = {"crashed", 128 + child.term_signal, "pytest died of " + signal_name(child.term_signal)};
+  } else {
+    r = {child.exit_code == 0 ? "passed" : "failed", child.exit_code, ""};
+  }
+  // An interrupt that arrived after the child ended still ends the run here.
+  if (r.status == "passed" && signals::interrupt_count() > 0) r = {"interrupted", kExitInterrupted, ""};
+  return r;
+}
+
 }  // namespace
 
 int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
@@ -120,20 +205,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   if (o.shape_mode == "file") o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
   const std::string python_version = preflight(provider, target, o);
 
-  DeviceQuery devices = backend.enumerate();
-  const Device* device = nullptr;
-  std::vector<std::string> valid;
-  for (const Device& d : devices.devices) {
-    valid.push_back(std::to_string(d.index));
-    if (d.index == o.device) device = &d;
-  }
-  if (devices.devices.empty()) {
-    throw PreflightError("device", "backend '" + backend.name() + "' reports no devices: " + devices.reason);
-  }
-  if (device == nullptr) {
-    throw UsageError("--device " + std::to_string(o.device) + " is not a " + backend.name() +
-                     " device; valid: " + join(valid, ", "));
-  }
+  const Device picked = pick_device(backend, o.device);
+  const Device* device = &picked;
 
   const std::string run_dir = make_run_dir(o, target, backend.name());
   const fs::path rd(run_dir);
@@ -352,44 +425,9 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   }
   if (!ran_warm) child = run_child(spec, o.timeout_s);
 
-  // What the child's plugins reported.
   auto& a = id.alloc();
-  rapidjson::Value plugins(rapidjson::kObjectType);
-  std::error_code ec;
-  for (fs::directory_iterator it(child_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() != ".json") continue;
-    rapidjson::Value v = read_child_json(it->path(), a);
-    if (v.IsNull()) continue;
-    std::string name = it->path().stem().string();
-    plugins.AddMember(json::str(name, a), v, a);
-  }
-  if (const rapidjson::Value* ds = member(plugins, "device_setup")) {
-    if (const rapidjson::Value* versions = member(*ds, "versions")) {
-      for (auto it = versions->MemberBegin(); it != versions->MemberEnd(); ++it) {
-        std::string k = it->name.GetString();
-        if (k == "python" || k == "zlcore") continue;
-        id.set("versions." + k, rapidjson::Value(it->value, a));
-      }
-    }
-    if (const rapidjson::Value* dev = member(*ds, "device")) id.set("device.framework", rapidjson::Value(*dev, a));
-  }
-  if (const rapidjson::Value* timing = member(plugins, "timing")) {
-    if (const rapidjson::Value* fb = member(*timing, "fallback_shapes")) {
-      id.set("timer.fallback_shapes", rapidjson::Value(*fb, a));
-    }
-  }
-  GitInfo gi = git.get();
-  if (gi.sha) {
-    id.set("versions.flaggems_git.sha", *gi.sha);
-  } else {
-    id.set_null("versions.flaggems_git.sha");
-  }
-  if (gi.dirty) {
-    id.set("versions.flaggems_git.dirty", *gi.dirty);
-  } else {
-    id.set_null("versions.flaggems_git.dirty");
-  }
-  if (!gi.note.empty()) id.set("versions.flaggems_git.note", gi.note);
+  rapidjson::Value plugins = merge_child_reports(id, child_dir);
+  record_git(id, git.get());
 
   // Tuner cache and autotune bookkeeping, then drop an isolated cache.
   CacheSnapshot after = snapshot_cache(cache);
@@ -422,31 +460,14 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     // kernels this run wrote to or compiled are the best available count.
     id.set("tuner_cache.inherited_winners", cache.isolated ? int64_t{0} : static_cast<int64_t>(before.winners.size()));
   }
+  std::error_code ec;
   if (cache.isolated) fs::remove_all(rd / ".tuner_cache", ec);
   id.set("plugins", std::move(plugins));
 
-  std::string status;
-  int exit_code;
-  if (!child.started) {
-    status = "failed";
-    exit_code = kExitFailed;
-    id.set("error", child.spawn_error);
-  } else if (child.timed_out) {
-    status = "timeout";
-    exit_code = kExitTimeout;
-  } else if (child.interrupted) {
-    status = "interrupted";
-    exit_code = kExitInterrupted;
-  } else if (child.term_signal != 0) {
-    status = "crashed";
-    exit_code = 128 + child.term_signal;
-    id.set("error", "pytest died of " + signal_name(child.term_signal));
-  } else {
-    exit_code = child.exit_code;
-    status = exit_code == 0 ? "passed" : "failed";
-  }
-  // An interrupt that arrived after the child ended still ends the run here.
-  if (status == "passed" && signals::interrupt_count() > 0) status = "interrupted", exit_code = kExitInterrupted;
+  const RunStatus end = status_of(child);
+  const std::string& status = end.status;
+  const int exit_code = end.exit_code;
+  if (!end.error.empty()) id.set("error", end.error);
   id.set("status", status);
   id.set("exit_code", int64_t{exit_code});
   id.set("child_exit_code", int64_t{child.exit_code});
