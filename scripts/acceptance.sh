@@ -11,7 +11,7 @@
 #   reference  FlagGems' own --mode cudagraph for abs add mm (the graph timer's
 #              reference) and the agreement table
 #   warm       10 ops cold and warm (zlcore batch --cold vs default)
-# env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda),
+# env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      WORK (kept between stages; default ./runs/acceptance), OUT
 set -uo pipefail
 ZL=${ZL:-zlcore}
@@ -22,7 +22,7 @@ WORK=${WORK:-$PWD/runs/acceptance}
 OUT=${OUT:-$PWD/acceptance-out}
 mkdir -p "$WORK" "$OUT"
 COMMON=(--backend "$BACKEND" --flaggems-dir "$FG" --level core --dtypes float16 --python "$PY")
-OPS=abs,add,mul,softmax,mm,addmm
+OPS=${OPS:-abs,add,mul,softmax,mm,addmm}
 
 say() { echo "== $* ($(date +%T))"; }
 pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' .); }
@@ -44,8 +44,12 @@ PY
 for stage in "$@"; do
   case "$stage" in
     record)
-      say "record: batch A"
-      "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A"; echo "A exit $?"
+      # A batch directory that exists is continued (--resume), so the record
+      # can span calls: e.g. `OPS=abs,add,mul,softmax acceptance.sh record`,
+      # then `acceptance.sh record` for mm and addmm (~3.5 min of cold tuning each).
+      again=(); [ -f "$WORK/A/ops_status.csv" ] && again=(--resume)
+      say "record: batch A ${again[*]}"
+      "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A" "${again[@]}"; echo "A exit $?"
       cat "$WORK/A/ops_status.csv"
       say "record: resume A (runs nothing)"
       "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A" --resume; echo "resume exit $?"
