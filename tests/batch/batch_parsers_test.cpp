@@ -265,3 +265,18 @@ TEST(Outcome, WithoutAnIdentity) {
   EXPECT_NE(o.reason.find("the run said failed"), std::string::npos) << o.reason;
   fs::remove_all(d);
 }
+
+TEST(BatchReplay, SourceIsTheOpsRunInALocalOrSlurmBatch) {
+  fs::path d = fs::temp_directory_path() / ("zl_replay_src_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d / "local" / "runs" / "mm");
+  fs::create_directories(d / "slurm" / "shards" / "1" / "runs" / "mm");
+  fs::create_directories(d / "slurm" / "shards" / "0" / "runs" / "abs");
+  EXPECT_EQ(zl::batch::replay_source_for((d / "local").string(), "mm"), (d / "local" / "runs" / "mm").string());
+  EXPECT_EQ(zl::batch::replay_source_for((d / "slurm").string(), "mm"),
+            (d / "slurm" / "shards" / "1" / "runs" / "mm").string());
+  // Not there at all: the source as given, for run's preflight to judge.
+  EXPECT_EQ(zl::batch::replay_source_for((d / "local").string(), "addmm"), (d / "local").string());
+  EXPECT_EQ(zl::batch::replay_source_for("/some/run/dir", "mm"), "/some/run/dir");
+  fs::remove_all(d);
+}

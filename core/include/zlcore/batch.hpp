@@ -54,6 +54,10 @@ std::vector<OpSpec> load_ops_file(const std::string& path);
 void check_ops(const std::vector<OpSpec>& ops, const std::string& what);
 // A file-system-safe directory name for an op ("a/b::c" -> "a_b__c").
 std::string op_dir_name(const std::string& name);
+// The replay source for one op when --replay-from names `from`: the op's run
+// in a local batch (runs/<op>) or in a Slurm batch (shards/<i>/runs/<op>), else
+// `from` itself (a run directory, or records; run's preflight judges it).
+std::string replay_source_for(const std::string& from, const std::string& op_name);
 
 // ---- ops_status.csv -------------------------------------------------------
 

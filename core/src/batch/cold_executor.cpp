@@ -125,8 +125,7 @@ class ColdExecutor : public Executor {
     if (!l.op.shape_file.empty()) a.insert(a.end(), {"--shape-mode", "file", "--shape-file", l.op.shape_file});
     if (!c_.run.replay_from.empty()) {
       // A batch directory as the replay source means "this op's run in it".
-      fs::path per_op = fs::path(c_.run.replay_from) / "runs" / op_dir_name(l.op.name);
-      a.insert(a.end(), {"--replay-from", fs::is_directory(per_op) ? per_op.string() : c_.run.replay_from});
+      a.insert(a.end(), {"--replay-from", replay_source_for(c_.run.replay_from, l.op.name)});
     }
     if (l.timeout_s > 0) {
       a.insert(a.end(), {"--timeout", std::to_string(std::max(1L, static_cast<long>(std::ceil(l.timeout_s))))});

@@ -2,6 +2,7 @@
 // YAML file with per-op node, dtypes and shape file.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <set>
@@ -159,6 +160,23 @@ std::string op_dir_name(const std::string& name) {
   }
   if (out.empty() || out[0] == '.') out = "_" + out;
   return out;
+}
+
+std::string replay_source_for(const std::string& from, const std::string& op_name) {
+  namespace fs = std::filesystem;
+  const std::string dir = op_dir_name(op_name);
+  std::error_code ec;
+  fs::path local = fs::path(from) / "runs" / dir;
+  if (fs::is_directory(local, ec)) return local.string();
+  // A Slurm batch: each op ran in exactly one shard (a rerun moves the old
+  // run aside as runs/<op>.attemptN, so runs/<op> is the latest).
+  std::vector<fs::path> found;
+  for (fs::directory_iterator it(fs::path(from) / "shards", ec), end; !ec && it != end; it.increment(ec)) {
+    fs::path candidate = it->path() / "runs" / dir;
+    if (fs::is_directory(candidate)) found.push_back(candidate);
+  }
+  std::sort(found.begin(), found.end());
+  return found.empty() ? from : found.back().string();
 }
 
 }  // namespace zl::batch
