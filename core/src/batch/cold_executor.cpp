@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../util/clock.hpp"
 #include "outcome.hpp"
 #include "zlcore/process.hpp"
 
@@ -33,7 +34,7 @@ class ColdExecution : public Execution {
       : child_(std::move(spec)), run_dir_(std::move(run_dir)), log_path_(std::move(log_path)) {}
 
   bool start(std::string* error) {
-    facts_.started_at = iso_now();
+    facts_.started_at = utc_now_iso();
     if (!child_.start()) {
       *error = child_.result().spawn_error;
       return false;

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "../util/json.hpp"
+#include "../util/clock.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
 #include "scheduler.hpp"
@@ -154,7 +155,7 @@ class BatchRun : public QueueEvents {
     l.timeout_s = o_.timeout_s;
     // One marker per attempt in the appended log.
     append_log_line(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
-                                  op.name + " on device " + device_label(device) + " at " + iso_now() + "\n");
+                                  op.name + " on device " + device_label(device) + " at " + utc_now_iso() + "\n");
     return l;
   }
 
@@ -229,7 +230,7 @@ class BatchRun : public QueueEvents {
     row.test_node = op.test_node;
     row.status = status;
     row.backend = backend_.name();
-    row.started = iso_now();
+    row.started = utc_now_iso();
     row.warmed_on = job.warmed_on;
     row.attempt = attempts_[op.name] + 1;
     row.reason = reason;
@@ -263,7 +264,7 @@ class BatchRun : public QueueEvents {
 
   void log(const std::string& line) {
     try {
-      append_log_line((dir_ / "batch.log").string(), iso_now() + " " + one_line(line) + "\n");
+      append_log_line((dir_ / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n");
     } catch (const std::exception& e) {
       std::cerr << "zlcore batch: " << e.what() << "\n";
     }
@@ -299,7 +300,7 @@ class BatchRun : public QueueEvents {
 
   void decide_work() {
     t0_ = monotonic_seconds();
-    started_ = iso_now();
+    started_ = utc_now_iso();
     std::set<std::string> passed;
     for (const OpRow& r : read_status_csv((dir_ / kStatusFile).string()).rows) {
       attempts_[r.op]++;
@@ -331,7 +332,7 @@ class BatchRun : public QueueEvents {
     doc.AddMember("zlcore_version", json::str(ZL_VERSION, a), a);
     doc.AddMember("status", json::str(status, a), a);
     doc.AddMember("started", json::str(started_, a), a);
-    if (status != "running") doc.AddMember("ended", json::str(iso_now(), a), a);
+    if (status != "running") doc.AddMember("ended", json::str(utc_now_iso(), a), a);
     doc.AddMember("seconds", monotonic_seconds() - t0_, a);
     doc.AddMember("resumed", o_.resume && !earlier_rows_.empty(), a);
     doc.AddMember("pid", static_cast<int>(getpid()), a);

@@ -25,15 +25,6 @@ std::string signal_name(int sig) {
 
 }  // namespace
 
-std::string iso_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 Status status_from_exit(int exit_code, int* signal) {
   if (signal) *signal = 0;
   switch (exit_code) {

@@ -25,7 +25,4 @@ Status status_from_exit(int exit_code, int* signal);
 
 OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir);
 
-// UTC, "2026-12-02T10:30:00Z".
-std::string iso_now();
-
 }  // namespace zl::batch

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "../util/json.hpp"
+#include "../util/clock.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -122,7 +123,7 @@ std::string ops_yaml(const std::vector<OpSpec>& ops) {
 
 void log_line(const fs::path& dir, const std::string& line) {
   try {
-    append_record((dir / "batch.log").string(), iso_now() + " " + one_line(line) + "\n");
+    append_log_line((dir / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n");
   } catch (const std::exception& e) {
     std::cerr << "zlcore batch: " << e.what() << "\n";
   }
@@ -276,7 +277,7 @@ int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
   doc.AddMember("merge_job", json::str(merge_job, a), a);
-  doc.AddMember("ended", json::str(iso_now(), a), a);
+  doc.AddMember("ended", json::str(utc_now_iso(), a), a);
   doc.AddMember("exit_code", code, a);
   std::map<std::string, int> counts;
   for (const OpRow& r : latest) counts[to_string(r.status)]++;
@@ -441,7 +442,7 @@ class SlurmSubmit {
     s.array_job = array_job;
     s.merge_job = merge_job;
     s.shards = shards;
-    s.submitted = iso_now();
+    s.submitted = utc_now_iso();
     s.submitted_epoch = static_cast<double>(std::time(nullptr));
     plan.submissions.push_back(s);
     write_file_atomic((dir_ / kPlanFile).string(), plan_json(plan, o_));

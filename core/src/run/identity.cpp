@@ -70,18 +70,6 @@ const rapidjson::Value* Identity::get(const std::string& path) const {
 
 void Identity::write(const std::string& path) const { write_file_atomic(path, json::pretty(doc_)); }
 
-std::string utc_now_iso() {
-  timeval tv{};
-  gettimeofday(&tv, nullptr);
-  std::tm tm{};
-  gmtime_r(&tv.tv_sec, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[80];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(tv.tv_usec / 1000));
-  return out;
-}
-
 std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env) {
   static const char* prefixes[] = {"TRITON_", "GEMS_", "FLAGGEMS_", "USE_FLAGTUNE", "FLAGTUNE_", "ZL_"};
   auto wanted = [](const std::string& k) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "../util/clock.hpp"
+
 namespace zl {
 
 class Identity {
@@ -35,8 +37,6 @@ class Identity {
   rapidjson::Document doc_;
 };
 
-// UTC, ISO 8601 with milliseconds.
-std::string utc_now_iso();
 // The environment knobs that change numbers: TRITON_*, GEMS_*, FLAGGEMS_*,
 // USE_FLAGTUNE*, ZL_*, from our environment overlaid with the child's.
 std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env);
