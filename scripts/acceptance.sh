@@ -12,7 +12,9 @@
 #              reference) and the agreement table
 #   warm       10 ops cold and warm (zlcore batch --cold vs default)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
-#      WORK (kept between stages; default ./runs/acceptance), OUT
+#      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
+#      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
+#      time and the next call's `record` resumes it; 0 = no limit)
 set -uo pipefail
 ZL=${ZL:-zlcore}
 FG=${FLAGGEMS_DIR:?set FLAGGEMS_DIR to the FlagGems checkout}
@@ -21,15 +23,18 @@ BACKEND=${BACKEND:-cuda}
 WORK=${WORK:-$PWD/runs/acceptance}
 OUT=${OUT:-$PWD/acceptance-out}
 mkdir -p "$WORK" "$OUT"
-COMMON=(--backend "$BACKEND" --flaggems-dir "$FG" --level core --dtypes float16 --python "$PY")
+COMMON=(--backend "$BACKEND" --flaggems-dir "$FG" --level core --dtypes "${DTYPES:-float16}" --python "$PY")
 OPS=${OPS:-abs,add,mul,softmax,mm,addmm}
 
 say() { echo "== $* ($(date +%T))"; }
-pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' .); }
+# Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
+pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared .); }
 ident() {  # the identity lines each issue asks for
   "$PY" - "$@" <<'PY'
-import json, sys
+import json, os, sys
 for path in sys.argv[1:]:
+    if not os.path.exists(path):
+        print(f"{path}: absent"); continue
     d = json.load(open(path))
     a, t = d.get("autotune", {}), d.get("tuner_cache", {})
     print(f"{path}: status={d['status']} seconds={d['seconds']:.1f} timer={d['timer']['name']} "
@@ -49,10 +54,14 @@ for stage in "$@"; do
       # then `acceptance.sh record` for mm and addmm (~3.5 min of cold tuning each).
       again=(); [ -f "$WORK/A/ops_status.csv" ] && again=(--resume)
       say "record: batch A ${again[*]}"
-      "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A" "${again[@]}"; echo "A exit $?"
+      timeout -s INT -k 30 "${BUDGET_S:-0}" \
+        "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A" "${again[@]}"
+      rc=$?; echo "A exit $rc"
       cat "$WORK/A/ops_status.csv"
-      say "record: resume A (runs nothing)"
-      "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A" --resume; echo "resume exit $?"
+      if [ "$rc" = 0 ]; then
+        say "record: resume A (runs nothing)"
+        "$ZL" batch "${COMMON[@]}" --ops "$OPS" --isolate-tuner-cache 1 --out "$WORK/A" --resume; echo "resume exit $?"
+      fi
       ident "$WORK"/A/runs/mm/run_identity.json "$WORK"/A/runs/addmm/run_identity.json
       ;;
     replay)
