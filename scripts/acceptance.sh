@@ -81,7 +81,10 @@ for stage in "$@"; do
       done
       ident "$WORK"/A/runs/mm/run_identity.json "$WORK"/mm_shared1/run_identity.json "$WORK"/mm_shared2/run_identity.json
       say "preflight failure, timed"
-      for i in 1 2 3; do /usr/bin/time -f "%e s" "$ZL" run "${COMMON[@]}" --op abs --flaggems-dir /nonexistent/FlagGems --out "$WORK/x$i"; done
+      for i in 1 2 3; do
+        /usr/bin/time -f "%e s" "$ZL" run --backend "$BACKEND" --flaggems-dir /nonexistent/FlagGems --op abs \
+          --python "$PY" --out "$WORK/x$i"; echo "exit $?"
+      done
       ;;
     reference)
       for op in abs add mm; do

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zl/backend.h>
 
@@ -47,7 +48,9 @@ typedef struct {
 } fake_list;
 
 /* ZL_FAKE_DEVICE_COUNT sets how many devices it reports (default 2), so the
- * batch tests get real concurrency; ZL_FAKE_BUSY lists indices reported busy. */
+ * batch tests get real concurrency; ZL_FAKE_BUSY lists indices reported busy;
+ * while the file ZL_FAKE_HOLD_FILE exists every device reports 4 GiB in use
+ * and no activity, like a framework context a warm worker keeps resident. */
 FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
 #ifdef FAKE_UNRESOLVED
   if (zl_fake_symbol_that_does_not_exist()) return NULL;
@@ -63,6 +66,8 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
   count = 0;
 #endif
   const char* busy = getenv("ZL_FAKE_BUSY");
+  const char* hold = getenv("ZL_FAKE_HOLD_FILE");
+  const int held = hold != NULL && *hold != '\0' && access(hold, F_OK) == 0;
   for (int i = 0; i < count; ++i) {
     zl_device_info* d = &l->devices[i];
     d->struct_size = sizeof(zl_device_info);
@@ -75,6 +80,7 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
     d->memory_used_bytes = 0;
     d->utilization_percent = 0;
     d->visibility_value = l->vis[i];
+    if (held) d->memory_used_bytes = (int64_t)4 << 30;
     if (busy != NULL && strchr(busy, '0' + i) != NULL) {
       d->utilization_percent = 97;
       d->memory_used_bytes = (int64_t)8 << 30;

@@ -130,6 +130,25 @@ def test_probe_does_see_planted_state_without_the_reset(tmp_path):
     assert r.returncode == 1 and "carries state an earlier op planted" in r.stdout, r.stdout + r.stderr
 
 
+def test_memory_our_own_worker_holds_does_not_make_the_device_busy(tmp_path):
+    # On the H200 a warm worker keeps ~3 GiB resident between ops; counted as
+    # somebody else's, it stalled the batch until the busy give-up.
+    hold = tmp_path / "held"
+    fast = ["--busy-recheck", "0.2", "--busy-give-up", "2"]
+    r = run_batch(tmp_path / "b", "ok1,ok2,ok3", extra=fast, ZL_WORKER_PREIMPORT="devicehold",
+                  ZL_FAKE_HOLD_FILE=hold)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert hold.exists(), "the worker never imported devicehold"
+    assert all(x["status"] == "passed" for x in rows(tmp_path / "b").values())
+    assert "busy" not in (tmp_path / "b" / "batch.log").read_text()
+
+    # The same memory with no worker of ours behind it still means busy.
+    r = run_batch(tmp_path / "c", "ok1", extra=fast + ["--cold"], ZL_FAKE_HOLD_FILE=hold)
+    assert r.returncode == 1
+    assert rows(tmp_path / "c")["ok1"]["status"] == "skipped"
+    assert "memory in use 4096 MiB > 2048 MiB" in (tmp_path / "c" / "batch.log").read_text()
+
+
 def test_isolated_tuner_cache_runs_cold_and_says_why(tmp_path):
     r = run_batch(tmp_path / "b", "ok1", extra=["--isolate-tuner-cache", "1"])
     assert r.returncode == 0, r.stdout + r.stderr

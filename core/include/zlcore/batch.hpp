@@ -156,6 +156,10 @@ class Executor {
   virtual const char* kind() const = 0;
   // nullptr with `error` set when it could not start.
   virtual std::unique_ptr<Execution> start(const OpLaunch& launch, std::string* error) = 0;
+  // True while the executor keeps a process of its own resident on the device
+  // between ops (a warm worker): the memory that process holds is ours, so the
+  // idle check must not count it as somebody else's.
+  virtual bool holds_device(int /*device_index*/) const { return false; }
 };
 
 // The run options every op gets, forwarded as `zlcore run` flags (only the

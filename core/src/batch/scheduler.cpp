@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -98,7 +99,12 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
           if (!fresh) fresh = cfg.probe();
           auto it = std::find_if(fresh->devices.begin(), fresh->devices.end(),
                                  [&](const Device& d) { return d.index == s.device.index; });
-          why = it == fresh->devices.end() ? "not reported by the backend now" : busy_reason(*it, cfg.idle);
+          // Our own warm worker keeps its framework context and allocator
+          // cache on the device between ops (~3 GiB on an H200): that memory
+          // is ours, so only utilization can say somebody else is there.
+          IdlePolicy policy = cfg.idle;
+          if (executor.holds_device(s.device.index)) policy.max_mem_used_mib = INT64_MAX;
+          why = it == fresh->devices.end() ? "not reported by the backend now" : busy_reason(*it, policy);
         }
         if (!why.empty()) {
           if (why != s.busy_since) {

@@ -73,6 +73,11 @@ class WarmExecutor : public Executor {
   }
   const char* kind() const override { return "warm"; }
 
+  bool holds_device(int device_index) const override {
+    auto it = workers_.find(device_index);
+    return it != workers_.end() && it->second.pid > 0;
+  }
+
   std::unique_ptr<Execution> start(const OpLaunch& l, std::string* error) override {
     reap();
     OpLaunch launch = l;
