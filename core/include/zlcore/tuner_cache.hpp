@@ -31,7 +31,11 @@ struct WinnerKey {
 };
 
 struct CacheSnapshot {
-  std::set<std::string> triton_entries;  // cache subdirectories (one per compiled variant)
+  std::set<std::string> triton_entries;  // cache subdirectories: kernels and launcher stubs
+  // The entries that hold a compiled kernel (its metadata .json). The rest are
+  // the C launcher and driver stubs Triton builds per signature (a lone .so),
+  // which are not kernel variants and would inflate the compile count.
+  std::set<std::string> kernel_entries;
   std::set<WinnerKey> winners;           // every LibTuner row, over every DB file
 };
 

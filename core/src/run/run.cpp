@@ -333,6 +333,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("tuner_cache.triton_dir", cache.triton);
   id.set("tuner_cache.winners_present", static_cast<int64_t>(before.winners.size()));
   id.set("tuner_cache.entries_present", static_cast<int64_t>(before.triton_entries.size()));
+  id.set("tuner_cache.variants_present", static_cast<int64_t>(before.kernel_entries.size()));
   id.set("autotune.mode", autotune.mode);
   if (autotune.mode == "replay") {
     id.set("autotune.source", autotune.records_dir);
@@ -377,7 +378,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   header += "  shapes       " + o.shape_mode + "  " + shape_source +
             (shape_hash.empty() ? "" : "  sha256 " + shape_hash.substr(0, 12)) + "\n";
   header += "  tuner cache  " + std::string(cache.isolated ? "isolated" : "shared") + "  (" +
-            std::to_string(before.winners.size()) + " winners, " + std::to_string(before.triton_entries.size()) +
+            std::to_string(before.winners.size()) + " winners, " + std::to_string(before.kernel_entries.size()) +
             " compiled variants present)\n";
   header += "  autotune     " + autotune.mode + (autotune.mode == "replay" ? "  from " + autotune.records_dir : "") + "\n";
   header += "  run dir      " + run_dir + "\n";
@@ -435,10 +436,14 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   write_file_atomic((rd / "kernels.csv").string(), kernels_csv(kernels));
   int new_winners = 0;
   for (const WinnerKey& w : after.winners) new_winners += before.winners.count(w) ? 0 : 1;
-  id.set("tuner_cache.variants_compiled", static_cast<int64_t>(after.triton_entries.size() - before.triton_entries.size()));
+  int64_t compiled = 0;
+  for (const std::string& e : after.kernel_entries) compiled += before.kernel_entries.count(e) ? 0 : 1;
+  id.set("tuner_cache.variants_compiled", compiled);
+  id.set("tuner_cache.cache_entries_added",
+         static_cast<int64_t>(after.triton_entries.size()) - static_cast<int64_t>(before.triton_entries.size()));
   id.set("tuner_cache.new_winners", int64_t{new_winners});
   AutotuneResult at = finish_autotune(autotune, cache, before, run_dir);
-  id.set("autotune.variants_compiled", static_cast<int64_t>(after.triton_entries.size() - before.triton_entries.size()));
+  id.set("autotune.variants_compiled", compiled);
   if (at.tuning_benchmarks >= 0) {
     id.set("autotune.tuning_benchmarks", int64_t{at.tuning_benchmarks});
   } else {
