@@ -84,6 +84,18 @@ TEST(Match, RowsOnOneSideAreListedNotDropped) {
   EXPECT_EQ(r.one_sided[1].shape, "[[8192, 8192]]");
 }
 
+TEST(Match, ARepeatedShapeMatchesByOccurrence) {
+  zc::Report r = report("repeated/a", "repeated/b");
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_TRUE(r.one_sided.empty());
+  const zc::Compared& first = row(r, "float16", "[[4096, 4096], [4096, 4096]]");
+  const zc::Compared& second = row(r, "float16", "[[4096, 4096], [4096, 4096]] #2");
+  EXPECT_NEAR(*first.speedup, 1.0, 1e-12);
+  EXPECT_NEAR(*second.speedup, 1.0, 1e-12);
+  EXPECT_NEAR(*first.a_ms, 0.2054, 1e-12);
+  EXPECT_NEAR(*second.a_ms, 0.2364, 1e-12);
+}
+
 TEST(Match, TornLastLineIsSkippedWithAWarning) {
   zc::Side b = zc::load_side("B", data("verdicts/b"));
   ASSERT_EQ(b.warnings.size(), 1u);

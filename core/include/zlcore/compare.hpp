@@ -44,7 +44,7 @@ struct Side {
   std::string path;   // as given
   bool batch = false;
   std::vector<RunInfo> runs;
-  std::vector<std::string> warnings;  // unreadable lines, duplicate rows, ...
+  std::vector<std::string> warnings;  // unreadable lines, missing results, ...
 };
 
 // Throws UsageError when `path` is neither a run directory (run_identity.json)
