@@ -49,6 +49,13 @@ TEST(Verdict, RuleAtItsEdges) {
   EXPECT_EQ(zc::decide(in(1.05, 1, 5)), V::Noisy);    // noise of the worse side counts
   EXPECT_EQ(zc::decide(in(1.00, 3, 0)), V::Noisy);    // no change, but cannot claim SAME within 2 %
   EXPECT_EQ(zc::decide(in(1.10, 9, 9)), V::Faster);   // 10 % beats 9 % noise
+  // Each side's spread against the gap in its own units. The H200 row
+  // (mm_self_transpose 4096x1024): A's samples 0.05318-0.05859 ms (median
+  // 0.058232, spread 9.287 %) contain B's median 0.053257 (spread 0.240 %).
+  const double s = 0.05823199987411499 / 0.05325664043426514;  // 1.0934: past 9.287 % in B's units
+  EXPECT_EQ(zc::decide(in(s, 9.28699161583983, 0.2403407299686057)), V::Noisy);
+  EXPECT_EQ(zc::decide(in(1 / s, 0.2403407299686057, 9.28699161583983)), V::Noisy);
+  EXPECT_EQ(zc::decide(in(s, 8.5, 0.24)), V::Faster);  // 1 - 1/s = 8.54 % > 8.5 %
   EXPECT_EQ(zc::decide(in(1.05, 0, 0, 1)), V::Unconfirmed);
   EXPECT_EQ(zc::decide({1.05, 0, 0, 10, 1, 0.02}), V::Unconfirmed);  // repeats needed on both sides
   EXPECT_EQ(zc::decide({1.05, 1, 1, 10, 10, 0.10}), V::Same);        // a looser threshold
