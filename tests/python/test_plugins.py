@@ -9,7 +9,8 @@ from conftest import ALL_PLUGINS, PLUGINS, child_env
 
 ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_level", "latency_base_ms",
             "latency_ms", "speedup", "timer", "timer_base", "fallback_reason", "repeats", "samples_ms",
-            "samples_base_ms", "spread_pct", "spread_base_pct", "gbps", "tflops", "cluster_kernel", "error"]
+            "samples_base_ms", "spread_pct", "spread_base_pct", "warmup_ms", "warmup_base_ms", "measure_ms",
+            "measure_base_ms", "gbps", "tflops", "cluster_kernel", "error"]
 FAST = ["--level", "core", "--warmup", "1", "--iter", "5"]
 COST = 1e-5  # stub ms per element; "gems" (under use_gems) runs at half of it
 SHAPES = {"[[64, 64]]": 4096, "[[1024]]": 1024, "[[64, 512, 8]]": 262144}
@@ -47,6 +48,9 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
         assert row["tflops"] == approx(numel * 2 / row["latency_ms"] / 1e12 * 1e3)
         assert row["gbps"] is None
         assert row["cluster_kernel"] is False
+        # Wall time per side, warm-up (compile, tuning) apart from measurement.
+        for key in ("warmup_ms", "warmup_base_ms", "measure_ms", "measure_base_ms"):
+            assert isinstance(row[key], float) and 0 < row[key] < 60_000, (key, row[key])
     state = run.stub_state()
     assert state["do_bench_calls"] == 0  # the suite's own timer never ran
     assert state["captures_open"] == 0 and state["captures_begun"] >= 12
@@ -85,6 +89,9 @@ def test_direct_timer_repeats_with_median_and_spread(run_child):
         assert row["latency_base_ms"] == approx(numel * COST)
         assert row["latency_ms"] == approx(numel * COST / 2)
         assert row["spread_pct"] == approx(30.0) and row["spread_base_pct"] == approx(30.0)
+        # do_bench warms up inside: its whole time is the measurement.
+        assert row["warmup_ms"] is None and row["warmup_base_ms"] is None
+        assert row["measure_ms"] > 0 and row["measure_base_ms"] > 0
     state = run.stub_state()
     assert state["do_bench_calls"] == 3 * 3 * 2
     assert state["captures_begun"] == 0

@@ -45,6 +45,11 @@ class SideTiming:
     # cross-checks graph replays against it.
     eager_ms: Optional[float] = None
     calls_per_replay: Optional[int] = None
+    # Wall time this side cost: the warm-up calls (compilation and tuning
+    # included) and the measurement after them. A timer that cannot tell the
+    # two apart leaves warmup_ms None and reports its whole time as measure_ms.
+    warmup_ms: Optional[float] = None
+    measure_ms: Optional[float] = None
     extra: dict = field(default_factory=dict)
 
     @property

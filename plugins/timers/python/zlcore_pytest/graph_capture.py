@@ -27,6 +27,7 @@ falls back for that shape only.
 import gc
 import importlib
 import math
+import time
 
 from . import _bench, _env, _state, _stats
 
@@ -97,6 +98,7 @@ class GraphTimer:
 
     def measure(self, fn, grad_to_none=None, probe=None):
         device, graph_class = self._resolve()
+        started = time.perf_counter()
         stream = device.Stream()
         stream.wait_stream(device.current_stream())
         cluster = None
@@ -109,6 +111,8 @@ class GraphTimer:
                 else:
                     fn()
                 _clear_grads(grad_to_none)
+                device.synchronize()
+                warmed = time.perf_counter()  # compilation and tuning are behind us
                 eager_ms = self._eager_estimate(device, fn)
             try:
                 timing = self._capture_and_time(device, graph_class, stream, fn, grad_to_none, eager_ms)
@@ -119,6 +123,10 @@ class GraphTimer:
             device.current_stream().wait_stream(stream)
         timing.cluster = cluster
         timing.eager_ms = eager_ms
+        # What this (shape, side) cost in wall time: the warm-up calls (any
+        # compilation and tuning) apart from the measurement itself.
+        timing.warmup_ms = (warmed - started) * 1000.0
+        timing.measure_ms = (time.perf_counter() - warmed) * 1000.0
         return timing
 
     def _eager_estimate(self, device, fn):
