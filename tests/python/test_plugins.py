@@ -364,3 +364,27 @@ def test_unknown_timer_is_a_usage_error(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs"] + FAST, ZL_TIMER="stopwatch")
     assert run.rc == 4
     assert "unknown ZL_TIMER='stopwatch'" in run.output
+
+
+
+def test_graph_timer_keeps_the_window_after_the_device_changed_pace(run_child):
+    # From the process's 20th replay on the stub runs 15 % slower, like H200
+    # clocks coming down under a sustained GEMM; that step falls inside the
+    # FlagGems side's samples of the first shape.
+    shape = "[[64, 64]]"
+    nominal = SHAPES[shape] * COST / 2
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST, STUB_GRAPH_STEP="20:1.15")
+    assert run.rc == 0, run.output
+    row = by_shape(run.rows())[shape]
+    assert row["latency_ms"] == approx(nominal * 1.15)  # the state it settled in
+    assert row["spread_pct"] == pytest.approx(0, abs=1e-6)
+    timing = run.child("timing")
+    assert timing["sides_extended"] == 1 and timing["sides_unsettled"] == 0
+    assert timing["settings"]["graph"]["stable_pct"] == 1.0
+
+    # One window, as before: the step stays inside the samples and is reported.
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST, STUB_GRAPH_STEP="20:1.15",
+                    ZL_GRAPH_MAX_WINDOWS="1")
+    row = by_shape(run.rows())[shape]
+    assert row["spread_pct"] > 10  # 1.0 and 1.15 in one window
+    assert run.child("timing")["sides_unsettled"] == 1

@@ -124,6 +124,13 @@ class CUDAGraph:
         first = 2.0 if self._replays == 0 else 1.0  # a fresh graph's first replay is slow
         self._replays += 1
         slowdown = float(os.environ.get("STUB_GRAPH_SLOWDOWN", "1"))
+        # "N:F": from the process's N-th replay on, everything runs F times
+        # slower, like clocks coming down under sustained load.
+        step = os.environ.get("STUB_GRAPH_STEP")
+        if step:
+            at, factor = step.split(":")
+            if _stub.counters["replays"] > int(at):
+                slowdown *= float(factor)
         cluster_only = os.environ.get("STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY") == "1"
         total = 0.0
         for cost, cluster in self._nodes:
