@@ -45,6 +45,7 @@ def test_run_writes_the_whole_run_directory(tmp_path):
     assert ident["status"] == "passed" and ident["exit_code"] == 0
     assert ident["backend"]["name"] == "host" and ident["device"]["index"] == 0
     assert ident["timer"]["name"] == "host"
+    assert ident["timer"]["sides_extended"] == ident["timer"]["sides_unsettled"] == 0
     assert ident["bench_level"] == "core" and ident["test_node"] == "benchmark/test_abs.py"
     assert ident["shapes"]["mode"] == "upstream" and len(ident["shapes"]["sha256"]) == 64
     assert ident["tuner_cache"]["kind"] == "shared"

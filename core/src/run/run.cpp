@@ -144,6 +144,13 @@ rapidjson::Value merge_child_reports(Identity& id, const fs::path& child_dir) {
     if (const rapidjson::Value* fb = member(*timing, "fallback_shapes")) {
       id.set("timer.fallback_shapes", rapidjson::Value(*fb, a));
     }
+    // Sides whose samples were taken while the device changed pace: retaken
+    // (extended) and, after the last window, still unstable (unsettled).
+    for (const char* k : {"sides_extended", "sides_unsettled"}) {
+      if (const rapidjson::Value* v = member(*timing, k); v && v->IsInt64()) {
+        id.set(std::string("timer.") + k, v->GetInt64());
+      }
+    }
   }
   return plugins;
 }
