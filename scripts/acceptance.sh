@@ -97,19 +97,30 @@ for stage in "$@"; do
       "$PY" - "$WORK" <<'PY' | tee "$OUT/timer_agreement.md"
 import json, sys, pathlib
 work = pathlib.Path(sys.argv[1])
+def numbered(pairs):
+    # mm reports FlagGems' (B, M, N, K) core shapes without B: a shape can come
+    # twice, and the k-th occurrence meets the k-th (as zlcore compare pairs them).
+    out, seen = {}, {}
+    for key, value in pairs:
+        seen[key] = seen.get(key, 0) + 1
+        out[key if seen[key] == 1 else (key[0], f"{key[1]} #{seen[key]}")] = value
+    return out
 def rows(side, op):
     f = work / side / "runs" / op / "results.jsonl"
-    return {(r["op"], r["shape"]): r for r in map(json.loads, f.read_text().splitlines())} if f.exists() else {}
+    if not f.exists():
+        return {}
+    return numbered(((r["op"], r["shape"]), r) for r in map(json.loads, f.read_text().splitlines()))
 print("| op | shape | A ms | B ms | A/B diff % | FlagGems cudagraph ms | A vs cudagraph % |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for op in ("abs", "add", "mm"):
-    ref = {}
+    pairs = []
     f = work / f"ref_{op}.json"
     if f.exists():
         for name, entry in json.loads(f.read_text()).items():
             for det in entry.get("details", []):
                 for m in det.get("result", []):
-                    ref.setdefault((name, json.dumps(m["shape_detail"])), m["latency"])
+                    pairs.append(((name, json.dumps(m["shape_detail"])), m["latency"]))
+    ref = numbered(pairs)
     a, b = rows("A", op), rows("B", op)
     for key, ra in a.items():
         rb = b.get(key, {})
