@@ -9,7 +9,11 @@
 #   replay     batch B: the same ops replaying A's winners; compare A B (md, html)
 #   shared     mm twice on one shared tuner cache (inheritance in the identity)
 #   reference  FlagGems' own --mode cudagraph for abs add mm (the graph timer's
-#              reference) and the agreement table
+#              reference) and the agreement table; run it after `shared` in the
+#              same call: mm's reference runs on that shared cache, so mm_shared2
+#              is the run with the same winners
+#   settle     mm on that shared cache at ZL_GRAPH_SETTLE_MS 20, 250, 1000 (SETTLES)
+#              against the reference: how long a GEMM must run before its pace holds
 #   warm       10 ops cold and warm (zlcore batch --cold vs default)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
@@ -89,47 +93,27 @@ for stage in "$@"; do
     reference)
       for op in abs add mm; do
         say "reference: FlagGems --mode cudagraph $op"
-        (cd "$FG" && "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
+        # On `shared`'s cache, so mm's reference runs mm_shared2's winners.
+        (cd "$FG" && FLAGGEMS_CACHE_DIR=$WORK/shared/fg TRITON_CACHE_DIR=$WORK/shared/triton \
+           "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
            --dtypes float16 --mode cudagraph --record json --output "$WORK/ref_$op.json" > "$WORK/ref_$op.out" 2>&1)
         echo "exit $?"
       done
-      say "reference: graph timer (A, B) against FlagGems' cudagraph mode"
-      "$PY" - "$WORK" <<'PY' | tee "$OUT/timer_agreement.md"
-import json, sys, pathlib
-work = pathlib.Path(sys.argv[1])
-def numbered(pairs):
-    # mm reports FlagGems' (B, M, N, K) core shapes without B: a shape can come
-    # twice, and the k-th occurrence meets the k-th (as zlcore compare pairs them).
-    out, seen = {}, {}
-    for key, value in pairs:
-        seen[key] = seen.get(key, 0) + 1
-        out[key if seen[key] == 1 else (key[0], f"{key[1]} #{seen[key]}")] = value
-    return out
-def rows(side, op):
-    f = work / side / "runs" / op / "results.jsonl"
-    if not f.exists():
-        return {}
-    return numbered(((r["op"], r["shape"]), r) for r in map(json.loads, f.read_text().splitlines()))
-print("| op | shape | A ms | B ms | A/B diff % | FlagGems cudagraph ms | A vs cudagraph % |")
-print("|---|---|---:|---:|---:|---:|---:|")
-for op in ("abs", "add", "mm"):
-    pairs = []
-    f = work / f"ref_{op}.json"
-    if f.exists():
-        for name, entry in json.loads(f.read_text()).items():
-            for det in entry.get("details", []):
-                for m in det.get("result", []):
-                    pairs.append(((name, json.dumps(m["shape_detail"])), m["latency"]))
-    ref = numbered(pairs)
-    a, b = rows("A", op), rows("B", op)
-    for key, ra in a.items():
-        rb = b.get(key, {})
-        la, lb = ra.get("latency_ms"), rb.get("latency_ms")
-        lr = ref.get(key)
-        d = abs(la - lb) / min(la, lb) * 100 if la and lb else float("nan")
-        dr = (la - lr) / lr * 100 if la and lr else float("nan")
-        print(f"| {key[0]} | {key[1]} | {la} | {lb} | {d:.2f} | {lr} | {dr:+.1f} |")
-PY
+      say "reference: graph timer (A, B, same winners) against FlagGems' cudagraph mode"
+      "$PY" "$(dirname "$0")/acceptance_tables.py" reference "$WORK" | tee "$OUT/timer_agreement.md"
+      ;;
+    settle)
+      # How long a heavy GEMM must run before its pace holds: mm on the shared
+      # cache (the reference's winners) with longer untimed settling; the
+      # budget grows with it so the samples keep their share.
+      for settle in ${SETTLES:-20 250 1000}; do
+        say "settle: mm with ZL_GRAPH_SETTLE_MS=$settle"
+        FLAGGEMS_CACHE_DIR=$WORK/shared/fg TRITON_CACHE_DIR=$WORK/shared/triton \
+          ZL_GRAPH_SETTLE_MS=$settle ZL_GRAPH_BUDGET_MS=$((settle + 80)) \
+          "$ZL" run "${COMMON[@]}" --op mm --out "$WORK/mm_settle$settle" > "$WORK/mm_settle$settle.out" 2>&1
+        echo "exit $?"
+      done
+      "$PY" "$(dirname "$0")/acceptance_tables.py" settle "$WORK" | tee "$OUT/settle.md"
       ;;
     warm)
       OPS10=abs,add,mul,sub,exp,neg,relu,sigmoid,softmax,sum
