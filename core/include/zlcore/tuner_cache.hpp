@@ -31,11 +31,11 @@ struct WinnerKey {
 };
 
 struct CacheSnapshot {
-  std::set<std::string> triton_entries;  // cache subdirectories: kernels and launcher stubs
-  // The entries that hold a compiled kernel (its metadata .json). The rest are
-  // the C launcher and driver stubs Triton builds per signature (a lone .so),
-  // which are not kernel variants and would inflate the compile count.
-  std::set<std::string> kernel_entries;
+  // Cache subdirectories: compiled kernels, and the C launcher and driver
+  // stubs Triton builds per signature (a lone .so). Only names are read here,
+  // so a shared cache of many thousand entries costs one directory listing;
+  // new_kernels() looks inside the new ones.
+  std::set<std::string> triton_entries;
   std::set<WinnerKey> winners;           // every LibTuner row, over every DB file
 };
 
@@ -60,7 +60,8 @@ struct KernelInfo {
 };
 
 // Metadata of the compiled variants that appeared between two snapshots, read
-// from Triton's per-kernel <name>.json.
+// from Triton's per-kernel <name>.json: one per new kernel entry, none for a
+// launcher stub. Its size is the run's compile count.
 std::vector<KernelInfo> new_kernels(const CacheDirs& dirs, const CacheSnapshot& before, const CacheSnapshot& after);
 std::string kernels_csv(const std::vector<KernelInfo>& kernels);
 

@@ -340,7 +340,6 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("tuner_cache.triton_dir", cache.triton);
   id.set("tuner_cache.winners_present", static_cast<int64_t>(before.winners.size()));
   id.set("tuner_cache.entries_present", static_cast<int64_t>(before.triton_entries.size()));
-  id.set("tuner_cache.variants_present", static_cast<int64_t>(before.kernel_entries.size()));
   id.set("autotune.mode", autotune.mode);
   if (autotune.mode == "replay") {
     id.set("autotune.source", autotune.records_dir);
@@ -385,8 +384,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   header += "  shapes       " + o.shape_mode + "  " + shape_source +
             (shape_hash.empty() ? "" : "  sha256 " + shape_hash.substr(0, 12)) + "\n";
   header += "  tuner cache  " + std::string(cache.isolated ? "isolated" : "shared") + "  (" +
-            std::to_string(before.winners.size()) + " winners, " + std::to_string(before.kernel_entries.size()) +
-            " compiled variants present)\n";
+            std::to_string(before.winners.size()) + " winners, " + std::to_string(before.triton_entries.size()) +
+            " Triton cache entries present)\n";
   header += "  autotune     " + autotune.mode + (autotune.mode == "replay" ? "  from " + autotune.records_dir : "") + "\n";
   header += "  run dir      " + run_dir + "\n";
   write_file_atomic((rd / "header.txt").string(), header);
@@ -443,8 +442,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   write_file_atomic((rd / "kernels.csv").string(), kernels_csv(kernels));
   int new_winners = 0;
   for (const WinnerKey& w : after.winners) new_winners += before.winners.count(w) ? 0 : 1;
-  int64_t compiled = 0;
-  for (const std::string& e : after.kernel_entries) compiled += before.kernel_entries.count(e) ? 0 : 1;
+  // Kernels only: the new entries' launcher stubs are not variants.
+  const auto compiled = static_cast<int64_t>(kernels.size());
   id.set("tuner_cache.variants_compiled", compiled);
   id.set("tuner_cache.cache_entries_added",
          static_cast<int64_t>(after.triton_entries.size()) - static_cast<int64_t>(before.triton_entries.size()));

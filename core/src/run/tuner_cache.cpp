@@ -69,16 +69,7 @@ CacheSnapshot snapshot_cache(const CacheDirs& dirs) {
   CacheSnapshot s;
   std::error_code ec;
   for (fs::directory_iterator it(dirs.triton, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_directory(ec)) continue;
-    const std::string name = it->path().filename().string();
-    s.triton_entries.insert(name);
-    std::error_code ec2;
-    for (fs::directory_iterator f(it->path(), ec2), fend; !ec2 && f != fend; f.increment(ec2)) {
-      if (f->path().extension() == ".json") {
-        s.kernel_entries.insert(name);
-        break;
-      }
-    }
+    if (it->is_directory(ec)) s.triton_entries.insert(it->path().filename().string());
   }
   for (const std::string& db_path : libtuner_db_files(dirs.flaggems)) {
     try {
