@@ -190,14 +190,15 @@ class GraphTimer:
         finally:
             if graph is not None:
                 _drop(graph)
+        spread = _stats.spread_pct(samples)
         return _state.SideTiming(
             timer="graph",
             latency_ms=_stats.median(samples),
             samples_ms=samples,
-            spread_pct=_stats.spread_pct(samples),
+            spread_pct=spread,
             calls_per_replay=calls,
             extra={"calls_per_replay": calls, "discarded_replay_ms": first_ms, "windows": windows,
-                   "settled": _stats.spread_pct(samples) <= s["stable_pct"]},
+                   "settled": spread <= s["stable_pct"]},
         )
 
     def _capture(self, device, graph_class, stream, fn, grad_to_none, calls):
