@@ -20,3 +20,11 @@ def spread_pct(samples):
     if mid == 0:
         return 0.0
     return (max(samples) - min(samples)) / mid * 100.0
+
+
+def shift_pct(before, after):
+    """How far the median of `after` moved from that of `before`, percent."""
+    was = median(before)
+    if was == 0:
+        return 0.0
+    return abs(median(after) - was) / was * 100.0

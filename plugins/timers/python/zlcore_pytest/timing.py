@@ -38,8 +38,8 @@ class _Report:
         self.patch_error = None
         self.sides_by_timer = {}
         self.fallback_shapes = []
-        # Graph-timed sides whose first window of samples was not stable: how
-        # many took more windows, and how many were still unstable after the last.
+        # Graph-timed sides whose pace did not hold within the minimum number of
+        # windows: how many took more, and how many still had not after the last.
         self.sides_extended = 0
         self.sides_unsettled = 0
 
@@ -159,7 +159,7 @@ def _get_latency(self, op, *args, **kwargs):
         raise
     tracker.side_done(row, side, timing)
     REPORT.sides_by_timer[timing.timer] = REPORT.sides_by_timer.get(timing.timer, 0) + 1
-    REPORT.sides_extended += 1 if timing.extra.get("windows", 1) > 1 else 0
+    REPORT.sides_extended += 1 if timing.extra.get("extended") else 0
     REPORT.sides_unsettled += 1 if timing.extra.get("settled") is False else 0
     return timing.latency_ms
 
