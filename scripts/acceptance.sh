@@ -8,12 +8,11 @@
 #              autotune winners), then --resume (must run nothing)
 #   replay     batch B: the same ops replaying A's winners; compare A B (md, html)
 #   shared     mm twice on one shared tuner cache (inheritance in the identity)
-#   reference  FlagGems' own --mode cudagraph for abs add mm (the graph timer's
-#              reference) and the agreement table; run it after `shared` in the
-#              same call: mm's reference runs on that shared cache, so mm_shared2
-#              is the run with the same winners
-#   settle     mm on that shared cache at ZL_GRAPH_SETTLE_MS 20, 250, 1000 (SETTLES)
-#              against the reference: how long a GEMM must run before its pace holds
+#   timer      the timer's check (issue 3): abs add mm twice in a row (batches T1,
+#              T2) on one tuner cache holding A's mm winners (a replay of A's
+#              records, or a tuning run when there is no A), then FlagGems' own
+#              --mode cudagraph on that cache: the same winners, timed by
+#              FlagGems; the agreement table and the measurement cost per side
 #   warm       10 ops cold and warm (zlcore batch --cold vs default)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
@@ -90,30 +89,31 @@ for stage in "$@"; do
           --python "$PY" --out "$WORK/x$i"; echo "exit $?"
       done
       ;;
-    reference)
+    timer)
+      W=$WORK/winners
+      if [ -d "$WORK/A/runs/mm/autotune_records" ]; then
+        say "timer: mm replaying A's winners into one cache"
+        "$ZL" run "${COMMON[@]}" --op mm --replay-from "$WORK/A/runs/mm" --out "$W" > "$WORK/winners.out" 2>&1
+      else
+        say "timer: mm tuning into one cache (no batch A to replay)"
+        "$ZL" run "${COMMON[@]}" --op mm --isolate-tuner-cache 1 --out "$W" > "$WORK/winners.out" 2>&1
+      fi
+      echo "exit $?"
+      export FLAGGEMS_CACHE_DIR=$W/.tuner_cache/flaggems TRITON_CACHE_DIR=$W/.tuner_cache/triton
+      for t in T1 T2; do
+        say "timer: batch $t (abs add mm)"
+        "$ZL" batch "${COMMON[@]}" --ops abs,add,mm --out "$WORK/$t"; echo "$t exit $?"
+      done
       for op in abs add mm; do
-        say "reference: FlagGems --mode cudagraph $op"
-        # On `shared`'s cache, so mm's reference runs mm_shared2's winners.
-        (cd "$FG" && FLAGGEMS_CACHE_DIR=$WORK/shared/fg TRITON_CACHE_DIR=$WORK/shared/triton \
-           "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
-           --dtypes float16 --mode cudagraph --record json --output "$WORK/ref_$op.json" > "$WORK/ref_$op.out" 2>&1)
+        say "timer: FlagGems --mode cudagraph $op"
+        (cd "$FG" && "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
+           --dtypes "${DTYPES:-float16}" --mode cudagraph --record json --output "$WORK/ref_$op.json" \
+           > "$WORK/ref_$op.out" 2>&1)
         echo "exit $?"
       done
-      say "reference: graph timer (A, B, same winners) against FlagGems' cudagraph mode"
-      "$PY" "$(dirname "$0")/acceptance_tables.py" reference "$WORK" | tee "$OUT/timer_agreement.md"
-      ;;
-    settle)
-      # How long a heavy GEMM must run before its pace holds: mm on the shared
-      # cache (the reference's winners) with longer untimed settling; the
-      # budget grows with it so the samples keep their share.
-      for settle in ${SETTLES:-20 250 1000}; do
-        say "settle: mm with ZL_GRAPH_SETTLE_MS=$settle"
-        FLAGGEMS_CACHE_DIR=$WORK/shared/fg TRITON_CACHE_DIR=$WORK/shared/triton \
-          ZL_GRAPH_SETTLE_MS=$settle ZL_GRAPH_BUDGET_MS=$((settle + 80)) \
-          "$ZL" run "${COMMON[@]}" --op mm --out "$WORK/mm_settle$settle" > "$WORK/mm_settle$settle.out" 2>&1
-        echo "exit $?"
-      done
-      "$PY" "$(dirname "$0")/acceptance_tables.py" settle "$WORK" | tee "$OUT/settle.md"
+      unset FLAGGEMS_CACHE_DIR TRITON_CACHE_DIR
+      "$PY" "$(dirname "$0")/acceptance_tables.py" timer "$WORK" | tee "$OUT/timer_agreement.md"
+      "$PY" "$(dirname "$0")/acceptance_tables.py" cost "$WORK/T1" "$WORK/T2" | tee "$OUT/timer_cost.md"
       ;;
     warm)
       OPS10=abs,add,mul,sub,exp,neg,relu,sigmoid,softmax,sum
@@ -122,6 +122,7 @@ for stage in "$@"; do
       say "warm: 10 ops warm"
       "$ZL" batch "${COMMON[@]}" --ops "$OPS10" --out "$WORK/warm"; echo "warm exit $?"
       "$ZL" compare "$WORK/cold" "$WORK/warm" --format md > "$OUT/warm_vs_cold.md"
+      "$PY" "$(dirname "$0")/acceptance_tables.py" cost "$WORK/warm" "$WORK/cold" | tee "$OUT/warm_cost.md"
       ;;
     *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
   esac
