@@ -81,26 +81,32 @@ def quantile(values, q):
 
 
 def table_cost(dirs):
-    print("| run | op | sides | measure ms median | p90 | max | over 100 ms | warm-up ms median |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| run | op | sides | measure ms median | p90 | max | over 100 ms | capture ms median | windows: 2 / 3-4 / 5+ "
+          "| warm-up ms median |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     for d in map(pathlib.Path, dirs):
         files = sorted(d.glob("runs/*/results.jsonl")) or sorted(d.glob("results.jsonl"))
         every = []
         for f in files:
-            measure, warmup = [], []
+            measure, capture, windows, warmup = [], [], [], []
             op = f.parent.name if f.parent != d else d.name
             for r in map(json.loads, f.read_text().splitlines()):
-                for m, w in (("measure_ms", "warmup_ms"), ("measure_base_ms", "warmup_base_ms")):
-                    if r.get(m) is not None:
-                        measure.append(r[m])
-                        warmup.append(r.get(w) or 0.0)
+                for suffix in ("", "_base"):
+                    if r.get(f"measure{suffix}_ms") is None:
+                        continue
+                    measure.append(r[f"measure{suffix}_ms"])
+                    capture.append(r.get(f"capture{suffix}_ms") or 0.0)
+                    windows.append(r.get(f"windows{suffix}") or 0)
+                    warmup.append(r.get(f"warmup{suffix}_ms") or 0.0)
             every += measure
             if measure:
+                spread = f"{sum(w <= 2 for w in windows)} / {sum(3 <= w <= 4 for w in windows)} / {sum(w >= 5 for w in windows)}"
                 print(f"| {d.name} | {op} | {len(measure)} | {quantile(measure, 0.5):.1f} | {quantile(measure, 0.9):.1f} "
-                      f"| {max(measure):.1f} | {sum(m > 100 for m in measure)} | {quantile(warmup, 0.5):.1f} |")
+                      f"| {max(measure):.1f} | {sum(m > 100 for m in measure)} | {quantile(capture, 0.5):.1f} | {spread} "
+                      f"| {quantile(warmup, 0.5):.1f} |")
         if every:
             print(f"| {d.name} | all | {len(every)} | {quantile(every, 0.5):.1f} | {quantile(every, 0.9):.1f} "
-                  f"| {max(every):.1f} | {sum(m > 100 for m in every)} | mean {sum(every) / len(every):.1f} |")
+                  f"| {max(every):.1f} | {sum(m > 100 for m in every)} | | | mean {sum(every) / len(every):.1f} |")
 
 
 if __name__ == "__main__":

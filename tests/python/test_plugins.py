@@ -10,7 +10,8 @@ from conftest import ALL_PLUGINS, PLUGINS, child_env
 ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_level", "latency_base_ms",
             "latency_ms", "speedup", "timer", "timer_base", "fallback_reason", "repeats", "samples_ms",
             "samples_base_ms", "spread_pct", "spread_base_pct", "warmup_ms", "warmup_base_ms", "measure_ms",
-            "measure_base_ms", "gbps", "tflops", "cluster_kernel", "error"]
+            "measure_base_ms", "capture_ms", "capture_base_ms", "windows", "windows_base", "gbps", "tflops",
+            "cluster_kernel", "error"]
 FAST = ["--level", "core", "--warmup", "1", "--iter", "5"]
 COST = 1e-5  # stub ms per element; "gems" (under use_gems) runs at half of it
 SHAPES = {"[[64, 64]]": 4096, "[[1024]]": 1024, "[[64, 512, 8]]": 262144}
@@ -43,7 +44,9 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
         assert row["timer"] == row["timer_base"] == "graph"
         assert row["fallback_reason"] is None and row["error"] is None
         assert 6 <= row["repeats"] <= 20 and row["repeats"] % 2 == 0  # two windows of 3-10
-        assert len(row["samples_ms"]) == row["repeats"] == len(row["samples_base_ms"])
+        assert len(row["samples_ms"]) == row["repeats"] and len(row["samples_base_ms"]) % 2 == 0
+        assert row["windows"] == row["windows_base"] == 2  # the stub's pace holds
+        assert row["capture_ms"] >= 0 and row["capture_base_ms"] >= 0
         assert row["spread_pct"] == pytest.approx(0, abs=1e-6)
         assert row["tflops"] == approx(numel * 2 / row["latency_ms"] / 1e12 * 1e3)
         assert row["gbps"] is None
@@ -67,14 +70,14 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
 
 def test_graph_timer_sizes_replays_within_budget(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
-                    ZL_GRAPH_BUDGET_MS="50", ZL_GRAPH_SAMPLES="6")
+                    ZL_GRAPH_BUDGET_MS="30", ZL_GRAPH_SAMPLES="6")
     assert run.rc == 0, run.output
     rows = by_shape(run.rows())
-    # (50 - 20 ms settling) / 2 windows = 15 ms a window; 64x64 fills 6 samples in each
+    # (30 - 10 ms settling) / 2 windows = 10 ms a window; 64x64 fills 6 samples in each
     assert rows["[[64, 64]]"]["repeats"] == 12
-    # torch's 2.6 ms per call: one call per replay, 15 ms hold 5 of them a window
-    assert len(rows["[[64, 512, 8]]"]["samples_base_ms"]) == 10
-    assert run.child("timing")["settings"]["graph"]["budget_ms"] == 50.0
+    # torch's 2.6 ms per call: one call per replay, 10 ms hold 3 of them a window
+    assert len(rows["[[64, 512, 8]]"]["samples_base_ms"]) == 6
+    assert run.child("timing")["settings"]["graph"]["budget_ms"] == 30.0
 
 
 def test_direct_timer_repeats_with_median_and_spread(run_child):
@@ -368,46 +371,42 @@ def test_unknown_timer_is_a_usage_error(run_child):
 
 
 
-def test_graph_timer_keeps_the_window_after_the_device_changed_pace(run_child):
-    # From the process's 20th replay on the stub runs 15 % slower, like H200
-    # clocks coming down under a sustained GEMM; that step falls inside the
-    # FlagGems side's samples of the first shape.
-    shape = "[[64, 64]]"
-    nominal = SHAPES[shape] * COST / 2
-    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST, STUB_GRAPH_STEP="20:1.15")
+# 64x64 under the default graph settings, on either side: 88 calls per 1.8 ms
+# replay; replay 1 is discarded, 2-7 settle, 8 leads window 1 (samples 9-18),
+# 19 leads window 2 (samples 20-29), and so on.
+STEP_SHAPE = "[[64, 64]]"
+
+
+def test_graph_timer_waits_until_the_pace_holds(run_child):
+    # From each graph's 19th replay on the stub runs 15 % slower, like H200
+    # clocks coming down under a sustained GEMM: window 1 is tight at the pace
+    # the device leaves, window 2 tight at the new one.
+    nominal = SHAPES[STEP_SHAPE] * COST / 2
+    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
+    run = run_child(args, STUB_GRAPH_STEP="18:1.15:each")
     assert run.rc == 0, run.output
-    row = by_shape(run.rows())[shape]
-    assert row["latency_ms"] == approx(nominal * 1.15)  # the state it settled in
-    assert row["spread_pct"] == pytest.approx(0, abs=1e-6)
+    row = by_shape(run.rows())[STEP_SHAPE]
+    assert row["latency_ms"] == approx(nominal * 1.15)  # the pace it held
+    assert row["latency_base_ms"] == approx(nominal * 2 * 1.15)
+    assert row["windows"] == row["windows_base"] == 3  # window 3 agreed with window 2
+    assert row["spread_pct"] == pytest.approx(0, abs=1e-6)  # windows 2 and 3 only
     timing = run.child("timing")
-    assert timing["sides_extended"] == 1 and timing["sides_unsettled"] == 0
-    assert timing["settings"]["graph"]["stable_pct"] == 1.0
+    assert timing["sides_extended"] >= 2 and timing["sides_unsettled"] == 0
     assert timing["settings"]["graph"]["min_windows"] == 2
 
-    # One window, as before: the step stays inside the samples and is reported.
-    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST, STUB_GRAPH_STEP="26:1.15",
-                    ZL_GRAPH_MAX_WINDOWS="1")
-    row = by_shape(run.rows())[shape]
+    # One window is tight too, and reads the pace the device was about to leave.
+    one = run_child(args, STUB_GRAPH_STEP="18:1.15:each", ZL_GRAPH_MIN_WINDOWS="1")
+    row = by_shape(one.rows())[STEP_SHAPE]
+    assert row["latency_ms"] == approx(nominal)
+    assert row["windows"] == 1 and row["spread_pct"] == pytest.approx(0, abs=1e-6)
+
+
+def test_graph_timer_reports_a_pace_that_never_held(run_child):
+    # The step inside window 1 (after sample 3), and no second window allowed.
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
+                    STUB_GRAPH_STEP="12:1.15:each", ZL_GRAPH_MAX_WINDOWS="1")
+    assert run.rc == 0, run.output
+    row = by_shape(run.rows())[STEP_SHAPE]
     assert row["spread_pct"] > 10  # 1.0 and 1.15 in one window
-    assert run.child("timing")["sides_unsettled"] == 1
-
-
-def test_graph_timer_does_not_take_a_tight_window_before_the_change_for_the_pace(run_child):
-    # The step comes right after the FlagGems side's first window (replays
-    # 35-41 of this process all do): that window is tight at the old pace, as
-    # a GEMM's first tens of ms on an idle H200 are. One window reports the
-    # pace the device left; the second window shows the move and the timer
-    # goes on until the new pace holds.
-    shape = "[[64, 64]]"
-    nominal = SHAPES[shape] * COST / 2
-    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
-    one = run_child(args, STUB_GRAPH_STEP="38:1.15", ZL_GRAPH_MIN_WINDOWS="1")
-    assert one.rc == 0, one.output
-    assert by_shape(one.rows())[shape]["latency_ms"] == approx(nominal)
-    assert one.child("timing")["sides_extended"] == 0
-
-    two = run_child(args, STUB_GRAPH_STEP="38:1.15")
-    row = by_shape(two.rows())[shape]
-    assert row["latency_ms"] == approx(nominal * 1.15)
-    assert row["spread_pct"] == pytest.approx(0, abs=1e-6)  # the two windows after the move
-    assert two.child("timing")["sides_extended"] == 1 and two.child("timing")["sides_unsettled"] == 0
+    assert row["windows"] == 1
+    assert run.child("timing")["sides_unsettled"] >= 2

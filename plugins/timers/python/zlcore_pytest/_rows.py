@@ -212,11 +212,19 @@ def build_row(row):
         "warmup_base_ms": base.warmup_ms if base is not None else None,
         "measure_ms": gems.measure_ms if gems is not None else None,
         "measure_base_ms": base.measure_ms if base is not None else None,
+        "capture_ms": _extra(gems, "capture_ms"),
+        "capture_base_ms": _extra(base, "capture_ms"),
+        "windows": _extra(gems, "windows"),
+        "windows_base": _extra(base, "windows"),
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,
         "error": error,
     }
+
+
+def _extra(timing, key):
+    return timing.extra.get(key) if timing is not None else None
 
 
 TRACKER = Tracker()

@@ -124,12 +124,15 @@ class CUDAGraph:
         first = 2.0 if self._replays == 0 else 1.0  # a fresh graph's first replay is slow
         self._replays += 1
         slowdown = float(os.environ.get("STUB_GRAPH_SLOWDOWN", "1"))
-        # "N:F": from the process's N-th replay on, everything runs F times
-        # slower, like clocks coming down under sustained load.
+        # "N:F": after the process's N-th replay everything runs F times
+        # slower, like clocks coming down under sustained load; "N:F:each":
+        # after each graph's own N-th replay, so every side meets the step at
+        # the same point of its procedure.
         step = os.environ.get("STUB_GRAPH_STEP")
         if step:
-            at, factor = step.split(":")
-            if _stub.counters["replays"] > int(at):
+            at, factor, *scope = step.split(":")
+            count = self._replays if scope == ["each"] else _stub.counters["replays"]
+            if count > int(at):
                 slowdown *= float(factor)
         cluster_only = os.environ.get("STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY") == "1"
         total = 0.0
