@@ -131,8 +131,19 @@ def test_isolated_cache_is_dropped_and_the_identity_says_isolated(tmp_path):
     assert ident["tuner_cache"]["kind"] == "isolated"
     assert ident["autotune"]["mode"] == "record"
     assert not (tmp_path / "r" / ".tuner_cache").exists()
+    assert ident["tuner_cache"]["kept"] is False
     assert not cache.exists(), "an isolated run must not touch the shared cache"
     assert (tmp_path / "r" / "autotune_records").is_dir()
+
+
+def test_kept_isolated_cache_holds_what_the_run_tuned(tmp_path):
+    r = zl(*run_args(tmp_path / "r", "--isolate-tuner-cache", "1", "--keep-tuner-cache", op="mm"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    ident = identity(tmp_path / "r")
+    assert ident["tuner_cache"]["kept"] is True
+    kept = tmp_path / "r" / ".tuner_cache"
+    assert ident["tuner_cache"]["flaggems_dir"] == str(kept / "flaggems")
+    assert any((kept / "flaggems").rglob("*.db"))  # the winners another tool can reuse
 
 
 def test_shared_cache_second_run_inherits_winners(tmp_path):

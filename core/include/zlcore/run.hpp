@@ -26,6 +26,9 @@ struct RunOptions {
   std::string replay_from;
   bool force_replay = false;
   bool isolate_tuner_cache = false;
+  // Keep an isolated (or replay) cache after the run instead of dropping it,
+  // e.g. to hand exactly these winners and binaries to another tool.
+  bool keep_tuner_cache = false;
   std::string python = "python3";
   std::string out_dir;  // empty: runs/<timestamp>-<op>-<backend>
   double timeout_s = 0;

@@ -63,6 +63,7 @@ void add_run_options(po::options_description& desc) {
       ("force-replay", "replay even when the Triton version or kernel source differs from the record")
       ("isolate-tuner-cache", po::value<std::string>(),
        "1: the run gets its own FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR (env ZL_ISOLATE_TUNER_CACHE; default 0)")
+      ("keep-tuner-cache", "keep an isolated or replay tuner cache in <run dir>/.tuner_cache after the run")
       ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT; default 1)")
       ("python", po::value<std::string>(), "Python interpreter for pytest (default python3)")
       ("timeout", po::value<double>(), "seconds before the run is killed and recorded as timeout (default none)");
@@ -89,6 +90,7 @@ RunOptions run_options_from(const po::variables_map& vm) {
   o.force_replay = vm.count("force-replay") > 0;
   o.isolate_tuner_cache =
       truthy(flag_or_env(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", "0"), "ZL_ISOLATE_TUNER_CACHE");
+  o.keep_tuner_cache = vm.count("keep-tuner-cache") > 0;
   std::string repeat = flag_or_env(vm, "direct-repeat", "ZL_DIRECT_REPEAT", "1");
   char* end = nullptr;
   long r = std::strtol(repeat.c_str(), &end, 10);

@@ -472,7 +472,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     id.set("tuner_cache.inherited_winners", cache.isolated ? int64_t{0} : static_cast<int64_t>(before.winners.size()));
   }
   std::error_code ec;
-  if (cache.isolated) fs::remove_all(rd / ".tuner_cache", ec);
+  if (cache.isolated && !opts.keep_tuner_cache) fs::remove_all(rd / ".tuner_cache", ec);
+  if (cache.isolated) id.set("tuner_cache.kept", opts.keep_tuner_cache);
   id.set("plugins", std::move(plugins));
 
   const RunStatus end = status_of(child);
