@@ -9,9 +9,11 @@
 #   replay     batch B: the same ops replaying A's winners; compare A B (md, html)
 #   shared     mm twice on one shared tuner cache (inheritance in the identity)
 #   timer      the timer's check (issue 3): abs add mm twice in a row (batches T1,
-#              T2) on one fresh tuner cache, then FlagGems' own --mode cudagraph
-#              on that cache: the same winners, timed by FlagGems; the agreement
-#              table and the measurement cost per (shape, side)
+#              T2) on one tuner cache holding A's mm winners (a replay of A's
+#              records with --keep-tuner-cache; a tuning run when there is no
+#              A), then FlagGems' own --mode cudagraph on that cache: the same
+#              winners, timed by FlagGems; the agreement table and the
+#              measurement cost per (shape, side)
 #   warm       10 ops cold and warm (zlcore batch --cold vs default)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
@@ -30,7 +32,7 @@ OPS=${OPS:-abs,add,mul,softmax,mm,addmm}
 
 say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
-pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared --exclude=./timer_cache .); }
+pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared .); }
 ident() {  # the identity lines each issue asks for
   "$PY" - "$@" <<'PY'
 import json, os, sys
@@ -89,10 +91,20 @@ for stage in "$@"; do
       done
       ;;
     timer)
-      # T1 tunes mm into this cache (~3 min on the H200); T2 and the reference
-      # find its winners there, so all three time the same kernels.
-      rm -rf "$WORK/timer_cache" "$WORK/T1" "$WORK/T2"
-      export FLAGGEMS_CACHE_DIR=$WORK/timer_cache/flaggems TRITON_CACHE_DIR=$WORK/timer_cache/triton
+      # One cache holding A's mm winners, kept after the replay that built it:
+      # T1, T2 and the reference all find them there, so all three time the
+      # same kernels and nothing tunes (without A, the run tunes them, ~3 min).
+      W=$WORK/winners
+      rm -rf "$W" "$WORK/T1" "$WORK/T2"
+      if [ -d "$WORK/A/runs/mm/autotune_records" ]; then
+        say "timer: mm replaying A's winners into one kept cache"
+        "$ZL" run "${COMMON[@]}" --op mm --replay-from "$WORK/A/runs/mm" --keep-tuner-cache --out "$W" > "$WORK/winners.out" 2>&1
+      else
+        say "timer: mm tuning into one kept cache (no batch A to replay)"
+        "$ZL" run "${COMMON[@]}" --op mm --isolate-tuner-cache 1 --keep-tuner-cache --out "$W" > "$WORK/winners.out" 2>&1
+      fi
+      echo "exit $?"
+      export FLAGGEMS_CACHE_DIR=$W/.tuner_cache/flaggems TRITON_CACHE_DIR=$W/.tuner_cache/triton
       for t in T1 T2; do
         say "timer: batch $t (abs add mm)"
         "$ZL" batch "${COMMON[@]}" --ops abs,add,mm --out "$WORK/$t"; echo "$t exit $?"

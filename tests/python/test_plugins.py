@@ -43,9 +43,9 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
         assert row["speedup"] == approx(2.0)
         assert row["timer"] == row["timer_base"] == "graph"
         assert row["fallback_reason"] is None and row["error"] is None
-        assert 6 <= row["repeats"] <= 20 and row["repeats"] % 2 == 0  # two windows of 3-10
-        assert len(row["samples_ms"]) == row["repeats"] and len(row["samples_base_ms"]) % 2 == 0
-        assert row["windows"] == row["windows_base"] == 2  # the stub's pace holds
+        assert 9 <= row["repeats"] <= 30 and row["repeats"] % 3 == 0  # three windows of 3-10
+        assert len(row["samples_ms"]) == row["repeats"] and len(row["samples_base_ms"]) % 3 == 0
+        assert row["windows"] == row["windows_base"] == 3  # the stub's pace holds
         assert row["capture_ms"] >= 0 and row["capture_base_ms"] >= 0
         assert row["spread_pct"] == pytest.approx(0, abs=1e-6)
         assert row["tflops"] == approx(numel * 2 / row["latency_ms"] / 1e12 * 1e3)
@@ -70,14 +70,14 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
 
 def test_graph_timer_sizes_replays_within_budget(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
-                    ZL_GRAPH_BUDGET_MS="30", ZL_GRAPH_SAMPLES="6")
+                    ZL_GRAPH_BUDGET_MS="40", ZL_GRAPH_SAMPLES="6")
     assert run.rc == 0, run.output
     rows = by_shape(run.rows())
-    # (30 - 10 ms settling) / 2 windows = 10 ms a window; 64x64 fills 6 samples in each
-    assert rows["[[64, 64]]"]["repeats"] == 12
+    # (40 - 10 ms settling) / 3 windows = 10 ms a window; 64x64 fills 6 samples in each
+    assert rows["[[64, 64]]"]["repeats"] == 18
     # torch's 2.6 ms per call: one call per replay, 10 ms hold 3 of them a window
-    assert len(rows["[[64, 512, 8]]"]["samples_base_ms"]) == 6
-    assert run.child("timing")["settings"]["graph"]["budget_ms"] == 30.0
+    assert len(rows["[[64, 512, 8]]"]["samples_base_ms"]) == 9
+    assert run.child("timing")["settings"]["graph"]["budget_ms"] == 40.0
 
 
 def test_direct_timer_repeats_with_median_and_spread(run_child):
@@ -380,25 +380,33 @@ STEP_SHAPE = "[[64, 64]]"
 def test_graph_timer_waits_until_the_pace_holds(run_child):
     # From each graph's 19th replay on the stub runs 15 % slower, like H200
     # clocks coming down under a sustained GEMM: window 1 is tight at the pace
-    # the device leaves, window 2 tight at the new one.
+    # the device leaves, the rest at the new one.
     nominal = SHAPES[STEP_SHAPE] * COST / 2
     args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
     run = run_child(args, STUB_GRAPH_STEP="18:1.15:each")
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
-    assert row["latency_ms"] == approx(nominal * 1.15)  # the pace it held
+    assert row["latency_ms"] == approx(nominal * 1.15)  # the pace it came down to
     assert row["latency_base_ms"] == approx(nominal * 2 * 1.15)
-    assert row["windows"] == row["windows_base"] == 3  # window 3 agreed with window 2
-    assert row["spread_pct"] == pytest.approx(0, abs=1e-6)  # windows 2 and 3 only
+    # the pace moved: windows until 500 ms of load; those after 200 ms count
+    assert 20 <= row["windows"] <= 30 and 20 <= row["windows_base"] <= 30
+    assert row["spread_pct"] == pytest.approx(0, abs=1e-6)
+    assert row["repeats"] >= 100
     timing = run.child("timing")
     assert timing["sides_extended"] >= 2 and timing["sides_unsettled"] == 0
-    assert timing["settings"]["graph"]["min_windows"] == 2
+    assert timing["settings"]["graph"]["min_windows"] == 3
+    assert timing["settings"]["graph"]["moved_ms"] == 500.0
 
     # One window is tight too, and reads the pace the device was about to leave.
     one = run_child(args, STUB_GRAPH_STEP="18:1.15:each", ZL_GRAPH_MIN_WINDOWS="1")
     row = by_shape(one.rows())[STEP_SHAPE]
     assert row["latency_ms"] == approx(nominal)
     assert row["windows"] == 1 and row["spread_pct"] == pytest.approx(0, abs=1e-6)
+
+    # A shorter hold: the samples after ZL_GRAPH_MOVED_FROM_MS still count alone.
+    short = run_child(args, STUB_GRAPH_STEP="18:1.15:each", ZL_GRAPH_MOVED_MS="120", ZL_GRAPH_MOVED_FROM_MS="60")
+    row = by_shape(short.rows())[STEP_SHAPE]
+    assert row["latency_ms"] == approx(nominal * 1.15) and 4 <= row["windows"] <= 7
 
 
 def test_graph_timer_reports_a_pace_that_never_held(run_child):

@@ -22,9 +22,8 @@ def spread_pct(samples):
     return (max(samples) - min(samples)) / mid * 100.0
 
 
-def shift_pct(before, after):
-    """How far the median of `after` moved from that of `before`, percent."""
-    was = median(before)
-    if was == 0:
+def range_pct(values):
+    """(max - min) / min * 100 over several medians; 0 with fewer than two."""
+    if len(values) < 2 or min(values) <= 0:
         return 0.0
-    return abs(median(after) - was) / was * 100.0
+    return (max(values) - min(values)) / min(values) * 100.0

@@ -17,20 +17,23 @@ Procedure per (shape, side):
      replay after the host synchronized read 1.5-3 % slow, in every window).
      No L2 flush between calls, like do_bench_cudagraph, which is FlagGems'
      own --mode cudagraph;
-  4. the pace must hold: a GEMM on random data ran 15 % fast for its first
-     25-50 ms of load on an H200 that had idled 20 ms or more, then came down
-     over 100-200 ms as its clocks settled (bench/gpu_settle_trace.py). Any one
-     window can sit wholly in either state, so windows go on until the medians
-     of the last two agree within half of ZL_GRAPH_STABLE_PCT
-     (ZL_GRAPH_MIN_WINDOWS at least, ZL_GRAPH_MAX_WINDOWS at most); the
-     latency is the median of those two windows' samples. It then describes
-     the pace the device holds, which a second run and FlagGems' own ~1 s
-     cudagraph timing read too, not where in the transition one window fell.
-     A kernel whose pace holds from the start costs two windows.
-The budget (ZL_GRAPH_BUDGET_MS) is the settling and two windows of device
-time per (shape, side), compilation and tuning excluded; a kernel longer than
-a window still gets ZL_GRAPH_MIN_SAMPLES replays, and one whose pace moves
-takes more windows.
+  4. the pace must hold: a GEMM on random data ran 10-16 % fast for its first
+     40-60 ms of load on an H200 that had idled 20 ms or more, then stepped
+     down over 100-200 ms as its clocks settled and kept moving 1-3 % between
+     clock levels after that (bench/gpu_settle_trace.py); a memory-bound op
+     held its pace from the start. So at least ZL_GRAPH_MIN_WINDOWS (3)
+     windows of ~20 ms are taken, spanning the boost; if their medians agree
+     within half of ZL_GRAPH_STABLE_PCT the pace held and the latency is the
+     median of all their samples. If they do not, the device is changing
+     pace: windows go on until it has been under load for ZL_GRAPH_MOVED_MS
+     (500), and the latency is the median of the samples taken after
+     ZL_GRAPH_MOVED_FROM_MS (200), past the boost and the first step down:
+     the pace a second run and FlagGems' own ~1 s cudagraph timing read too,
+     not where in the transition a short measurement happened to fall.
+The budget (ZL_GRAPH_BUDGET_MS, 70) is the settling and the minimum of windows:
+the device time per (shape, side) when the pace holds, compilation and tuning
+excluded; a kernel longer than a window still gets ZL_GRAPH_MIN_SAMPLES
+replays, and one whose pace moves costs ZL_GRAPH_MOVED_MS.
 """
 
 import gc
@@ -41,7 +44,9 @@ import time
 from . import _bench, _env, _state, _stats
 
 DEFAULTS = {
-    "budget_ms": 50.0,
+    # Device time per (shape, side) when the pace holds: the settling, then
+    # min_windows windows.
+    "budget_ms": 70.0,
     # Part of the budget replayed untimed before the first window.
     "settle_ms": 10.0,
     "samples": 10,
@@ -49,12 +54,18 @@ DEFAULTS = {
     "min_replay_ms": 1.0,
     "max_calls": 10000,
     "estimate_calls": 5,
-    # Two windows whose medians are further apart than half of this (percent)
-    # were taken while the device changed pace; 1 % is the run-to-run target.
+    # Window medians further apart than half of this (percent) were taken
+    # while the device changed pace; 1 % is the run-to-run target.
     "stable_pct": 1.0,
-    "min_windows": 2,
-    # 16 windows of 20 ms outlast the 100-200 ms a GEMM's clocks took to settle.
-    "max_windows": 16,
+    # Three windows of 20 ms span 10-70 ms of load: every GEMM traced on the
+    # H200 had left its idle boost by 60 ms.
+    "min_windows": 3,
+    # A side whose pace moved runs until the device has been loaded this long,
+    # and its latency comes from the samples taken after moved_from_ms: past
+    # the boost and the first step down (bench/gpu_settle_trace.py).
+    "moved_ms": 500.0,
+    "moved_from_ms": 200.0,
+    "max_windows": 60,
 }
 # Triton's do_bench_cudagraph uses this n when the estimate reads 0 ms.
 CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
@@ -155,10 +166,10 @@ class GraphTimer:
         return start.elapsed_time(end) / calls
 
     def _window_ms(self):
-        # The budget holds the settling and two windows, the fewest that can show
-        # the pace holding (one window alone, ZL_GRAPH_MIN_WINDOWS=1, is sized alike).
+        # The budget holds the settling and the minimum of windows (fewer,
+        # down to ZL_GRAPH_MIN_WINDOWS=1, are sized alike).
         s = self._settings
-        return (s["budget_ms"] - s["settle_ms"]) / max(2, s["min_windows"])
+        return (s["budget_ms"] - s["settle_ms"]) / max(3, s["min_windows"])
 
     def _calls_for(self, eager_ms):
         s = self._settings
@@ -191,7 +202,7 @@ class GraphTimer:
             window_samples = int(self._window_ms() / replay_ms) if replay_ms > 0 else s["samples"]
             count = int(min(max(window_samples, s["min_samples"]), s["samples"]))
             settle = int(math.ceil(s["settle_ms"] / replay_ms)) if replay_ms > 0 else 0
-            samples, windows, settled = self._windows(device, stream, graph, calls, count, settle)
+            samples, windows, settled = self._windows(device, stream, graph, calls, count, settle, replay_ms)
         finally:
             if graph is not None:
                 _drop(graph)
@@ -206,23 +217,35 @@ class GraphTimer:
                    "capture_ms": self._capture_ms},
         )
 
-    def _windows(self, device, stream, graph, calls, count, settle):
-        """Windows of `count` samples until the pace holds (step 4); returns the
-        samples the latency is taken from, the window count, and whether it held."""
+    def _windows(self, device, stream, graph, calls, count, settle, replay_ms):
+        """Windows of `count` samples until the pace holds or, once it moved,
+        until the device has been loaded for ZL_GRAPH_MOVED_MS (step 4).
+        Returns the samples the latency is taken from, the window count, and
+        whether their pace held."""
         s = self._settings
-        window = self._window(device, stream, graph, calls, count, settle)
-        previous, windows = None, 1
-        held = s["min_windows"] <= 1  # one window asked for: nothing to hold it against
-        while windows < s["max_windows"] and not (held and windows >= s["min_windows"]):
-            previous = window
-            window = self._window(device, stream, graph, calls, count, 0)
-            windows += 1
-            held = _stats.shift_pct(previous, window) <= s["stable_pct"] / 2
-        return (previous or []) + window, windows, held
+        load_ms = settle * replay_ms  # device time under load so far, untimed settle included
+        windows = []  # (load before the window's samples, per-call samples)
+        while True:
+            lead, samples = self._window(device, stream, graph, calls, count, 0 if windows else settle)
+            windows.append((load_ms + lead, [ms / calls for ms in samples]))
+            load_ms += lead + sum(samples)
+            medians = [_stats.median(w) for _, w in windows]
+            if len(windows) >= s["min_windows"] and _stats.range_pct(medians) <= s["stable_pct"] / 2:
+                return [x for _, w in windows for x in w], len(windows), True
+            moved = len(windows) >= s["min_windows"]
+            capped = len(windows) >= s["max_windows"]
+            if (moved and load_ms >= s["moved_ms"]) or capped:
+                break
+        # The pace moved (or the window cap came first): the samples taken once
+        # the device had been under load for ZL_GRAPH_MOVED_FROM_MS count.
+        late = [w for start, w in windows if start >= s["moved_from_ms"]] or [windows[-1][1]]
+        held = not capped and _stats.range_pct([_stats.median(w) for w in late]) <= s["stable_pct"]
+        return [x for w in late for x in w], len(windows), held
 
     def _window(self, device, stream, graph, calls, count, settle):
-        lead_and_samples = self._timed_replays(device, stream, graph, count + 1, settle)
-        return [ms / calls for ms in lead_and_samples[1:]]
+        """The lead replay's time and the `count` samples' times (ms per replay)."""
+        times = self._timed_replays(device, stream, graph, count + 1, settle)
+        return times[0], times[1:]
 
     def _capture(self, device, graph_class, stream, fn, grad_to_none, calls):
         device.synchronize()
@@ -329,6 +352,8 @@ def _settings_from_env():
         "max_calls": _env.positive_int("ZL_GRAPH_MAX_CALLS", DEFAULTS["max_calls"]),
         "stable_pct": _env.positive_float("ZL_GRAPH_STABLE_PCT", DEFAULTS["stable_pct"]),
         "min_windows": _env.positive_int("ZL_GRAPH_MIN_WINDOWS", DEFAULTS["min_windows"]),
+        "moved_ms": _env.positive_float("ZL_GRAPH_MOVED_MS", DEFAULTS["moved_ms"]),
+        "moved_from_ms": _env.positive_float("ZL_GRAPH_MOVED_FROM_MS", DEFAULTS["moved_from_ms"]),
         "max_windows": _env.positive_int("ZL_GRAPH_MAX_WINDOWS", DEFAULTS["max_windows"]),
     }
 
