@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How a device's pace moves under sustained load: the data behind the graph
-timer's settling rule (docs/performance.md, "Heavy kernels and clocks").
+timer's settling rule (docs/graph-timer.md).
 
 A heavy GEMM on random data can run ~15 % faster in its first tens of
 milliseconds on an idle GPU than once its clocks come down under load. For
