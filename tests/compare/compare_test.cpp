@@ -171,7 +171,8 @@ TEST(Caliber, EveryDifferenceOfTheRecordedRunIsFound) {
   EXPECT_EQ(c.differences[4].a, "(none)");  // an empty fallback_shapes list
   EXPECT_EQ(c.differences[4].b, "[[4096]]");
   EXPECT_EQ(c.differences.back().b, "0");
-  EXPECT_EQ(c.differences[20].a, "(unset)");  // env.TRITON_SWITCH absent on A
+  EXPECT_EQ(c.differences[5].b, "{direct_repeat: 10, graph: {budget_ms: 50, min_windows: 2}}");  // a default moved
+  EXPECT_EQ(c.differences[21].a, "(unset)");  // env.TRITON_SWITCH absent on A
 }
 
 TEST(Caliber, ExpectDiffPatterns) {

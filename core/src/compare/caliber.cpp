@@ -97,6 +97,7 @@ const std::vector<std::string>& caliber_keys() {
       "timer.name",
       "timer.fallback",
       "timer.fallback_shapes",
+      "timer.settings",
       "bench_level",
       "mode",
       "shapes.mode",

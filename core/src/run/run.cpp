@@ -144,6 +144,9 @@ rapidjson::Value merge_child_reports(Identity& id, const fs::path& child_dir) {
     if (const rapidjson::Value* fb = member(*timing, "fallback_shapes")) {
       id.set("timer.fallback_shapes", rapidjson::Value(*fb, a));
     }
+    // Every setting the timers measured with, defaults included: two builds
+    // whose defaults differ measure differently with the same environment.
+    if (const rapidjson::Value* st = member(*timing, "settings")) id.set("timer.settings", rapidjson::Value(*st, a));
     // Sides whose samples were taken while the device changed pace: retaken
     // (extended) and, after the last window, still unstable (unsettled).
     for (const char* k : {"sides_extended", "sides_unsettled"}) {
