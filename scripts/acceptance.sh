@@ -18,7 +18,9 @@
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
-#      time and the next call's `record` resumes it; 0 = no limit)
+#      time and the next call's `record` resumes it; 0 = no limit), REF_RUNS (timer:
+#      2 runs FlagGems' reference twice). ZL_GRAPH_* knobs in the environment reach
+#      the timer (and its identity), e.g. ZL_GRAPH_MOVED_MS=1500 acceptance.sh timer
 set -uo pipefail
 ZL=${ZL:-zlcore}
 FG=${FLAGGEMS_DIR:?set FLAGGEMS_DIR to the FlagGems checkout}
@@ -109,12 +111,16 @@ for stage in "$@"; do
         say "timer: batch $t (abs add mm)"
         "$ZL" batch "${COMMON[@]}" --ops abs,add,mm --out "$WORK/$t"; echo "$t exit $?"
       done
-      for op in abs add mm; do
-        say "timer: FlagGems --mode cudagraph $op"
-        (cd "$FG" && "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
-           --dtypes "${DTYPES:-float16}" --mode cudagraph --record json --output "$WORK/ref_$op.json" \
-           > "$WORK/ref_$op.out" 2>&1)
-        echo "exit $?"
+      # REF_RUNS=2: the reference twice, to know FlagGems' own run-to-run spread.
+      rm -f "$WORK"/ref_*.json "$WORK"/ref2_*.json
+      for ref in ref $( [ "${REF_RUNS:-1}" -ge 2 ] && echo ref2 ); do
+        for op in abs add mm; do
+          say "timer: FlagGems --mode cudagraph $op ($ref)"
+          (cd "$FG" && "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
+             --dtypes "${DTYPES:-float16}" --mode cudagraph --record json --output "$WORK/${ref}_$op.json" \
+             > "$WORK/${ref}_$op.out" 2>&1)
+          echo "exit $?"
+        done
       done
       unset FLAGGEMS_CACHE_DIR TRITON_CACHE_DIR
       "$PY" "$(dirname "$0")/acceptance_tables.py" timer "$WORK" | tee "$OUT/timer_agreement.md"
