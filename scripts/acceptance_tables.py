@@ -36,10 +36,10 @@ def reference(work, op, name="ref"):
     f = work / f"{name}_{op}.json"
     pairs = []
     if f.exists():
-        for name, entry in json.loads(f.read_text()).items():
+        for op_name, entry in json.loads(f.read_text()).items():
             for det in entry.get("details", []):
                 for m in det.get("result", []):
-                    pairs.append(((name, json.dumps(m["shape_detail"])), m["latency"]))
+                    pairs.append(((op_name, json.dumps(m["shape_detail"])), m["latency"]))
     return numbered(pairs)
 
 
@@ -88,7 +88,7 @@ def quantile(values, q):
 
 
 def table_cost(dirs):
-    print("| run | op | sides | measure ms median | p90 | max | over 100 ms | capture ms median | windows: 2 / 3-4 / 5+ "
+    print("| run | op | sides | measure ms median | p90 | max | over 100 ms | capture ms median | windows: <= 3 / 4+ "
           "| warm-up ms median |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     for d in map(pathlib.Path, dirs):
@@ -107,7 +107,8 @@ def table_cost(dirs):
                     warmup.append(r.get(f"warmup{suffix}_ms") or 0.0)
             every += measure
             if measure:
-                spread = f"{sum(w <= 2 for w in windows)} / {sum(3 <= w <= 4 for w in windows)} / {sum(w >= 5 for w in windows)}"
+                # 3 windows: the pace held at once (the default minimum); more: it moved
+                spread = f"{sum(w <= 3 for w in windows)} / {sum(w > 3 for w in windows)}"
                 print(f"| {d.name} | {op} | {len(measure)} | {quantile(measure, 0.5):.1f} | {quantile(measure, 0.9):.1f} "
                       f"| {max(measure):.1f} | {sum(m > 100 for m in measure)} | {quantile(capture, 0.5):.1f} | {spread} "
                       f"| {quantile(warmup, 0.5):.1f} |")

@@ -147,8 +147,8 @@ rapidjson::Value merge_child_reports(Identity& id, const fs::path& child_dir) {
     // Every setting the timers measured with, defaults included: two builds
     // whose defaults differ measure differently with the same environment.
     if (const rapidjson::Value* st = member(*timing, "settings")) id.set("timer.settings", rapidjson::Value(*st, a));
-    // Sides whose samples were taken while the device changed pace: retaken
-    // (extended) and, after the last window, still unstable (unsettled).
+    // Graph-timed sides whose pace moved past the minimum of windows
+    // (extended), and those whose pace never held (unsettled).
     for (const char* k : {"sides_extended", "sides_unsettled"}) {
       if (const rapidjson::Value* v = member(*timing, k); v && v->IsInt64()) {
         id.set(std::string("timer.") + k, v->GetInt64());
@@ -215,8 +215,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   if (o.shape_mode == "file") o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
   const std::string python_version = preflight(provider, target, o);
 
-  const Device picked = pick_device(backend, o.device);
-  const Device* device = &picked;
+  const Device device = pick_device(backend, o.device);
 
   const std::string run_dir = make_run_dir(o, target, backend.name());
   const fs::path rd(run_dir);
@@ -265,7 +264,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   const char* pp = std::getenv("PYTHONPATH");
   env["PYTHONPATH"] = python_plugin_dir() + (pp != nullptr && *pp != '\0' ? ":" + std::string(pp) : "");
   env["PYTHONUNBUFFERED"] = "1";
-  for (const std::string& var : backend.visibility_env()) env[var] = device->visibility_value;
+  for (const std::string& var : backend.visibility_env()) env[var] = device.visibility_value;
   if (!backend.framework_vendor().empty()) env["GEMS_VENDOR"] = backend.framework_vendor();
   env["ZL_RUN_DIR"] = run_dir;
   env["ZL_RESULTS_FILE"] = (rd / "results.jsonl").string();
@@ -273,7 +272,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   env["ZL_BACKEND"] = backend.name();
   env["ZL_TORCH_DEVICE"] = backend.torch_device();
   env["ZL_VISIBILITY_ENV"] = join(backend.visibility_env(), ",");
-  env["ZL_EXPECT_DEVICE_ID"] = device->id;
+  env["ZL_EXPECT_DEVICE_ID"] = device.id;
   std::vector<std::string> caps;
   for (const auto& [k, v] : backend.capabilities()) caps.push_back(k + "=" + v);
   env["ZL_CAPABILITIES"] = join(caps, ";");
@@ -300,13 +299,13 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("backend.abi", backend.abi());
   id.set("backend.version", backend.backend_version());
   id.set("backend.path", backend.path());
-  id.set("device.index", int64_t{device->index});
-  id.set("device.id", device->id);
-  id.set("device.name", device->name);
-  id.set("device.memory_total_bytes", static_cast<int64_t>(device->memory_total_bytes));
+  id.set("device.index", int64_t{device.index});
+  id.set("device.id", device.id);
+  id.set("device.name", device.name);
+  id.set("device.memory_total_bytes", static_cast<int64_t>(device.memory_total_bytes));
   id.set("device.visibility", [&] {
     std::map<std::string, std::string> m;
-    for (const std::string& var : backend.visibility_env()) m[var] = device->visibility_value;
+    for (const std::string& var : backend.visibility_env()) m[var] = device.visibility_value;
     return m;
   }());
   char host[256] = {};
@@ -377,8 +376,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   std::string header;
   header += "zlcore run " + run_id + "\n";
   header += "  op           " + target.op + "   (" + target.display() + ")\n";
-  header += "  backend      " + backend.name() + "   device [" + std::to_string(device->index) + "] " + device->name +
-            "  " + device->id + "\n";
+  header += "  backend      " + backend.name() + "   device [" + std::to_string(device.index) + "] " + device.name +
+            "  " + device.id + "\n";
   header += "  timer        " + (device_time ? plan.timer : o.mode + " (FlagGems host-overhead mode)") +
             (device_time && !plan.timer_fallback.empty() ? "  (per-shape fallback " + plan.timer_fallback + ")" : "") +
             "\n";

@@ -14,7 +14,7 @@ Procedure per (shape, side):
   3. one discarded replay (the first replay of a fresh graph ran 2x slow on an
      H200), then windows of K timed replays with device events; each window
      leads with one more replay whose time is dropped (on the H200 the first
-     replay after the host synchronized read 1.5-3 % slow, in every window).
+     replay after the host synchronized read up to 3 % slow in most windows).
      No L2 flush between calls, like do_bench_cudagraph, which is FlagGems'
      own --mode cudagraph;
   4. the pace must hold: a GEMM on random data ran 10-16 % fast for its first
