@@ -19,7 +19,8 @@
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
 #      time and the next call's `record` resumes it; 0 = no limit), REF_RUNS (timer:
-#      2 runs FlagGems' reference twice). ZL_GRAPH_* knobs in the environment reach
+#      2 runs FlagGems' reference twice), TIMER_OPS (timer: the ops, default abs,add,mm;
+#      mm must be among them). ZL_GRAPH_* knobs in the environment reach
 #      the timer (and its identity), e.g. ZL_GRAPH_MOVED_MS=1500 acceptance.sh timer
 set -uo pipefail
 ZL=${ZL:-zlcore}
@@ -96,7 +97,7 @@ for stage in "$@"; do
       # One cache holding A's mm winners, kept after the replay that built it:
       # T1, T2 and the reference all find them there, so all three time the
       # same kernels and nothing tunes (without A, the run tunes them, ~3 min).
-      W=$WORK/winners
+      W=$WORK/winners TOPS=${TIMER_OPS:-abs,add,mm}
       rm -rf "$W" "$WORK/T1" "$WORK/T2"
       if [ -d "$WORK/A/runs/mm/autotune_records" ]; then
         say "timer: mm replaying A's winners into one kept cache"
@@ -108,13 +109,13 @@ for stage in "$@"; do
       echo "exit $?"
       export FLAGGEMS_CACHE_DIR=$W/.tuner_cache/flaggems TRITON_CACHE_DIR=$W/.tuner_cache/triton
       for t in T1 T2; do
-        say "timer: batch $t (abs add mm)"
-        "$ZL" batch "${COMMON[@]}" --ops abs,add,mm --out "$WORK/$t"; echo "$t exit $?"
+        say "timer: batch $t ($TOPS)"
+        "$ZL" batch "${COMMON[@]}" --ops "$TOPS" --out "$WORK/$t"; echo "$t exit $?"
       done
       # REF_RUNS=2: the reference twice, to know FlagGems' own run-to-run spread.
       rm -f "$WORK"/ref_*.json "$WORK"/ref2_*.json
       for ref in ref $( [ "${REF_RUNS:-1}" -ge 2 ] && echo ref2 ); do
-        for op in abs add mm; do
+        for op in ${TOPS//,/ }; do
           say "timer: FlagGems --mode cudagraph $op ($ref)"
           (cd "$FG" && "$PY" -m pytest -s -p no:cacheprovider "benchmark/test_$op.py" -m "$op" --level core \
              --dtypes "${DTYPES:-float16}" --mode cudagraph --record json --output "$WORK/${ref}_$op.json" \
