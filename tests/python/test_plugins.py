@@ -10,7 +10,9 @@ from conftest import ALL_PLUGINS, PLUGINS, child_env
 ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_level", "latency_base_ms",
             "latency_ms", "speedup", "timer", "timer_base", "fallback_reason", "repeats", "samples_ms",
             "samples_base_ms", "spread_pct", "spread_base_pct", "warmup_ms", "warmup_base_ms", "measure_ms",
-            "measure_base_ms", "capture_ms", "capture_base_ms", "windows", "windows_base", "gbps", "tflops",
+            "measure_base_ms", "capture_ms", "capture_base_ms", "windows", "windows_base", "pace",
+            "pace_base", "sustained", "sustained_base",
+            "after_rest_pct", "after_rest_base_pct", "gbps", "tflops",
             "cluster_kernel", "error"]
 FAST = ["--level", "core", "--warmup", "1", "--iter", "5"]
 COST = 1e-5  # stub ms per element; "gems" (under use_gems) runs at half of it
@@ -46,6 +48,10 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
         assert 9 <= row["repeats"] <= 30 and row["repeats"] % 3 == 0  # three windows of 3-10
         assert len(row["samples_ms"]) == row["repeats"] and len(row["samples_base_ms"]) % 3 == 0
         assert row["windows"] == row["windows_base"] == 3  # the stub's pace holds
+        for pace in (row["pace"], row["pace_base"]):  # [load before the window, its median]
+            assert len(pace) == 3 and pace[0][0] < pace[1][0] < pace[2][0]
+            assert all(m == pytest.approx(pace[0][1], rel=1e-5) for _, m in pace)
+        assert row["pace"][0][1] == pytest.approx(row["latency_ms"], rel=1e-5)
         assert row["capture_ms"] >= 0 and row["capture_base_ms"] >= 0
         assert row["spread_pct"] == pytest.approx(0, abs=1e-6)
         assert row["tflops"] == approx(numel * 2 / row["latency_ms"] / 1e12 * 1e3)
@@ -70,14 +76,14 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
 
 def test_graph_timer_sizes_replays_within_budget(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
-                    ZL_GRAPH_BUDGET_MS="40", ZL_GRAPH_SAMPLES="6")
+                    ZL_GRAPH_BUDGET_MS="100", ZL_GRAPH_SAMPLES="6")
     assert run.rc == 0, run.output
     rows = by_shape(run.rows())
-    # (40 - 10 ms settling) / 3 windows = 10 ms a window; 64x64 fills 6 samples in each
+    # (100 - 70 ms settling) / 3 windows = 10 ms a window; 64x64 fills 6 samples in each
     assert rows["[[64, 64]]"]["repeats"] == 18
     # torch's 2.6 ms per call: one call per replay, 10 ms hold 3 of them a window
     assert len(rows["[[64, 512, 8]]"]["samples_base_ms"]) == 9
-    assert run.child("timing")["settings"]["graph"]["budget_ms"] == 40.0
+    assert run.child("timing")["settings"]["graph"]["budget_ms"] == 100.0
 
 
 def test_direct_timer_repeats_with_median_and_spread(run_child):
@@ -372,49 +378,87 @@ def test_unknown_timer_is_a_usage_error(run_child):
 
 
 # 64x64 under the default graph settings, on either side: 88 calls per 1.8 ms
-# replay; replay 1 is discarded, 2-7 settle, 8 leads window 1 (samples 9-18),
-# 19 leads window 2 (samples 20-29), and so on.
+# replay; replay 1 is discarded, 2-40 settle (70 ms), 41 leads window 1
+# (samples 42-51), 52 leads window 2 (samples 53-62), and so on.
 STEP_SHAPE = "[[64, 64]]"
+# Rests short enough for a test; the stub's boost needs no more.
+QUICK_RESTS = {"ZL_GRAPH_REST_MS": "60", "ZL_GRAPH_PROBE_REST_MS": "60"}
 
 
-def test_graph_timer_waits_until_the_pace_holds(run_child):
-    # From each graph's 19th replay on the stub runs 15 % slower, like H200
+def test_graph_timer_sustains_a_pace_that_moved(run_child):
+    # From each graph's 52nd replay on the stub runs 15 % slower, like H200
     # clocks coming down under a sustained GEMM: window 1 is tight at the pace
     # the device leaves, the rest at the new one.
     nominal = SHAPES[STEP_SHAPE] * COST / 2
     args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
-    run = run_child(args, STUB_GRAPH_STEP="18:1.15:each")
+    run = run_child(args, STUB_GRAPH_STEP="51:1.15:each", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
-    assert row["latency_ms"] == approx(nominal * 1.15)  # the pace it came down to
+    assert row["sustained"] == "window medians 15.0 % apart"
+    assert row["sustained_base"] == "window medians 15.0 % apart"
+    assert row["after_rest_pct"] is None  # no probe: the windows moved
+    # the rest, then 1200 ms of load at the new pace; the median after 200 ms
+    assert row["latency_ms"] == approx(nominal * 1.15)
     assert row["latency_base_ms"] == approx(nominal * 2 * 1.15)
-    # the pace moved: windows until 500 ms of load; those after 200 ms count
-    assert 20 <= row["windows"] <= 30 and 20 <= row["windows_base"] <= 30
-    assert row["spread_pct"] == pytest.approx(0, abs=1e-6)
-    assert row["repeats"] >= 100
+    assert 3 + 45 <= row["windows"] <= 3 + 70 and row["spread_pct"] == pytest.approx(0, abs=1e-6)
+    assert row["repeats"] >= 400  # the samples after 200 ms
+    # The pace trace: the three windows that moved, then the sustained ones
+    # with their load counted from the rest.
+    pace = row["pace"]
+    assert pace[0][1] == approx(nominal) and pace[1][1] == approx(nominal * 1.15)
+    assert pace[3][0] < pace[2][0] and pace[-1][0] < 1200
     timing = run.child("timing")
     assert timing["sides_extended"] >= 2 and timing["sides_unsettled"] == 0
-    assert timing["settings"]["graph"]["min_windows"] == 3
-    assert timing["settings"]["graph"]["moved_ms"] == 500.0
+    assert timing["settings"]["graph"]["sustained_ms"] == 1200.0
+    assert timing["settings"]["graph"]["rest_ms"] == 60.0
 
     # One window is tight too, and reads the pace the device was about to leave.
-    one = run_child(args, STUB_GRAPH_STEP="18:1.15:each", ZL_GRAPH_MIN_WINDOWS="1")
+    one = run_child(args, STUB_GRAPH_STEP="51:1.15:each", ZL_GRAPH_MIN_WINDOWS="1", **QUICK_RESTS)
     row = by_shape(one.rows())[STEP_SHAPE]
-    assert row["latency_ms"] == approx(nominal)
+    assert row["latency_ms"] == approx(nominal) and row["sustained"] is None
     assert row["windows"] == 1 and row["spread_pct"] == pytest.approx(0, abs=1e-6)
 
-    # A shorter hold: the samples after ZL_GRAPH_MOVED_FROM_MS still count alone.
-    short = run_child(args, STUB_GRAPH_STEP="18:1.15:each", ZL_GRAPH_MOVED_MS="120", ZL_GRAPH_MOVED_FROM_MS="60")
+    # A shorter sustained reading: only the samples after ZL_GRAPH_SUSTAINED_FROM_MS count.
+    short = run_child(args, STUB_GRAPH_STEP="51:1.15:each", ZL_GRAPH_SUSTAINED_MS="120",
+                      ZL_GRAPH_SUSTAINED_FROM_MS="60", **QUICK_RESTS)
     row = by_shape(short.rows())[STEP_SHAPE]
-    assert row["latency_ms"] == approx(nominal * 1.15) and 4 <= row["windows"] <= 7
+    assert row["latency_ms"] == approx(nominal * 1.15) and 3 + 6 <= row["windows"] <= 3 + 8
+
+
+def test_graph_timer_probes_for_a_boost_after_a_rest(run_child):
+    # A steady pace under load that runs 12 % faster for 20 replays after the
+    # host left the device alone for 35 ms: a power-limited GEMM whose windows
+    # fell on a plateau. The probe finds the boost; the sustained reading
+    # starts with it and counts only what follows.
+    nominal = SHAPES[STEP_SHAPE] * COST / 2
+    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
+    run = run_child(args, STUB_GRAPH_BOOST="0.88:35:20", **QUICK_RESTS)
+    assert run.rc == 0, run.output
+    for row in run.rows():
+        assert row["sustained"] == "ran 12.0 % faster after a 60 ms rest", row
+        assert row["sustained_base"] == "ran 12.0 % faster after a 60 ms rest", row
+        assert row["after_rest_pct"] == row["after_rest_base_pct"] == 12.0
+    row = by_shape(run.rows())[STEP_SHAPE]
+    assert row["latency_ms"] == approx(nominal)  # the boost's replays came before 200 ms
+    assert row["samples_ms"] == [approx(nominal)] * row["repeats"]
+    assert row["pace"][3][1] == approx(nominal * 0.88)  # the first window after the rest
+    assert row["windows"] > 50
+
+    # A device without a boost: the probe finds nothing, the held pace stands.
+    steady = run_child(args, **QUICK_RESTS)
+    for row in steady.rows():
+        assert row["sustained"] is None and row["sustained_base"] is None and row["windows"] == 3
+        assert row["after_rest_pct"] == pytest.approx(0, abs=1e-6)
+    # A boost under ZL_GRAPH_BOOST_PCT is not one.
+    small = run_child(args, STUB_GRAPH_BOOST="0.98:35:20", **QUICK_RESTS)
+    assert all(row["sustained"] is None for row in small.rows())
 
 
 def test_graph_timer_reports_a_pace_that_never_held(run_child):
-    # The step inside window 1 (after sample 3), and no second window allowed.
+    # The pace moved, and the sustained reading may have one window only.
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
-                    STUB_GRAPH_STEP="12:1.15:each", ZL_GRAPH_MAX_WINDOWS="1")
+                    STUB_GRAPH_STEP="51:1.15:each", ZL_GRAPH_MAX_WINDOWS="1", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
-    assert row["spread_pct"] > 10  # 1.0 and 1.15 in one window
-    assert row["windows"] == 1
+    assert row["windows"] == 3 + 1 and row["sustained"] is not None
     assert run.child("timing")["sides_unsettled"] >= 2

@@ -1,4 +1,5 @@
 import os
+import time
 
 from . import _stub
 
@@ -95,6 +96,22 @@ class Event:
         return end.t - self.t
 
 
+def _boost():
+    """STUB_GRAPH_BOOST's factor for this replay."""
+    spec = os.environ.get("STUB_GRAPH_BOOST")
+    now = time.perf_counter()
+    last, _stub.last_replay_wall = _stub.last_replay_wall, now
+    if not spec:
+        return 1.0
+    factor, gap_ms, count = spec.split(":")
+    if last is not None and (now - last) * 1000.0 >= float(gap_ms):
+        _stub.boost_left = int(count)
+    if _stub.boost_left > 0:
+        _stub.boost_left -= 1
+        return float(factor)
+    return 1.0
+
+
 class CUDAGraph:
     def __init__(self):
         self._nodes = []
@@ -134,6 +151,7 @@ class CUDAGraph:
             count = self._replays if scope == ["each"] else _stub.counters["replays"]
             if count > int(at):
                 slowdown *= float(factor)
+        slowdown *= _boost()
         cluster_only = os.environ.get("STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY") == "1"
         total = 0.0
         for cost, cluster in self._nodes:
