@@ -16,6 +16,11 @@ def test_median_and_spread():
     assert _stats.median([1.0, 2.0, 3.0, 4.0]) == 2.5
     assert _stats.spread_pct([1.0]) == 0.0
     assert _stats.spread_pct([0.9, 1.0, 1.2]) == pytest.approx(30.0)
+    # A sustained reading: two clock levels and an excursion; the middle half spans the levels.
+    sustained = [1.0] * 40 + [1.02] * 40 + [1.5] * 10
+    assert _stats.spread_pct(sustained) == pytest.approx(50.0 / 1.02)
+    assert _stats.middle_half_pct(sustained) == pytest.approx(2.0 / 1.02)
+    assert _stats.middle_half_pct([1.0, 2.0, 3.0]) == 0.0
 
 
 def test_uuid_and_pci_normalization():

@@ -229,7 +229,9 @@ class GraphTimer:
             timer="graph",
             latency_ms=reading.latency_ms,
             samples_ms=reading.samples,
-            spread_pct=_stats.spread_pct(reading.samples),
+            # A sustained reading's full range is its controller's excursions.
+            spread_pct=(_stats.spread_pct(reading.samples) if reading.sustained is None
+                        else _stats.middle_half_pct(reading.samples)),
             calls_per_replay=calls,
             extra={"calls_per_replay": calls, "discarded_replay_ms": first_ms, "windows": len(reading.pace),
                    "extended": reading.sustained is not None, "settled": reading.settled,
