@@ -21,7 +21,7 @@
 #      time and the next call's `record` resumes it; 0 = no limit), REF_RUNS (timer:
 #      2 runs FlagGems' reference twice), TIMER_OPS (timer: the ops, default abs,add,mm;
 #      mm must be among them). ZL_GRAPH_* knobs in the environment reach
-#      the timer (and its identity), e.g. ZL_GRAPH_MOVED_MS=1500 acceptance.sh timer
+#      the timer (and its identity), e.g. ZL_GRAPH_SUSTAINED_MS=2200 acceptance.sh timer
 set -uo pipefail
 ZL=${ZL:-zlcore}
 FG=${FLAGGEMS_DIR:?set FLAGGEMS_DIR to the FlagGems checkout}
