@@ -454,11 +454,47 @@ def test_graph_timer_probes_for_a_boost_after_a_rest(run_child):
     assert all(row["sustained"] is None for row in small.rows())
 
 
-def test_graph_timer_reports_a_pace_that_never_held(run_child):
-    # The pace moved, and the sustained reading may have one window only.
+def test_graph_timer_reports_a_sustained_reading_cut_short(run_child):
+    # The pace moved, and the window cap lets the sustained reading have one
+    # window, before 200 ms of load: that window stands in, and says so.
+    nominal = SHAPES[STEP_SHAPE] * COST / 2
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
                     STUB_GRAPH_STEP="51:1.15:each", ZL_GRAPH_MAX_WINDOWS="1", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
     assert row["windows"] == 3 + 1 and row["sustained"] is not None
+    assert row["latency_ms"] == approx(nominal * 1.15) and row["repeats"] == 10
     assert run.child("timing")["sides_unsettled"] >= 2
+
+
+def test_graph_timer_sustained_spread_is_the_middle_half(run_child):
+    # Inside the sustained reading the stub moves between two levels 2 % apart
+    # and then takes an excursion of +47 %, like an H200 GEMM under its power
+    # limit: the median is a level's, the spread the middle half's, not the
+    # excursion's.
+    nominal = SHAPES[STEP_SHAPE] * COST / 2 * 1.15
+    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
+    run = run_child(args, STUB_GRAPH_STEP="51:1.15:each,330:1.02:each,560:1.47:each", **QUICK_RESTS)
+    assert run.rc == 0, run.output
+    row = by_shape(run.rows())[STEP_SHAPE]
+    samples = row["samples_ms"]
+    levels = {round(x / nominal, 4) for x in samples}
+    assert levels == {1.0, 1.02, round(1.02 * 1.47, 4)}, levels
+    assert max(samples) / min(samples) > 1.4
+    assert row["spread_pct"] == approx(2.0 / 1.02)
+    assert row["latency_ms"] in (approx(nominal), approx(nominal * 1.02))
+
+
+def test_graph_timer_refuses_settings_that_leave_nothing_to_read(run_child):
+    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
+    run = run_child(args, ZL_GRAPH_BUDGET_MS="70")
+    assert run.rc == 4
+    assert "ZL_GRAPH_BUDGET_MS (70) must exceed ZL_GRAPH_SETTLE_MS (70)" in run.output
+    run = run_child(args, ZL_GRAPH_SUSTAINED_MS="150", ZL_GRAPH_SUSTAINED_FROM_MS="150")
+    assert run.rc == 4
+    assert "ZL_GRAPH_SUSTAINED_MS (150) must exceed ZL_GRAPH_SUSTAINED_FROM_MS (150)" in run.output
+    # 0 is a setting for the settling and the rests, not "unset".
+    run = run_child(args, ZL_GRAPH_SETTLE_MS="0", ZL_GRAPH_SUSTAINED_FROM_MS="0", **QUICK_RESTS)
+    assert run.rc == 0, run.output
+    graph = run.child("timing")["settings"]["graph"]
+    assert graph["settle_ms"] == 0.0 and graph["sustained_from_ms"] == 0.0

@@ -20,7 +20,8 @@ def test_median_and_spread():
     sustained = [1.0] * 40 + [1.02] * 40 + [1.5] * 10
     assert _stats.spread_pct(sustained) == pytest.approx(50.0 / 1.02)
     assert _stats.middle_half_pct(sustained) == pytest.approx(2.0 / 1.02)
-    assert _stats.middle_half_pct([1.0, 2.0, 3.0]) == 0.0
+    assert _stats.middle_half_pct([1.0] * 6 + [2.0] * 2) == 0.0  # the quartiles mirror each other
+    assert _stats.middle_half_pct([1.0, 2.0, 3.0]) == pytest.approx(100.0)  # too few: the full range
 
 
 def test_uuid_and_pci_normalization():

@@ -16,26 +16,29 @@ def text(name, default=""):
     return value.strip()
 
 
-def positive_int(name, default):
+def _number(name, default, parse, accept):
+    """The variable parsed, or the default when unset, unparsable or not accepted."""
     raw = text(name)
     if not raw:
         return default
     try:
-        value = int(raw)
+        value = parse(raw)
     except ValueError:
         return default
-    return value if value > 0 else default
+    return value if accept(value) else default
+
+
+def positive_int(name, default):
+    return _number(name, default, int, lambda v: v > 0)
 
 
 def positive_float(name, default):
-    raw = text(name)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return _number(name, default, float, lambda v: v > 0)
+
+
+def non_negative_float(name, default):
+    """Like positive_float, but 0 is a value (no settling, no rest)."""
+    return _number(name, default, float, lambda v: v >= 0)
 
 
 def bench_package():

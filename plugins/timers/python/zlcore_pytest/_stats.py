@@ -33,12 +33,12 @@ def middle_half_pct(samples):
     """(p75 - p25) / median * 100: the spread of a sustained reading, whose
     samples span its power controller's excursions. On the H200 their full
     range was 8-65 % where two runs' medians differed by 0-1.9 %, and the
-    middle half 0.3-3.7 %. 0 with fewer than four samples."""
+    middle half 0.3-3.7 %. With fewer than four samples, the full range."""
     if len(samples) < 4:
-        return 0.0
+        return spread_pct(samples)
     ordered = sorted(samples)
     mid = median(ordered)
     if mid == 0:
         return 0.0
     n = len(ordered)
-    return (ordered[(3 * n) // 4] - ordered[n // 4]) / mid * 100.0
+    return (ordered[n - 1 - n // 4] - ordered[n // 4]) / mid * 100.0

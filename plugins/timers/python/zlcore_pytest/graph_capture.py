@@ -42,15 +42,17 @@ Procedure per (shape, side):
      1.5 % (docs/graph-timer.md).
 The budget (ZL_GRAPH_BUDGET_MS, 130) is the settling and the windows: the
 device time per (shape, side) when the pace holds, compilation and tuning
-excluded; a kernel longer than a window still gets ZL_GRAPH_MIN_SAMPLES
-replays, and one whose pace is the power limit's costs the rest and
-ZL_GRAPH_SUSTAINED_MS more.
+excluded, plus the probe's rest and ~20 ms of its replays; a kernel longer
+than a window still gets ZL_GRAPH_MIN_SAMPLES replays, and one whose pace is
+the power limit's costs the rest and ZL_GRAPH_SUSTAINED_MS more.
 """
 
 import gc
 import importlib
 import math
 import time
+
+import pytest
 
 from . import _bench, _env, _state, _stats
 
@@ -83,9 +85,11 @@ DEFAULTS = {
     "rest_ms": 300.0,
     "sustained_ms": 1200.0,
     "sustained_from_ms": 200.0,
-    # Windows of the sustained procedure: 1200 ms in windows of 10-20 ms.
-    "max_windows": 200,
+    # A safety cap on the sustained procedure's windows (1200 ms takes 60-120).
+    "max_windows": 1000,
 }
+# The probe's replays span about this much load (at least one replay).
+PROBE_MS = 20.0
 # Triton's do_bench_cudagraph uses this n when the estimate reads 0 ms.
 CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
 
@@ -251,7 +255,7 @@ class GraphTimer:
         faster = None
         if _stats.range_pct(medians) <= s["stable_pct"] / 2:
             held = _stats.median(samples)
-            faster = self._faster_after_rest_pct(device, stream, graph, calls, held)
+            faster = self._faster_after_rest_pct(device, stream, graph, calls, held, replay_ms)
             if faster <= s["boost_pct"]:
                 return _Reading(held, samples, pace, None, True, faster)
             why = f"ran {faster:.1f} % faster after a {s['probe_rest_ms']:g} ms rest"
@@ -261,9 +265,12 @@ class GraphTimer:
         _rest(device, s["rest_ms"])
         windows, load = self._windows_until(device, stream, graph, calls, count, 0.0, 0,
                                             lambda w, load: load >= s["sustained_ms"] or len(w) >= s["max_windows"])
-        counted = [x for start, w in windows if start >= s["sustained_from_ms"] for x in w] or windows[-1][1]
-        return _Reading(_stats.median(counted), counted, pace + _pace(windows), why,
-                        load >= s["sustained_ms"], faster)
+        counted = [x for start, w in windows if start >= s["sustained_from_ms"] for x in w]
+        # Cut short by the window cap: the last window stands in, and the side
+        # counts as unsettled.
+        complete = bool(counted) and load >= s["sustained_ms"]
+        counted = counted or windows[-1][1]
+        return _Reading(_stats.median(counted), counted, pace + _pace(windows), why, complete, faster)
 
     def _windows_until(self, device, stream, graph, calls, count, load_ms, settle, done):
         """Windows of `count` samples, the first after `settle` untimed replays,
@@ -276,14 +283,16 @@ class GraphTimer:
             load_ms += lead + sum(samples)
         return windows, load_ms
 
-    def _faster_after_rest_pct(self, device, stream, graph, calls, held_ms):
+    def _faster_after_rest_pct(self, device, stream, graph, calls, held_ms, replay_ms):
         """How much faster than `held_ms` a few replays run after a short rest:
         a power-limited kernel is back at its boost, a steady one is not."""
         s = self._settings
         _rest(device, s["probe_rest_ms"])
         # The fastest replay, the first included: a boost after a rest that
-        # short may last only a few replays.
-        probe = min(self._timed_replays(device, stream, graph, int(s["min_samples"]) + 1, 0)) / calls
+        # short may last only a few replays. ~20 ms of them at most: the
+        # boost lasted 40-70 ms, and a long kernel's probe costs its replays.
+        replays = int(min(s["min_samples"] + 1, max(1, math.ceil(PROBE_MS / replay_ms)))) if replay_ms > 0 else 1
+        probe = min(self._timed_replays(device, stream, graph, replays, 0)) / calls
         return (held_ms - probe) / held_ms * 100.0 if held_ms > 0 else 0.0
 
     def _window(self, device, stream, graph, calls, count, settle):
@@ -411,24 +420,39 @@ def _sync_quietly(device):
 def _settings_from_env():
     return {
         "budget_ms": _env.positive_float("ZL_GRAPH_BUDGET_MS", DEFAULTS["budget_ms"]),
-        "settle_ms": _env.positive_float("ZL_GRAPH_SETTLE_MS", DEFAULTS["settle_ms"]),
+        "settle_ms": _env.non_negative_float("ZL_GRAPH_SETTLE_MS", DEFAULTS["settle_ms"]),
         "samples": _env.positive_int("ZL_GRAPH_SAMPLES", DEFAULTS["samples"]),
         "min_samples": _env.positive_int("ZL_GRAPH_MIN_SAMPLES", DEFAULTS["min_samples"]),
         "min_replay_ms": _env.positive_float("ZL_GRAPH_MIN_REPLAY_MS", DEFAULTS["min_replay_ms"]),
         "max_calls": _env.positive_int("ZL_GRAPH_MAX_CALLS", DEFAULTS["max_calls"]),
         "stable_pct": _env.positive_float("ZL_GRAPH_STABLE_PCT", DEFAULTS["stable_pct"]),
         "min_windows": _env.positive_int("ZL_GRAPH_MIN_WINDOWS", DEFAULTS["min_windows"]),
-        "probe_rest_ms": _env.positive_float("ZL_GRAPH_PROBE_REST_MS", DEFAULTS["probe_rest_ms"]),
+        "probe_rest_ms": _env.non_negative_float("ZL_GRAPH_PROBE_REST_MS", DEFAULTS["probe_rest_ms"]),
         "boost_pct": _env.positive_float("ZL_GRAPH_BOOST_PCT", DEFAULTS["boost_pct"]),
-        "rest_ms": _env.positive_float("ZL_GRAPH_REST_MS", DEFAULTS["rest_ms"]),
+        "rest_ms": _env.non_negative_float("ZL_GRAPH_REST_MS", DEFAULTS["rest_ms"]),
         "sustained_ms": _env.positive_float("ZL_GRAPH_SUSTAINED_MS", DEFAULTS["sustained_ms"]),
-        "sustained_from_ms": _env.positive_float("ZL_GRAPH_SUSTAINED_FROM_MS", DEFAULTS["sustained_from_ms"]),
+        "sustained_from_ms": _env.non_negative_float("ZL_GRAPH_SUSTAINED_FROM_MS", DEFAULTS["sustained_from_ms"]),
         "max_windows": _env.positive_int("ZL_GRAPH_MAX_WINDOWS", DEFAULTS["max_windows"]),
     }
 
 
+def check_settings(settings):
+    """The settings' relations a reading needs; a message naming the variables, or None."""
+    if settings["budget_ms"] <= settings["settle_ms"]:
+        return (f"ZL_GRAPH_BUDGET_MS ({settings['budget_ms']:g}) must exceed ZL_GRAPH_SETTLE_MS "
+                f"({settings['settle_ms']:g}): the budget holds the settling and the windows")
+    if settings["sustained_ms"] <= settings["sustained_from_ms"]:
+        return (f"ZL_GRAPH_SUSTAINED_MS ({settings['sustained_ms']:g}) must exceed ZL_GRAPH_SUSTAINED_FROM_MS "
+                f"({settings['sustained_from_ms']:g}): no sample would count")
+    return None
+
+
 def pytest_configure(config):
-    _state.GRAPH = GraphTimer()
+    timer = GraphTimer()
+    problem = check_settings(timer.settings())
+    if problem:
+        raise pytest.UsageError(f"zlcore graph timer: {problem}")
+    _state.GRAPH = timer
 
 
 def pytest_unconfigure(config):

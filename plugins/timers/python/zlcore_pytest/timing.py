@@ -38,8 +38,8 @@ class _Report:
         self.patch_error = None
         self.sides_by_timer = {}
         self.fallback_shapes = []
-        # Graph-timed sides whose pace did not hold within the minimum number of
-        # windows: how many took more, and how many still had not after the last.
+        # Graph-timed sides read by the sustained procedure (a power-limited
+        # pace), and those among them the window cap cut short.
         self.sides_extended = 0
         self.sides_unsettled = 0
 

@@ -8,10 +8,12 @@ Knobs (environment, read when used):
   STUB_GRAPH_SLOWDOWN        factor applied to every replay (cluster replays only
                              with STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY=1)
   STUB_GRAPH_STEP            "N:F" or "N:F:each": replays after the process's (or
-                             each graph's) N-th run F times slower (torch/cuda.py)
-  STUB_GRAPH_BOOST           "F:GAP:N": after the host left replays alone for GAP ms
-                             or more (wall clock), the next N replays run F times
-                             as long, like a power-limited GPU back at its boost
+                             each graph's) N-th run F times slower (torch/cuda.py);
+                             several, comma-separated, multiply
+  STUB_GRAPH_BOOST           "F:GAP:N": after torch.cuda.synchronize() and GAP ms or
+                             more (wall clock) without a replay, the next N replays
+                             run F times as long, like a power-limited GPU back at
+                             its boost after a rest
   STUB_STATE_FILE            where the counters below are written at exit
 """
 
@@ -23,6 +25,7 @@ COST_PER_ELEMENT_MS = 1e-5
 
 now_ms = 0.0
 last_replay_wall = None  # time.perf_counter() at the last replay, for STUB_GRAPH_BOOST
+synced_since_replay = False
 boost_left = 0
 cost_factor = 1.0  # flag_gems.use_gems() makes "gems" kernels 2x faster
 capture = None  # (graph, stream) while a capture is open

@@ -42,7 +42,7 @@ def current_device():
 
 
 def synchronize():
-    pass
+    _stub.synced_since_replay = True
 
 
 def empty_cache():
@@ -101,10 +101,13 @@ def _boost():
     spec = os.environ.get("STUB_GRAPH_BOOST")
     now = time.perf_counter()
     last, _stub.last_replay_wall = _stub.last_replay_wall, now
+    synced, _stub.synced_since_replay = _stub.synced_since_replay, False
     if not spec:
         return 1.0
     factor, gap_ms, count = spec.split(":")
-    if last is not None and (now - last) * 1000.0 >= float(gap_ms):
+    # Only idle the caller asked for (a device-wide synchronize, then the
+    # gap) arms it: a host stall between replays of one window does not.
+    if synced and last is not None and (now - last) * 1000.0 >= float(gap_ms):
         _stub.boost_left = int(count)
     if _stub.boost_left > 0:
         _stub.boost_left -= 1
@@ -144,9 +147,9 @@ class CUDAGraph:
         # "N:F": after the process's N-th replay everything runs F times
         # slower, like clocks coming down under sustained load; "N:F:each":
         # after each graph's own N-th replay, so every side meets the step at
-        # the same point of its procedure.
-        step = os.environ.get("STUB_GRAPH_STEP")
-        if step:
+        # the same point of its procedure. Several steps, comma-separated,
+        # multiply.
+        for step in filter(None, os.environ.get("STUB_GRAPH_STEP", "").split(",")):
             at, factor, *scope = step.split(":")
             count = self._replays if scope == ["each"] else _stub.counters["replays"]
             if count > int(at):
