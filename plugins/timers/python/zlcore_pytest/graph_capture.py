@@ -289,8 +289,9 @@ class GraphTimer:
         s = self._settings
         _rest(device, s["probe_rest_ms"])
         # The fastest replay, the first included: a boost after a rest that
-        # short may last only a few replays. ~20 ms of them at most: the
-        # boost lasted 40-70 ms, and a long kernel's probe costs its replays.
+        # short may last only a few replays. Up to four, no more than ~20 ms
+        # of them: the boost lasted 40-70 ms, and a long kernel's probe costs
+        # its replays.
         replays = int(min(s["min_samples"] + 1, max(1, math.ceil(PROBE_MS / replay_ms)))) if replay_ms > 0 else 1
         probe = min(self._timed_replays(device, stream, graph, replays, 0)) / calls
         return (held_ms - probe) / held_ms * 100.0 if held_ms > 0 else 0.0
