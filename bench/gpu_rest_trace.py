@@ -26,6 +26,8 @@ import time
 
 import torch
 
+from gpu_settle_trace import capture  # the same warm-up, estimate and capture; this folder is on sys.path
+
 WINDOWS_MS = [(0, 20), (20, 40), (40, 70), (70, 120), (120, 200), (200, 400), (400, 700), (700, 1000),
               (1000, 1500), (1500, 2000)]
 # nvmlFieldValue_t's instant power field (NVML_FI_DEV_POWER_INSTANT).
@@ -105,28 +107,6 @@ class Telemetry:
         self.thread.join()
 
 
-def capture(fn, replay_ms=2.0):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        fn()
-    end.record()
-    end.synchronize()
-    calls = max(1, int(replay_ms / (start.elapsed_time(end) / 5)))
-    graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        graph.capture_begin()
-        for _ in range(calls):
-            fn()
-        graph.capture_end()
-    torch.cuda.synchronize()
-    return graph, calls
-
-
 def load(graph, calls, seconds, chunk=8):
     """Replays back to back for `seconds` of device time; (load ms at the end, ms per call) each,
     and the host time the load began. Two chunks in flight: the device never idles."""
@@ -173,7 +153,7 @@ def main():
     built = []
     for name, build in chosen:
         fn = build()
-        graph, calls = capture(fn)
+        graph, calls, _ = capture(torch.cuda, torch.cuda.CUDAGraph, fn, 2.0)
         built.append((name, fn, graph, calls))
     rows, spans = [], []
     for rnd in range(1, args.rounds + 1):

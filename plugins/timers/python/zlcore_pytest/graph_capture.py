@@ -51,6 +51,7 @@ import gc
 import importlib
 import math
 import time
+from typing import List, NamedTuple, Optional
 
 import pytest
 
@@ -192,7 +193,7 @@ class GraphTimer:
         # The budget holds the settling and the minimum of windows (fewer,
         # down to ZL_GRAPH_MIN_WINDOWS=1, are sized alike).
         s = self._settings
-        return max(s["budget_ms"] - s["settle_ms"], 0.0) / max(3, s["min_windows"])
+        return (s["budget_ms"] - s["settle_ms"]) / max(3, s["min_windows"])
 
     def _calls_for(self, eager_ms):
         s = self._settings
@@ -238,7 +239,7 @@ class GraphTimer:
                         else _stats.middle_half_pct(reading.samples)),
             calls_per_replay=calls,
             extra={"calls_per_replay": calls, "discarded_replay_ms": first_ms, "windows": len(reading.pace),
-                   "extended": reading.sustained is not None, "settled": reading.settled,
+                   "settled": reading.settled,
                    "sustained": reading.sustained, "capture_ms": self._capture_ms, "pace": reading.pace,
                    "after_rest_pct": None if reading.after_rest_pct is None else round(reading.after_rest_pct, 2)},
         )
@@ -373,16 +374,15 @@ class GraphTimer:
             raise _state.CaptureFailed(f"graph replay failed: {_one_line(exc)}") from exc
 
 
-class _Reading:
-    """What step 4 or 5 read: the latency, the samples behind it, the pace per
-    window, why the sustained procedure ran (None: the pace held), whether
-    the reading completed (no window cap hit first), and how much faster the
-    probe ran after its rest (None: no probe, the pace moved)."""
+class _Reading(NamedTuple):
+    """What step 4 or 5 read."""
 
-    def __init__(self, latency_ms, samples, pace, sustained, settled, after_rest_pct):
-        self.latency_ms, self.samples, self.pace = latency_ms, samples, pace
-        self.sustained, self.settled = sustained, settled
-        self.after_rest_pct = after_rest_pct
+    latency_ms: float
+    samples: List[float]
+    pace: List[List[float]]  # per window: load before its samples, its median
+    sustained: Optional[str]  # why the sustained procedure ran; None: the pace held
+    settled: bool  # False: the window cap cut the sustained reading short
+    after_rest_pct: Optional[float]  # the probe's finding; None: no probe, the pace moved
 
 
 def _pace(windows):
@@ -437,7 +437,7 @@ def _settings_from_env():
     }
 
 
-def check_settings(settings):
+def _check_settings(settings):
     """The settings' relations a reading needs; a message naming the variables, or None."""
     if settings["budget_ms"] <= settings["settle_ms"]:
         return (f"ZL_GRAPH_BUDGET_MS ({settings['budget_ms']:g}) must exceed ZL_GRAPH_SETTLE_MS "
@@ -450,7 +450,7 @@ def check_settings(settings):
 
 def pytest_configure(config):
     timer = GraphTimer()
-    problem = check_settings(timer.settings())
+    problem = _check_settings(timer.settings())
     if problem:
         raise pytest.UsageError(f"zlcore graph timer: {problem}")
     _state.GRAPH = timer

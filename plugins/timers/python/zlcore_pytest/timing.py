@@ -159,7 +159,7 @@ def _get_latency(self, op, *args, **kwargs):
         raise
     tracker.side_done(row, side, timing)
     REPORT.sides_by_timer[timing.timer] = REPORT.sides_by_timer.get(timing.timer, 0) + 1
-    REPORT.sides_extended += 1 if timing.extra.get("extended") else 0
+    REPORT.sides_extended += 1 if timing.extra.get("sustained") else 0
     REPORT.sides_unsettled += 1 if timing.extra.get("settled") is False else 0
     return timing.latency_ms
 
