@@ -7,11 +7,17 @@ endif()
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options filesystem)
 find_package(Threads REQUIRED)
 find_package(RapidJSON REQUIRED)
+if(ZL_STATIC_DEPS)
+  # SQLiteCpp's package config links SQLite::SQLite3, found through this
+  # variable; left alone it is the shared library, and the static zlcore
+  # needed libsqlite3.so.0 on the host after all.
+  find_library(ZL_SQLITE3_LIB NAMES libsqlite3.a REQUIRED)
+  set(SQLite3_LIBRARY ${ZL_SQLITE3_LIB} CACHE FILEPATH "sqlite3, static for ZL_STATIC_DEPS" FORCE)
+endif()
 find_package(SQLiteCpp REQUIRED)
 
 if(ZL_STATIC_DEPS)
   find_library(ZL_YAML_CPP_LIB NAMES libyaml-cpp.a REQUIRED)
-  find_library(ZL_SQLITE3_LIB NAMES libsqlite3.a REQUIRED)
 else()
   find_library(ZL_YAML_CPP_LIB NAMES yaml-cpp REQUIRED)
   find_library(ZL_SQLITE3_LIB NAMES sqlite3 REQUIRED)
