@@ -12,7 +12,7 @@ ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_
             "samples_base_ms", "spread_pct", "spread_base_pct", "warmup_ms", "warmup_base_ms", "measure_ms",
             "measure_base_ms", "capture_ms", "capture_base_ms", "windows", "windows_base", "pace",
             "pace_base", "sustained", "sustained_base",
-            "after_rest_pct", "after_rest_base_pct", "gbps", "tflops",
+            "after_rest_pct", "after_rest_base_pct", "readings", "readings_base", "gbps", "tflops",
             "cluster_kernel", "error"]
 FAST = ["--level", "core", "--warmup", "1", "--iter", "5"]
 COST = 1e-5  # stub ms per element; "gems" (under use_gems) runs at half of it
@@ -400,8 +400,11 @@ def test_graph_timer_sustains_a_pace_that_moved(run_child):
     # the rest, then 1200 ms of load at the new pace; the median after 200 ms
     assert row["latency_ms"] == approx(nominal * 1.15)
     assert row["latency_base_ms"] == approx(nominal * 2 * 1.15)
-    assert 3 + 45 <= row["windows"] <= 3 + 70 and row["spread_pct"] == pytest.approx(0, abs=1e-6)
-    assert row["repeats"] >= 400  # the samples after 200 ms
+    # two readings of ~55 windows each
+    assert 3 + 90 <= row["windows"] <= 3 + 140 and row["spread_pct"] == pytest.approx(0, abs=1e-6)
+    assert row["repeats"] >= 800  # the samples after 200 ms, in both
+    assert row["readings"] == [approx(nominal * 1.15)] * 2
+    assert row["readings_base"] == [approx(nominal * 2 * 1.15)] * 2
     # The pace trace: the three windows that moved, then the sustained ones
     # with their load counted from the rest.
     pace = row["pace"]
@@ -415,14 +418,33 @@ def test_graph_timer_sustains_a_pace_that_moved(run_child):
     # One window is tight too, and reads the pace the device was about to leave.
     one = run_child(args, STUB_GRAPH_STEP="51:1.15:each", ZL_GRAPH_MIN_WINDOWS="1", **QUICK_RESTS)
     row = by_shape(one.rows())[STEP_SHAPE]
-    assert row["latency_ms"] == approx(nominal) and row["sustained"] is None
+    assert row["latency_ms"] == approx(nominal) and row["sustained"] is None and row["readings"] is None
     assert row["windows"] == 1 and row["spread_pct"] == pytest.approx(0, abs=1e-6)
 
     # A shorter sustained reading: only the samples after ZL_GRAPH_SUSTAINED_FROM_MS count.
     short = run_child(args, STUB_GRAPH_STEP="51:1.15:each", ZL_GRAPH_SUSTAINED_MS="120",
-                      ZL_GRAPH_SUSTAINED_FROM_MS="60", **QUICK_RESTS)
+                      ZL_GRAPH_SUSTAINED_FROM_MS="60", ZL_GRAPH_READINGS="1", **QUICK_RESTS)
     row = by_shape(short.rows())[STEP_SHAPE]
     assert row["latency_ms"] == approx(nominal * 1.15) and 3 + 6 <= row["windows"] <= 3 + 8
+
+
+def test_graph_timer_averages_its_sustained_readings(run_child):
+    # The pace moves, and moves again 3 % early in the second sustained
+    # reading (each reading ~580 replays after the ~73 before the first
+    # rest): the latency is the mean of the two readings' medians.
+    nominal = SHAPES[STEP_SHAPE] * COST / 2 * 1.15
+    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
+    run = run_child(args, STUB_GRAPH_STEP="51:1.15:each,700:1.03:each", **QUICK_RESTS)
+    assert run.rc == 0, run.output
+    row = by_shape(run.rows())[STEP_SHAPE]
+    assert row["readings"] == [approx(nominal), approx(nominal * 1.03)]
+    assert row["latency_ms"] == approx(nominal * 1.015)
+    # Three readings: the third is at the second's pace.
+    three = run_child(args, STUB_GRAPH_STEP="51:1.15:each,700:1.03:each", ZL_GRAPH_READINGS="3", **QUICK_RESTS)
+    row = by_shape(three.rows())[STEP_SHAPE]
+    assert row["readings"] == [approx(nominal), approx(nominal * 1.03), approx(nominal * 1.03)]
+    assert row["latency_ms"] == approx(nominal * (1 + 2 * 1.03) / 3)
+    assert three.child("timing")["settings"]["graph"]["readings"] == 3
 
 
 def test_graph_timer_probes_for_a_boost_after_a_rest(run_child):
@@ -450,20 +472,20 @@ def test_graph_timer_probes_for_a_boost_after_a_rest(run_child):
         assert row["sustained"] is None and row["sustained_base"] is None and row["windows"] == 3
         assert row["after_rest_pct"] == pytest.approx(0, abs=1e-6)
     # A boost under ZL_GRAPH_BOOST_PCT is not one.
-    small = run_child(args, STUB_GRAPH_BOOST="0.98:35:20", **QUICK_RESTS)
+    small = run_child(args, STUB_GRAPH_BOOST="0.985:35:20", **QUICK_RESTS)
     assert all(row["sustained"] is None for row in small.rows())
 
 
 def test_graph_timer_reports_a_sustained_reading_cut_short(run_child):
-    # The pace moved, and the window cap lets the sustained reading have one
+    # The pace moved, and the window cap lets each sustained reading have one
     # window, before 200 ms of load: that window stands in, and says so.
     nominal = SHAPES[STEP_SHAPE] * COST / 2
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
                     STUB_GRAPH_STEP="51:1.15:each", ZL_GRAPH_MAX_WINDOWS="1", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
-    assert row["windows"] == 3 + 1 and row["sustained"] is not None
-    assert row["latency_ms"] == approx(nominal * 1.15) and row["repeats"] == 10
+    assert row["windows"] == 3 + 2 and row["sustained"] is not None  # one per reading
+    assert row["latency_ms"] == approx(nominal * 1.15) and row["repeats"] == 20
     assert run.child("timing")["sides_unsettled"] >= 2
 
 
@@ -474,7 +496,8 @@ def test_graph_timer_sustained_spread_is_the_middle_half(run_child):
     # excursion's.
     nominal = SHAPES[STEP_SHAPE] * COST / 2 * 1.15
     args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
-    run = run_child(args, STUB_GRAPH_STEP="51:1.15:each,330:1.02:each,560:1.47:each", **QUICK_RESTS)
+    run = run_child(args, STUB_GRAPH_STEP="51:1.15:each,330:1.02:each,560:1.47:each", ZL_GRAPH_READINGS="1",
+                    **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
     samples = row["samples_ms"]

@@ -222,6 +222,8 @@ def build_row(row):
         "sustained_base": _extra(base, "sustained"),
         "after_rest_pct": _extra(gems, "after_rest_pct"),
         "after_rest_base_pct": _extra(base, "after_rest_pct"),
+        "readings": _extra(gems, "readings"),
+        "readings_base": _extra(base, "readings"),
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,

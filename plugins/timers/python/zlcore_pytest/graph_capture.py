@@ -27,24 +27,25 @@ Procedure per (shape, side):
      first, past the longest boost seen, then ZL_GRAPH_MIN_WINDOWS (3)
      windows of ~20 ms. If their medians agree within half of
      ZL_GRAPH_STABLE_PCT, one probe: the device rests ZL_GRAPH_PROBE_REST_MS
-     (50) and replays a few times. Unless its fastest replay beats the
-     windows' median by more than ZL_GRAPH_BOOST_PCT (3 %), the pace held and
+     (100) and replays a few times. Unless its fastest replay beats the
+     windows' median by more than ZL_GRAPH_BOOST_PCT (2 %), the pace held and
      the latency is the median of the windows' samples.
   5. otherwise the pace is the power limit's, and a short reading of it is
      wherever the controller happened to be (a plateau 1-4 % off another, an
      excursion, the boost). The sustained procedure starts the kernel from
      the same state every time and spans a full cycle: rest ZL_GRAPH_REST_MS
-     (300), then windows until ZL_GRAPH_SUSTAINED_MS (1200) of load; the
-     latency is the median of the samples taken after
-     ZL_GRAPH_SUSTAINED_FROM_MS (200), the step down behind them. On the H200
-     10 of 11 GEMM sides read this way in two runs agreed within 0.4 % (one
-     within 1.4 %); without the rest, the same check had differed by up to
-     1.5 % (docs/graph-timer.md).
+     (300), then windows until ZL_GRAPH_SUSTAINED_MS (1200) of load, the
+     reading being the median of the samples taken after
+     ZL_GRAPH_SUSTAINED_FROM_MS (200), the step down behind them. Such a
+     reading moved by up to ~0.9 % from the next one on the H200, so there
+     are ZL_GRAPH_READINGS (2) of them, each after its own rest, and the
+     latency is the mean of their medians (docs/graph-timer.md).
 The budget (ZL_GRAPH_BUDGET_MS, 130) is the settling and the windows: the
 device time per (shape, side) when the pace holds, compilation and tuning
 excluded, plus the probe's rest and ~20 ms of its replays; a kernel longer
 than a window still gets ZL_GRAPH_MIN_SAMPLES replays, and one whose pace is
-the power limit's costs the rest and ZL_GRAPH_SUSTAINED_MS more.
+the power limit's costs ZL_GRAPH_READINGS times the rest and
+ZL_GRAPH_SUSTAINED_MS more (~3.2 s).
 """
 
 import gc
@@ -75,17 +76,23 @@ DEFAULTS = {
     "min_windows": 3,
     # The probe: after this idle a power-limited kernel is back at its boost.
     # On the H200 5 ms was too short, 20 ms usually enough, 100 ms always in
-    # one trace; 30 ms (reading the median of the replays after the first)
-    # missed 3 of 16 power-limited sides in one run.
-    "probe_rest_ms": 50.0,
-    # ... 9-16 % faster than under load; a memory-bound one within 0.1 %.
-    "boost_pct": 3.0,
+    # one trace; 30 ms missed 3 of 32 power-limited sides over two runs, 50 ms
+    # 2 of 26 (one found nothing behind 4096^3's load, one 2.7 %).
+    "probe_rest_ms": 100.0,
+    # ... 5-17 % faster than under load; a side whose pace held within
+    # -0.9..+0.6 % (graph replay noise on kernels of a few us).
+    "boost_pct": 2.0,
     # The sustained procedure: a rest after which the path repeated (300 ms
     # and 1.5 s led to the same plateaus, 30 ms to slower ones), then a full
     # cycle of the power controller, counted from the step down.
     "rest_ms": 300.0,
     "sustained_ms": 1200.0,
     "sustained_from_ms": 200.0,
+    # Sustained readings per side, each after its own rest; the latency is the
+    # mean of their medians. Readings a second apart differed by up to 0.9 %
+    # on the H200; over two runs the worst pair of sides read 0.87 % apart
+    # from one reading, 0.55 % from the mean of two, 0.68 % of three.
+    "readings": 2,
     # A safety cap on the sustained procedure's windows (1200 ms takes 60-120).
     "max_windows": 1000,
 }
@@ -241,12 +248,13 @@ class GraphTimer:
             extra={"calls_per_replay": calls, "discarded_replay_ms": first_ms, "windows": len(reading.pace),
                    "settled": reading.settled,
                    "sustained": reading.sustained, "capture_ms": self._capture_ms, "pace": reading.pace,
-                   "after_rest_pct": None if reading.after_rest_pct is None else round(reading.after_rest_pct, 2)},
+                   "after_rest_pct": None if reading.after_rest_pct is None else round(reading.after_rest_pct, 2),
+                   "readings": reading.readings},
         )
 
     def _read_pace(self, device, stream, graph, calls, count, settle, replay_ms):
-        """Steps 4 and 5: the median of the held pace's samples, or of the
-        sustained procedure's."""
+        """Steps 4 and 5: the median of the held pace's samples, or the mean
+        of the sustained readings' medians."""
         s = self._settings
         windows, _ = self._windows_until(device, stream, graph, calls, count, settle * replay_ms, settle,
                                          lambda w, load: len(w) >= s["min_windows"])
@@ -262,16 +270,22 @@ class GraphTimer:
             why = f"ran {faster:.1f} % faster after a {s['probe_rest_ms']:g} ms rest"
         else:
             why = f"window medians {_stats.range_pct(medians):.1f} % apart"
-        # Step 5. Load counts from the end of the rest; the pace entries too.
-        _rest(device, s["rest_ms"])
-        windows, load = self._windows_until(device, stream, graph, calls, count, 0.0, 0,
-                                            lambda w, load: load >= s["sustained_ms"] or len(w) >= s["max_windows"])
-        counted = [x for start, w in windows if start >= s["sustained_from_ms"] for x in w]
-        # Cut short by the window cap: the last window stands in, and the side
-        # counts as unsettled.
-        complete = bool(counted) and load >= s["sustained_ms"]
-        counted = counted or windows[-1][1]
-        return _Reading(_stats.median(counted), counted, pace + _pace(windows), why, complete, faster)
+        # Step 5, `readings` times. Load counts from the end of each rest; the
+        # pace entries too.
+        readings, counted_all, complete = [], [], True
+        for _ in range(s["readings"]):
+            _rest(device, s["rest_ms"])
+            windows, load = self._windows_until(device, stream, graph, calls, count, 0.0, 0,
+                                                lambda w, load: load >= s["sustained_ms"] or len(w) >= s["max_windows"])
+            counted = [x for start, w in windows if start >= s["sustained_from_ms"] for x in w]
+            # Cut short by the window cap: the last window stands in, and the
+            # side counts as unsettled.
+            complete = complete and bool(counted) and load >= s["sustained_ms"]
+            counted = counted or windows[-1][1]
+            readings.append(_stats.median(counted))
+            counted_all += counted
+            pace += _pace(windows)
+        return _Reading(sum(readings) / len(readings), counted_all, pace, why, complete, faster, readings)
 
     def _windows_until(self, device, stream, graph, calls, count, load_ms, settle, done):
         """Windows of `count` samples, the first after `settle` untimed replays,
@@ -383,6 +397,7 @@ class _Reading(NamedTuple):
     sustained: Optional[str]  # why the sustained procedure ran; None: the pace held
     settled: bool  # False: the window cap cut the sustained reading short
     after_rest_pct: Optional[float]  # the probe's finding; None: no probe, the pace moved
+    readings: Optional[List[float]] = None  # each sustained reading's median; None: the pace held
 
 
 def _pace(windows):
@@ -434,6 +449,7 @@ def _settings_from_env():
         "sustained_ms": _env.positive_float("ZL_GRAPH_SUSTAINED_MS", DEFAULTS["sustained_ms"]),
         "sustained_from_ms": _env.non_negative_float("ZL_GRAPH_SUSTAINED_FROM_MS", DEFAULTS["sustained_from_ms"]),
         "max_windows": _env.positive_int("ZL_GRAPH_MAX_WINDOWS", DEFAULTS["max_windows"]),
+        "readings": _env.positive_int("ZL_GRAPH_READINGS", DEFAULTS["readings"]),
     }
 
 
