@@ -20,7 +20,7 @@
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
 #      time and the next call's `record` resumes it; 0 = no limit), REF_RUNS (timer:
 #      2 runs FlagGems' reference twice), TIMER_OPS (timer: the ops, default abs,add,mm;
-#      mm must be among them). ZL_GRAPH_* knobs in the environment reach
+#      without mm nothing tunes, and the runs share an empty tuner cache). ZL_GRAPH_* knobs in the environment reach
 #      the timer (and its identity), e.g. ZL_GRAPH_SUSTAINED_MS=2200 acceptance.sh timer
 set -uo pipefail
 ZL=${ZL:-zlcore}
@@ -99,7 +99,10 @@ for stage in "$@"; do
       # same kernels and nothing tunes (without A, the run tunes them, ~3 min).
       W=$WORK/winners TOPS=${TIMER_OPS:-abs,add,mm}
       rm -rf "$W" "$WORK/T1" "$WORK/T2"
-      if [ -d "$WORK/A/runs/mm/autotune_records" ]; then
+      if [[ ",$TOPS," != *,mm,* ]]; then
+        say "timer: no mm among $TOPS, so no winners to keep"
+        mkdir -p "$W/.tuner_cache/flaggems" "$W/.tuner_cache/triton"
+      elif [ -d "$WORK/A/runs/mm/autotune_records" ]; then
         say "timer: mm replaying A's winners into one kept cache"
         "$ZL" run "${COMMON[@]}" --op mm --replay-from "$WORK/A/runs/mm" --keep-tuner-cache --out "$W" > "$WORK/winners.out" 2>&1
       else
