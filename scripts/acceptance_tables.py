@@ -77,6 +77,11 @@ def table_timer(work):
             t1, t2 = run_rows(work / "T1" / "runs" / op, field), run_rows(work / "T2" / "runs" / op, field)
             ref, ref2 = reference(work, op, ref_field), reference(work, op, ref_field, "ref2")
             for key, l1 in t1.items():
+                if not l1:  # an error row, or a side that has no baseline
+                    print(f"| {key[0]} | {key[1]} | {side} | {ms(l1)} | {ms(t2.get(key))} | | | | | | NO |")
+                    missed += 1
+                    missed_both += 1
+                    continue
                 l2, lr = t2.get(key), ref.get(key)
                 limit = agree_limit_pct(min(l1, l2 or l1))
                 diff = abs(l1 - l2) / min(l1, l2) * 100 if l1 and l2 else None

@@ -93,7 +93,7 @@ DEFAULTS = {
     # on the H200; over two runs the worst pair of sides read 0.87 % apart
     # from one reading, 0.55 % from the mean of two, 0.68 % of three.
     "readings": 2,
-    # A safety cap on the sustained procedure's windows (1200 ms takes 60-120).
+    # A safety cap on each sustained reading's windows (1200 ms takes 60-120).
     "max_windows": 1000,
 }
 # The probe's replays span about this much load (at least one replay).
@@ -395,7 +395,7 @@ class _Reading(NamedTuple):
     samples: List[float]
     pace: List[List[float]]  # per window: load before its samples, its median
     sustained: Optional[str]  # why the sustained procedure ran; None: the pace held
-    settled: bool  # False: the window cap cut the sustained reading short
+    settled: bool  # False: the window cap cut a sustained reading short
     after_rest_pct: Optional[float]  # the probe's finding; None: no probe, the pace moved
     readings: Optional[List[float]] = None  # each sustained reading's median; None: the pace held
 
