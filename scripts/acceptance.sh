@@ -97,7 +97,8 @@ for stage in "$@"; do
       # One cache holding A's mm winners, kept after the replay that built it:
       # T1, T2 and the reference all find them there, so all three time the
       # same kernels and nothing tunes (without A, the run tunes them, ~3 min).
-      W=$WORK/winners TOPS=${TIMER_OPS:-abs,add,mm} TOPS=${TOPS// /}
+      W=$WORK/winners TOPS=${TIMER_OPS:-abs,add,mm}
+      TOPS=${TOPS// /}  # "abs, mm" too
       rm -rf "$W" "$WORK/T1" "$WORK/T2"
       if [[ ",$TOPS," != *,mm,* ]]; then
         say "timer: no mm among $TOPS, so no winners to keep"

@@ -84,7 +84,7 @@ def table_timer(work):
                     continue
                 l2, lr = t2.get(key), ref.get(key)
                 limit = agree_limit_pct(min(l1, l2 or l1))
-                diff = abs(l1 - l2) / min(l1, l2) * 100 if l1 and l2 else None
+                diff = abs(l1 - l2) / min(l1, l2) * 100 if l2 else None
                 agree = diff is not None and diff <= limit
                 ok = agree and within_ref((l1, l2), lr)
                 missed += 0 if ok else 1
