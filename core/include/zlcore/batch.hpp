@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "zlcore/backend.hpp"
+#include "zlcore/suite_index.hpp"
 
 namespace zl::batch {
 
@@ -30,17 +31,23 @@ namespace zl::batch {
 // on a duplicate, a bad token or an index not in `valid` (listing `valid`).
 std::vector<int> parse_device_list(const std::string& spec, const std::vector<int>& valid, const std::string& what);
 
-// One operator to run. Either `op` (resolved by `zlcore run --op`) or a pytest
-// node (`--test-node`); per-op dtypes and shape file override the batch's.
+// One operator to run. Either `op` (a mark of the suite, resolved by
+// `zlcore run --op` through the suite index) or a pytest node (`--test-node`);
+// per-op dtypes and shape file override the batch's.
 struct OpSpec {
   std::string name;       // the key: ops_status.csv's `op`, runs/<dir_name>
-  std::string op;         // FlagGems op name; empty when only a node is given
+  std::string op;         // FlagGems op name (a mark); empty when only a node is given
+  std::string op_file;    // with op: run that mark from this file (--op-file)
   std::string test_node;  // empty: run resolves it from `op`
   std::vector<std::string> dtypes;
   std::string shape_file;  // absolute, or empty
+  // Not an op yet: `all` (every mark of the suite) or a benchmark file (every
+  // mark it holds), replaced by expand_ops() once the suite is known.
+  enum class Expand { none, all, file } expand = Expand::none;
 };
 
-// "a,b,c" (empty items ignored).
+// "a,b,c" (empty items ignored). `all` and words naming a .py file (no "::")
+// are placeholders that expand_ops() turns into the suite's marks.
 std::vector<OpSpec> parse_ops_flag(const std::string& list);
 // One op (or test node) per line, '#' starts a comment.
 std::vector<OpSpec> parse_ops_text(const std::string& text);
@@ -52,6 +59,13 @@ std::vector<OpSpec> parse_ops_yaml(const std::string& text, const std::string& b
 std::vector<OpSpec> load_ops_file(const std::string& path);
 // Rejects duplicates and an empty list (`what` names the input).
 void check_ops(const std::vector<OpSpec>& ops, const std::string& what);
+// True when some entry is `all` or a file still to expand.
+bool needs_expansion(const std::vector<OpSpec>& ops);
+// Replaces `all` by every mark of the index and a file by each mark it holds
+// (that mark then runs from that file), keeping the entry's dtypes and shape
+// file. A mark already listed is not added twice. Throws UsageError for a
+// file that marks no op.
+std::vector<OpSpec> expand_ops(const std::vector<OpSpec>& ops, const SuiteIndex& index, const std::string& suite_root);
 // A file-system-safe directory name for an op ("a/b::c" -> "a_b__c").
 std::string op_dir_name(const std::string& name);
 // The replay source for one op when --replay-from names `from`: the op's run
@@ -61,9 +75,33 @@ std::string replay_source_for(const std::string& from, const std::string& op_nam
 
 // ---- ops_status.csv -------------------------------------------------------
 
-enum class Status { passed, failed, preflight_failed, timeout, crashed, interrupted, skipped };
+// What happened to an op (docs/batch.md, "Statuses"). passed: rows measured;
+// unsupported: the suite declined the dtype or level (nothing to measure, not
+// a failure); partial: some tests failed next to tests that produced rows;
+// failed; no_tests: nothing selected or all skipped; empty: tests passed but
+// wrote no row; harness_error: zlcore's own plugins raised (our bug, never
+// the op's); preflight_failed; timeout; crashed; interrupted; skipped (the
+// batch never started it).
+enum class Status {
+  passed,
+  unsupported,
+  partial,
+  failed,
+  no_tests,
+  empty,
+  harness_error,
+  preflight_failed,
+  timeout,
+  crashed,
+  interrupted,
+  skipped
+};
+const std::vector<Status>& all_statuses();
 const char* to_string(Status s);
 std::optional<Status> parse_status(const std::string& s);
+// passed and unsupported: the batch exits 0 when every op is one of them, and
+// --resume does not run such an op again.
+bool is_settled(Status s);
 
 struct OpRow {
   std::string op;
@@ -131,6 +169,7 @@ struct OpOutcome {
   // From the run's identity when it wrote one.
   std::string test_node, timer, bench_level, started, device_id;
   double seconds = 0;
+  int attempts = 1;  // 2: the executor ran it again in a fresh process
 };
 
 // One op in flight. The scheduler polls it; it never blocks.

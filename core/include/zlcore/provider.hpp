@@ -3,9 +3,12 @@
 // the rest of the core deals in a test target and a pytest argument list.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "zlcore/suite_index.hpp"
 
 namespace zl {
 
@@ -16,10 +19,17 @@ struct TargetRequest {
 };
 
 struct TestTarget {
-  std::string op;      // operator name (the marker); may be empty for a bare node
-  std::string file;    // the benchmark file, relative to the suite root when it is inside it
-  std::string node;    // what pytest is given: a node id or the file
-  std::string marker;  // `-m` value; empty: none
+  std::string op;                  // operator name (the mark); for a bare node or file, a name derived from it
+  std::vector<std::string> files;  // the benchmark files, relative to the suite root when inside it
+  std::string node;                // an exact pytest node id; empty: the files (with -m marker)
+  std::string marker;              // `-m` value; empty: none
+  // Other files that mark the op but do not run (its home file wins: a
+  // parallel or variant file may mark it too). Recorded in the identity.
+  std::vector<std::string> also_marked_in;
+  // --op-file alone: every op the file marks, each recorded under its name.
+  std::vector<std::string> marks;
+  // What pytest selects: the node, or the files (space separated).
+  std::string selection() const;
   std::string display() const;
 };
 
@@ -41,16 +51,25 @@ class FlagGemsProvider {
   explicit FlagGemsProvider(std::string root);
   const std::string& root() const { return root_; }
 
-  // Resolves TEST_NODE directly, else OP to benchmark/test_<op>.py (or
-  // OP_FILE) plus the op's marker. An op with no file of its own is looked for
-  // by marker across benchmark/test_*.py. Throws UsageError when nothing is
-  // given and PreflightError(benchmark_file) listing candidates when the op is
-  // absent or ambiguous.
+  // Resolves TEST_NODE directly; OP through the suite index to the file(s)
+  // that mark it (its home benchmark/test_<op>.py first) plus `-m OP`; OP_FILE
+  // alone to that file and every op it marks. Throws UsageError when nothing
+  // is given or OP is not a mark name, and PreflightError(benchmark_file)
+  // naming the closest marks when no file marks OP (or OP_FILE does not).
   TestTarget resolve(const TargetRequest& req) const;
+  // The suite's op index, built (or read from zlcore's cache) on first use.
+  const SuiteIndex& index() const;
+  // The suite's benchmark directory, relative to the root.
+  static const char* bench_dir();
+  // A benchmark-file failure message that means "this op has no kernel for
+  // the dtype (or level) asked for": FlagGems declines, nothing is broken.
+  static bool is_decline(const std::string& message);
+  // Op names are pytest marks: letters, digits and '_', 1-200 bytes.
+  static bool valid_op_name(const std::string& name);
   // benchmark/core_shapes.yaml under the root.
   std::string default_shape_file() const;
-  // Absolute path of the target's file.
-  std::string file_path(const TestTarget& t) const;
+  // Absolute path of a target file.
+  std::string file_path(const std::string& file) const;
   // pytest arguments after the plugins: the node, -m, and FlagGems' options.
   std::vector<std::string> pytest_args(const TestTarget& t, const BenchArgs& a) const;
   // HEAD and the dirty flag when the root is a git checkout.
@@ -60,7 +79,10 @@ class FlagGemsProvider {
   static const std::vector<std::string>& levels();
 
  private:
+  std::string relative_file(const std::string& file) const;
+
   std::string root_;
+  mutable std::shared_ptr<SuiteIndex> index_;
 };
 
 }  // namespace zl

@@ -107,6 +107,7 @@ class ColdExecutor : public Executor {
       a.insert(a.end(), {"--test-node", l.op.test_node});
     } else {
       a.insert(a.end(), {"--op", l.op.op});
+      if (!l.op.op_file.empty()) a.insert(a.end(), {"--op-file", l.op.op_file});
     }
     // --quiet: pytest's output already lands in the run dir's pytest.log; the
     // op's batch log keeps what run itself says (errors, PREFLIGHT_FAILED).

@@ -11,6 +11,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/sha256.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,12 +24,21 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-// A pytest node id (file::test) or a test file runs as --test-node; a bare
-// word is an op name that `zlcore run` resolves.
+bool names_file(const std::string& word) {
+  return word.find("::") == std::string::npos && word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0;
+}
+
+// A pytest node id (file::test) runs as --test-node; `all` and a test file
+// expand to marks once the suite is known; a bare word is an op (a mark).
 OpSpec from_word(const std::string& word) {
   OpSpec spec;
   spec.name = word;
-  if (word.find("::") != std::string::npos || word.find(".py") != std::string::npos) {
+  if (word == "all") {
+    spec.expand = OpSpec::Expand::all;
+  } else if (names_file(word)) {
+    spec.op_file = word;
+    spec.expand = OpSpec::Expand::file;
+  } else if (word.find("::") != std::string::npos) {
     spec.test_node = word;
   } else {
     spec.op = word;
@@ -65,6 +75,8 @@ OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& b
     const YAML::Node& v = kv.second;
     if (key == "name" || key == "op") {
       spec.op = trim(v.as<std::string>());
+    } else if (key == "file") {
+      spec.op_file = trim(v.as<std::string>());
     } else if (key == "node" || key == "test_node") {
       spec.test_node = trim(v.as<std::string>());
     } else if (key == "dtypes") {
@@ -73,11 +85,15 @@ OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& b
       fs::path p = v.as<std::string>();
       spec.shape_file = (p.is_absolute() ? p : fs::path(base_dir) / p).lexically_normal().string();
     } else {
-      throw UsageError(where + ": unknown key '" + key + "' (name, node, dtypes, shape_file)");
+      throw UsageError(where + ": unknown key '" + key + "' (name, file, node, dtypes, shape_file)");
     }
   }
-  if (spec.op.empty() && spec.test_node.empty()) throw UsageError(where + ": needs a name or a node");
-  spec.name = spec.op.empty() ? spec.test_node : spec.op;
+  if (spec.op.empty() && spec.test_node.empty() && spec.op_file.empty()) {
+    throw UsageError(where + ": needs a name, a file or a node");
+  }
+  if (spec.op == "all") spec.expand = OpSpec::Expand::all;
+  if (spec.op.empty() && spec.test_node.empty()) spec.expand = OpSpec::Expand::file;
+  spec.name = !spec.op.empty() ? spec.op : !spec.test_node.empty() ? spec.test_node : spec.op_file;
   return spec;
 }
 
@@ -140,10 +156,51 @@ std::vector<OpSpec> load_ops_file(const std::string& path) {
   return ops;
 }
 
+bool needs_expansion(const std::vector<OpSpec>& ops) {
+  return std::any_of(ops.begin(), ops.end(), [](const OpSpec& o) { return o.expand != OpSpec::Expand::none; });
+}
+
+std::vector<OpSpec> expand_ops(const std::vector<OpSpec>& ops, const SuiteIndex& index, const std::string& suite_root) {
+  std::set<std::string> listed;
+  for (const OpSpec& op : ops) {
+    if (op.expand == OpSpec::Expand::none) listed.insert(op.name);
+  }
+  std::vector<OpSpec> out;
+  auto add = [&](const OpSpec& from, const std::string& mark, const std::string& file) {
+    if (!listed.insert(mark).second) return;
+    OpSpec spec = from;
+    spec.expand = OpSpec::Expand::none;
+    spec.name = mark;
+    spec.op = mark;
+    spec.op_file = file;
+    out.push_back(spec);
+  };
+  for (const OpSpec& op : ops) {
+    if (op.expand == OpSpec::Expand::none) {
+      out.push_back(op);
+    } else if (op.expand == OpSpec::Expand::all) {
+      if (index.marks().empty()) throw UsageError("'all': the suite at " + suite_root + " marks no op");
+      for (const auto& [mark, files] : index.marks()) add(op, mark, "");
+    } else {
+      // As the index names it: relative to the suite root.
+      fs::path f = fs::path(op.op_file).lexically_normal();
+      if (f.is_absolute()) f = f.lexically_relative(fs::path(suite_root).lexically_normal());
+      const std::vector<std::string>& marks = index.marks_of(f.generic_string());
+      if (marks.empty()) {
+        throw UsageError("'" + op.op_file + "' is not a benchmark file of the suite at " + suite_root +
+                         " that marks an op (give a path relative to the suite root, e.g. benchmark/test_abs.py)");
+      }
+      for (const std::string& mark : marks) add(op, mark, f.generic_string());
+    }
+  }
+  return out;
+}
+
 void check_ops(const std::vector<OpSpec>& ops, const std::string& what) {
   if (ops.empty()) throw UsageError(what + ": no operators");
   std::set<std::string> names, dirs;
   for (const OpSpec& op : ops) {
+    if (op.expand != OpSpec::Expand::none) continue;  // checked once expanded
     if (!names.insert(op.name).second) throw UsageError(what + ": '" + op.name + "' is listed twice");
     // Two names that map to one run directory would overwrite each other.
     if (!dirs.insert(op_dir_name(op.name)).second) {
@@ -159,6 +216,9 @@ std::string op_dir_name(const std::string& name) {
     out += safe ? c : '_';
   }
   if (out.empty() || out[0] == '.') out = "_" + out;
+  // File names stop at 255 bytes; a longer name keeps its start and a hash
+  // of the whole, so two long names still get two directories.
+  if (out.size() > 160) out = out.substr(0, 140) + "-" + sha256_hex(name).substr(0, 16);
   return out;
 }
 

@@ -110,6 +110,7 @@ std::string ops_yaml(const std::vector<OpSpec>& ops) {
     std::vector<std::string> fields;
     if (!op.op.empty()) fields.push_back("name: " + yaml_quote(op.op));
     if (!op.test_node.empty()) fields.push_back("node: " + yaml_quote(op.test_node));
+    if (!op.op_file.empty()) fields.push_back("file: " + yaml_quote(op.op_file));
     if (!op.dtypes.empty()) {
       std::vector<std::string> q;
       for (const std::string& d : op.dtypes) q.push_back(yaml_quote(d));
@@ -255,7 +256,7 @@ int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {
     }
   }
   const bool all_passed = not_run.empty() && std::all_of(latest.begin(), latest.end(), [](const OpRow& r) {
-                            return r.status == Status::passed;
+                            return is_settled(r.status);
                           });
   const double since = plan.submissions.empty()
                            ? 0
@@ -263,7 +264,7 @@ int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {
   std::string summary = summary_table(latest, not_run, since);
   std::set<int> to_resume;
   for (const std::string& name : plan.ops) {
-    if (!last.count(name) || last[name].status != Status::passed) to_resume.insert(shard_of[name]);
+    if (!last.count(name) || !is_settled(last[name].status)) to_resume.insert(shard_of[name]);
   }
   if (!to_resume.empty()) {
     std::vector<std::string> s;
@@ -523,7 +524,7 @@ class SlurmSubmit {
     for (int i = 0; i < p.shards(); ++i) {
       std::set<std::string> passed;
       for (const OpRow& r : shard_rows(dir_, i)) {
-        if (r.status == Status::passed) passed.insert(r.op);
+        if (is_settled(r.status)) passed.insert(r.op);
       }
       for (const std::string& name : p.assignment[i]) {
         if (!passed.count(name)) {

@@ -1,12 +1,14 @@
 // `zlcore batch`: many ops over the devices of one host (core/src/batch/).
 // This file turns the command line into BatchOptions; the launcher does the rest.
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "command.hpp"
 #include "plan_options.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/provider.hpp"
 
 namespace zl::cli {
 namespace {
@@ -67,12 +69,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
       ("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")
       ("devices", po::value<std::string>(), "device indices: all (default), 0,2 or ranges like 0-3")
       ("gpus", po::value<std::string>(), "alias of --devices")
-      ("ops", po::value<std::string>(), "ops to run: a,b,c (op names or pytest node ids)")
+      ("ops", po::value<std::string>(), "ops to run: a,b,c (the suite's marks, `all`, benchmark files or pytest node ids)")
       ("ops-file", po::value<std::string>(), "ops file: one per line (# comments), or .yaml/.yml with per-op node, dtypes, shape_file")
       ("out", po::value<std::string>(), "batch directory (default runs/batch-<timestamp>-<backend>)")
       ("resume", "continue the batch in --out: ops already passed are skipped, the rest run again")
       ("cold", "a fresh pytest process per op (default: one warm worker per device pays the imports once; docs/warm-workers.md)")
-      ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 1800; 0: none)")
+      ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 600; 0: none)")
       ("parallel-warmup-gpus", po::value<std::string>(), "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")
       ("launcher", po::value<std::string>()->default_value("local"), "where the batch runs: local, or slurm (docs/slurm.md)")
       // --launcher slurm (docs/slurm.md); carried to the launcher as launcher_options.
@@ -164,12 +166,21 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   } else {
     throw UsageError("batch: give the ops with --ops a,b,c or --ops-file F");
   }
+  if (batch::needs_expansion(o.ops)) {
+    const std::string dir = flag_or_env(vm, "flaggems-dir", "FLAGGEMS_DIR");
+    if (dir.empty()) {
+      throw UsageError("'all' and benchmark files in the op list need the suite: give --flaggems-dir / FLAGGEMS_DIR");
+    }
+    FlagGemsProvider provider(std::filesystem::absolute(dir).lexically_normal().string());
+    o.ops = batch::expand_ops(o.ops, provider.index(), provider.root());
+    batch::check_ops(o.ops, vm.count("ops") ? "--ops" : "--ops-file");
+  }
 
   o.resume = vm.count("resume") > 0;
   o.cold = vm.count("cold") > 0;
   if (o.resume && !vm.count("out")) throw UsageError("--resume needs --out, the batch directory to continue");
   o.out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(backend.name());
-  o.timeout_s = parse_seconds(vm.count("timeout") ? vm["timeout"].as<std::string>() : "1800", "--timeout");
+  o.timeout_s = parse_seconds(vm.count("timeout") ? vm["timeout"].as<std::string>() : "600", "--timeout");
   o.warmup_devices = parse_count(flag_or_env(vm, "parallel-warmup-gpus", "PARALLEL_WARMUP_GPUS", "0"),
                                  "--parallel-warmup-gpus / PARALLEL_WARMUP_GPUS");
   if (o.warmup_devices > 0 && flag_or_env(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", "0") == "1") {

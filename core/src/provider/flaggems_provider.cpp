@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
 #include "zlcore/process.hpp"
 #include "zlcore/provider.hpp"
 
@@ -39,9 +39,18 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-std::string TestTarget::display() const { return marker.empty() ? node : node + " -m " + marker; }
+std::string TestTarget::selection() const {
+  if (!node.empty()) return node;
+  std::string out;
+  for (const std::string& f : files) out += (out.empty() ? "" : " ") + f;
+  return out;
+}
+
+std::string TestTarget::display() const { return marker.empty() ? selection() : selection() + " -m " + marker; }
 
 FlagGemsProvider::FlagGemsProvider(std::string root) : root_(std::move(root)) {}
+
+const char* FlagGemsProvider::bench_dir() { return kBenchDir; }
 
 const std::vector<std::string>& FlagGemsProvider::modes() {
   static const std::vector<std::string> m{"kernel", "operator", "wrapper", "cudagraph"};
@@ -53,33 +62,66 @@ const std::vector<std::string>& FlagGemsProvider::levels() {
   return l;
 }
 
+bool FlagGemsProvider::is_decline(const std::string& message) {
+  // benchmark/base.py, Benchmark.set_dtypes: "Given dtype(s) 'torch.float16'"
+  // "can't be supported by this op 'special_bessel_j1'" (no space between).
+  return message.find("can't be supported by this op") != std::string::npos;
+}
+
+bool FlagGemsProvider::valid_op_name(const std::string& name) {
+  if (name.empty() || name.size() > 200) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+const SuiteIndex& FlagGemsProvider::index() const {
+  if (!index_) index_ = std::make_shared<SuiteIndex>(SuiteIndex::build(root_, kBenchDir, user_cache_dir()));
+  return *index_;
+}
+
 std::string FlagGemsProvider::default_shape_file() const {
   return (fs::path(root_) / kBenchDir / "core_shapes.yaml").string();
 }
 
-std::string FlagGemsProvider::file_path(const TestTarget& t) const {
-  fs::path f(t.file);
+std::string FlagGemsProvider::file_path(const std::string& file) const {
+  fs::path f(file);
   return f.is_absolute() ? f.string() : (fs::path(root_) / f).string();
+}
+
+// A file as the index names it: relative to the root when inside it.
+std::string FlagGemsProvider::relative_file(const std::string& file) const {
+  fs::path f = fs::path(file).lexically_normal();
+  if (!f.is_absolute()) return f.generic_string();
+  const fs::path rel = f.lexically_relative(fs::path(root_).lexically_normal());
+  if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  return f.generic_string();
 }
 
 TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
   TestTarget t;
+  if (!req.op.empty() && !valid_op_name(req.op)) {
+    throw UsageError("--op '" + req.op + "': an op is a pytest mark of the suite: letters, digits and '_', " +
+                     "1-200 characters (zlcore ops lists them)");
+  }
   if (!req.test_node.empty()) {
     t.node = req.test_node;
-    t.file = req.test_node.substr(0, req.test_node.find("::"));
+    t.files = {relative_file(req.test_node.substr(0, req.test_node.find("::")))};
     t.op = req.op;  // informative only: a node needs no marker
     if (t.op.empty()) {
-      // benchmark/test_abs.py::test_abs -> abs, the name FlagGems gives it.
-      std::string stem = fs::path(t.file).stem().string();
-      t.op = stem.rfind("test_", 0) == 0 ? stem.substr(5) : stem;
+      // A file that marks one op names the node after it; else FlagGems'
+      // file name: benchmark/test_abs.py::test_abs -> abs.
+      const std::vector<std::string>& marks = index().marks_of(t.files[0]);
+      std::string stem = fs::path(t.files[0]).stem().string();
+      t.op = marks.size() == 1 ? marks[0] : stem.rfind("test_", 0) == 0 ? stem.substr(5) : stem;
     }
     return t;
   }
   if (!req.op_file.empty() && req.op.empty()) {
-    t.file = req.op_file;
-    t.node = req.op_file;
-    t.op = fs::path(req.op_file).stem().string();
-    if (t.op.rfind("test_", 0) == 0) t.op = t.op.substr(5);
+    t.files = {relative_file(req.op_file)};
+    t.marks = index().marks_of(t.files[0]);
+    std::string stem = fs::path(t.files[0]).stem().string();
+    t.op = t.marks.size() == 1 ? t.marks[0] : stem.rfind("test_", 0) == 0 ? stem.substr(5) : stem;
     return t;
   }
   if (req.op.empty()) {
@@ -88,47 +130,35 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
   t.op = req.op;
   t.marker = req.op;
   if (!req.op_file.empty()) {
-    t.file = req.op_file;
-    t.node = req.op_file;
+    t.files = {relative_file(req.op_file)};
+    const std::vector<std::string>& marks = index().marks_of(t.files[0]);
+    // A file the index does not know (outside the suite) is pytest's to judge.
+    if (!marks.empty() && std::find(marks.begin(), marks.end(), req.op) == marks.end()) {
+      throw PreflightError("benchmark_file", t.files[0] + " does not mark '" + req.op + "'; it marks: " + join(marks));
+    }
     return t;
   }
-  const std::string own = std::string(kBenchDir) + "/test_" + req.op + ".py";
-  if (fs::is_regular_file(fs::path(root_) / own)) {
-    t.file = own;
-    t.node = own;
+  t.files = index().files_to_run(req.op, kBenchDir);
+  if (!t.files.empty()) {
+    for (const std::string& f : index().files_of(req.op)) {
+      if (std::find(t.files.begin(), t.files.end(), f) == t.files.end()) t.also_marked_in.push_back(f);
+    }
     return t;
   }
-  // No file of its own: look for the marker, and for near names to suggest.
-  std::vector<std::string> by_marker, by_name;
-  const std::regex mark("@pytest\\.mark\\." + std::regex_replace(req.op, std::regex("[^A-Za-z0-9_]"), "") + "\\b");
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (fs::directory_iterator it(fs::path(root_) / kBenchDir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind("test_", 0) == 0 && it->path().extension() == ".py") files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) {
-    const std::string rel = std::string(kBenchDir) + "/" + f.filename().string();
-    if (std::regex_search(slurp(f), mark)) by_marker.push_back(rel);
-    if (f.stem().string().find(req.op) != std::string::npos) by_name.push_back(rel);
-  }
-  if (by_marker.size() == 1) {
-    t.file = by_marker[0];
-    t.node = by_marker[0];
-    return t;
-  }
-  if (by_marker.size() > 1) {
-    throw PreflightError("benchmark_file", "op '" + req.op + "' is marked in several files: " + join(by_marker) +
-                                               "; pick one with --op-file or --test-node");
-  }
-  std::string hint = by_name.empty() ? "no benchmark file names it" : "candidates: " + join(by_name);
-  throw PreflightError("benchmark_file",
-                       (fs::path(root_) / own).string() + " does not exist and no file marks '" + req.op + "'; " + hint);
+  const std::vector<std::string> near = index().closest(req.op, 5);
+  throw PreflightError("benchmark_file", "no file under " + (fs::path(root_) / kBenchDir).string() + " marks '" +
+                                             req.op + "'" +
+                                             (near.empty() ? std::string(" (zlcore ops lists every op)")
+                                                           : "; closest: " + join(near)));
 }
 
 std::vector<std::string> FlagGemsProvider::pytest_args(const TestTarget& t, const BenchArgs& a) const {
-  std::vector<std::string> args{t.node};
+  std::vector<std::string> args;
+  if (!t.node.empty()) {
+    args.push_back(t.node);
+  } else {
+    args.insert(args.end(), t.files.begin(), t.files.end());
+  }
   if (!t.marker.empty()) {
     args.push_back("-m");
     args.push_back(t.marker);

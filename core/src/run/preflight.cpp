@@ -20,9 +20,11 @@ std::string preflight(const FlagGemsProvider& provider, const TestTarget& target
     throw PreflightError("flaggems_dir", (root / "benchmark").string() +
                                              " does not exist: --flaggems-dir must be the FlagGems checkout root");
   }
-  const std::string file = provider.file_path(target);
-  if (!fs::is_regular_file(file, ec)) {
-    throw PreflightError("benchmark_file", file + " does not exist (" + target.display() + ")");
+  for (const std::string& rel : target.files) {
+    const std::string file = provider.file_path(rel);
+    if (!fs::is_regular_file(file, ec)) {
+      throw PreflightError("benchmark_file", file + " does not exist (" + target.display() + ")");
+    }
   }
   if (opts.shape_mode == "file" && !fs::is_regular_file(opts.shape_file, ec)) {
     throw PreflightError("shape_file", (opts.shape_file.empty() ? std::string("(none given)") : opts.shape_file) +

@@ -25,4 +25,15 @@ std::string data_dir() {
 
 std::string python_plugin_dir() { return (fs::path(data_dir()) / "python").string(); }
 
+std::string user_cache_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+  };
+  if (std::string d = env("ZL_CACHE_DIR"); !d.empty()) return d;
+  if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return (fs::path(d) / "zlcore").string();
+  if (std::string d = env("HOME"); !d.empty()) return (fs::path(d) / ".cache" / "zlcore").string();
+  return "";
+}
+
 }  // namespace zl
