@@ -219,7 +219,12 @@ TEST(Outcome, ExitCodes) {
   int sig = -1;
   EXPECT_EQ(status_from_exit(0, &sig), Status::passed);
   EXPECT_EQ(status_from_exit(1, &sig), Status::failed);
-  EXPECT_EQ(status_from_exit(5, &sig), Status::failed);
+  EXPECT_EQ(status_from_exit(2, &sig), Status::failed);
+  EXPECT_EQ(status_from_exit(4, &sig), Status::failed);
+  EXPECT_EQ(status_from_exit(5, &sig), Status::no_tests);
+  EXPECT_EQ(status_from_exit(6, &sig), Status::unsupported);
+  EXPECT_EQ(status_from_exit(7, &sig), Status::empty);
+  EXPECT_EQ(status_from_exit(8, &sig), Status::harness_error);
   EXPECT_EQ(status_from_exit(3, &sig), Status::preflight_failed);
   EXPECT_EQ(status_from_exit(124, &sig), Status::timeout);
   EXPECT_EQ(status_from_exit(130, &sig), Status::interrupted);

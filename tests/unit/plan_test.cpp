@@ -32,7 +32,7 @@ const zl::Registry& all() {
 }
 
 const std::vector<std::string> kBase{"zlcore_pytest.device_setup", "zlcore_pytest.autotune", "zlcore_pytest.timing",
-                                     "zlcore_pytest.results"};
+                                     "zlcore_pytest.results", "zlcore_pytest.outcomes"};
 
 TEST(Plan, CudaGetsGraphAndClusterPluginsAndTheGraphTimer) {
   zl::Plan p = plan_for(*all().find("cuda"));
@@ -41,7 +41,7 @@ TEST(Plan, CudaGetsGraphAndClusterPluginsAndTheGraphTimer) {
   EXPECT_EQ(p.pytest_plugins,
             (std::vector<std::string>{"zlcore_pytest.device_setup", "zlcore_pytest.graph_capture",
                                       "zlcore_pytest.cluster_fix", "zlcore_pytest.autotune", "zlcore_pytest.timing",
-                                      "zlcore_pytest.results"}));
+                                      "zlcore_pytest.results", "zlcore_pytest.outcomes"}));
   EXPECT_EQ(p.child_env.at("ZL_GRAPH_API"), "torch.cuda.CUDAGraph");
 }
 

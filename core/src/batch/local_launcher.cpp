@@ -58,7 +58,7 @@ class BatchRun : public QueueEvents {
     progress_ = std::make_unique<Progress>(isatty(1) == 1, o_.ops.size(), done_before);
     say("batch " + dir_.string() + ": " + std::to_string(o_.ops.size()) + " ops, " +
         std::to_string(todo_.size()) + " to run" +
-        (done_before ? " (" + std::to_string(done_before) + " passed earlier)" : "") + ", devices " + devices_text() +
+        (done_before ? " (" + std::to_string(done_before) + " settled earlier: passed or unsupported)" : "") + ", devices " + devices_text() +
         ", backend " + backend_.name());
 
     ColdExecutorConfig ec;
@@ -129,10 +129,11 @@ class BatchRun : public QueueEvents {
     std::cout << "\n" << summary_table(final_rows, not_run, monotonic_seconds() - t0_);
     const bool all_passed = final_rows.size() == o_.ops.size() &&
                             std::all_of(final_rows.begin(), final_rows.end(),
-                                        [](const OpRow& r) { return r.status == Status::passed; });
+                                        [](const OpRow& r) { return is_settled(r.status); });
     std::cout << "ops_status.csv: " << (dir_ / kStatusFile).string() << "\n";
     write_identity(interrupted ? "interrupted" : "finished");
-    log("batch ended: " + std::string(interrupted ? "interrupted" : all_passed ? "all passed" : "not all passed"));
+    log("batch ended: " +
+        std::string(interrupted ? "interrupted" : all_passed ? "every op passed or unsupported" : "not every op passed"));
     if (interrupted) return kExitInterrupted;
     return all_passed ? kExitOk : kExitFailed;
   }
@@ -170,7 +171,10 @@ class BatchRun : public QueueEvents {
     const OpSpec& op = o_.ops[job.op_index];
     progress_->op_done();
     if (warmup_) {
-      const bool goes_on = out.status == Status::passed || out.status == Status::failed;
+      // An op that measured something goes on to its timed run; one that
+      // cannot (unsupported, crashed, preflight) has its row from here.
+      const bool goes_on =
+          out.status == Status::passed || out.status == Status::failed || out.status == Status::partial;
       const std::string line = "warm-up " + op.name + " on device " + device_label(l.device) + ": " +
                                to_string(out.status) + (goes_on ? "" : " (" + out.reason + ")");
       log(line);
@@ -192,13 +196,6 @@ class BatchRun : public QueueEvents {
         (out.signal == SIGTERM || out.signal == SIGINT)) {
       row.status = Status::interrupted;
     }
-    // A cluster scheduler (scancel, a time limit) or `kill` of the whole tree
-    // signals the batch and its ops at once: an op that died of the same
-    // SIGTERM/SIGINT the batch got was interrupted, not crashed.
-    if (row.status == Status::crashed && signals::interrupt_count() > 0 &&
-        (out.signal == SIGTERM || out.signal == SIGINT)) {
-      row.status = Status::interrupted;
-    }
     row.exit_code = out.exit_code;
     row.signal = out.signal;
     row.backend = backend_.name();
@@ -209,7 +206,7 @@ class BatchRun : public QueueEvents {
     row.started = out.started;
     row.seconds = out.seconds;
     row.warmed_on = l.warmed_on;
-    row.attempt = attempts_[op.name] + 1;
+    row.attempt = attempts_[op.name] + out.attempts;
     row.run_dir = fs::relative(l.run_dir, dir_).string();
     row.reason = one_line(out.reason);
     record(row);
@@ -304,7 +301,7 @@ class BatchRun : public QueueEvents {
     std::set<std::string> passed;
     for (const OpRow& r : read_status_csv((dir_ / kStatusFile).string()).rows) {
       attempts_[r.op]++;
-      if (r.status == Status::passed) passed.insert(r.op);
+      if (is_settled(r.status)) passed.insert(r.op);
       earlier_rows_.push_back(r);
     }
     for (size_t i = 0; i < o_.ops.size(); ++i) {
@@ -362,8 +359,7 @@ class BatchRun : public QueueEvents {
     std::map<std::string, int> counts;
     for (const OpRow& r : latest_rows()) counts[to_string(r.status)]++;
     json::Value c(rapidjson::kObjectType);
-    for (Status s : {Status::passed, Status::failed, Status::preflight_failed, Status::timeout, Status::crashed,
-                     Status::interrupted, Status::skipped}) {
+    for (Status s : all_statuses()) {
       c.AddMember(json::str(to_string(s), a), json::Value(counts[to_string(s)]), a);
     }
     c.AddMember("not_run", static_cast<int>(o_.ops.size() - latest_rows().size()), a);

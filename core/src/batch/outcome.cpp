@@ -30,6 +30,10 @@ Status status_from_exit(int exit_code, int* signal) {
   switch (exit_code) {
     case 0: return Status::passed;
     case 3: return Status::preflight_failed;
+    case 5: return Status::no_tests;
+    case 6: return Status::unsupported;
+    case 7: return Status::empty;
+    case 8: return Status::harness_error;
     case 124: return Status::timeout;
     case 130: return Status::interrupted;
     default: break;
@@ -93,8 +97,11 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
         if (doc.HasMember("exit_code") && doc["exit_code"].IsInt()) out.exit_code = doc["exit_code"].GetInt();
         if (out.status == Status::crashed && out.signal == 0 && out.exit_code > 128) out.signal = out.exit_code - 128;
       }
-      const std::string error = member_string(doc, "error");
-      if (!error.empty() && out.status != Status::passed) out.reason = error;
+      // The run's own reason (for passed: a note, e.g. tests the suite
+      // declined); an older run wrote only "error".
+      std::string reason = member_string(doc, "reason");
+      if (reason.empty() && out.status != Status::passed) reason = member_string(doc, "error");
+      if (!reason.empty()) out.reason = reason;
     }
   } else if (out.status == Status::passed) {
     // Exit 0 without an identity is not a result anyone can defend.
@@ -109,7 +116,6 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
                  std::to_string(out.exit_code) + ")";
     out.status = Status::interrupted;
   }
-  if (out.status == Status::passed) out.reason.clear();
   if (out.status == Status::interrupted && out.reason.empty()) out.reason = "the batch was interrupted";
   if (out.status == Status::timeout && out.reason.empty()) out.reason = "ran past --timeout; killed";
   if (out.status == Status::preflight_failed && out.reason.empty()) out.reason = "preflight failed (see the op's log)";

@@ -19,8 +19,9 @@ struct ExitFacts {
   std::string started_at;  // ISO 8601, the batch's clock
 };
 
-// zlcore run's exit code alone: 0 passed, 3 preflight_failed, 124 timeout,
-// 130 interrupted, 128+N crashed with N, anything else failed.
+// zlcore run's exit code alone (docs/cli.md): 0 passed, 3 preflight_failed,
+// 5 no_tests, 6 unsupported, 7 empty, 8 harness_error, 124 timeout, 130
+// interrupted, 128+N crashed with N, anything else failed.
 Status status_from_exit(int exit_code, int* signal);
 
 OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir);

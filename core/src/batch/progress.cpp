@@ -92,6 +92,8 @@ void Progress::draw(const std::vector<InFlight>& running) {
   drawn_ = true;
 }
 
+constexpr size_t kListAllUpTo = 40;
+
 std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std::string>& not_run, double seconds) {
   size_t op_w = 2, status_w = 6;
   for (const OpRow& r : rows) {
@@ -104,7 +106,16 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
                 "status", "device", "seconds", "reason");
   out << buf;
   std::map<std::string, int> counts;
+  // A whole-suite batch has hundreds of passed ops: past a screenful, the
+  // table lists only those that need a look, and the counts say the rest.
+  const bool list_passed = rows.size() <= kListAllUpTo;
+  size_t unlisted = 0;
   for (const OpRow& r : rows) {
+    if (!list_passed && r.status == Status::passed) {
+      counts[to_string(r.status)]++;
+      ++unlisted;
+      continue;
+    }
     std::string reason = r.reason;
     if (r.status == Status::crashed && r.signal && reason.find("signal") == std::string::npos) {
       reason = "signal " + std::to_string(r.signal) + (reason.empty() ? "" : ": " + reason);
@@ -123,6 +134,7 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
                   static_cast<int>(status_w), "-", "-", "-", "not run; --resume runs it");
     out << buf;
   }
+  if (unlisted > 0) out << "(" << unlisted << " passed ops not listed; ops_status.csv has every row)\n";
   if (!not_run.empty()) counts["not run"] = static_cast<int>(not_run.size());
   out << "\n" << rows.size() + not_run.size() << " ops:";
   bool first = true;

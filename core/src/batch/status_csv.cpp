@@ -46,10 +46,23 @@ int to_int(const std::string& s, int fallback) {
 
 }  // namespace
 
+const std::vector<Status>& all_statuses() {
+  static const std::vector<Status> all{Status::passed,        Status::unsupported,      Status::partial,
+                                       Status::failed,        Status::no_tests,         Status::empty,
+                                       Status::harness_error, Status::preflight_failed, Status::timeout,
+                                       Status::crashed,       Status::interrupted,      Status::skipped};
+  return all;
+}
+
 const char* to_string(Status s) {
   switch (s) {
     case Status::passed: return "passed";
+    case Status::unsupported: return "unsupported";
+    case Status::partial: return "partial";
     case Status::failed: return "failed";
+    case Status::no_tests: return "no_tests";
+    case Status::empty: return "empty";
+    case Status::harness_error: return "harness_error";
     case Status::preflight_failed: return "preflight_failed";
     case Status::timeout: return "timeout";
     case Status::crashed: return "crashed";
@@ -60,12 +73,13 @@ const char* to_string(Status s) {
 }
 
 std::optional<Status> parse_status(const std::string& s) {
-  for (Status st : {Status::passed, Status::failed, Status::preflight_failed, Status::timeout, Status::crashed,
-                    Status::interrupted, Status::skipped}) {
+  for (Status st : all_statuses()) {
     if (s == to_string(st)) return st;
   }
   return std::nullopt;
 }
+
+bool is_settled(Status s) { return s == Status::passed || s == Status::unsupported; }
 
 std::vector<std::string> csv_columns() { return kColumns; }
 std::string csv_header() { return join_record(kColumns); }

@@ -18,6 +18,7 @@
 
 #include "../util/json.hpp"
 #include "identity.hpp"
+#include "status.hpp"
 #include "results_table.hpp"
 #include "worker_client.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -34,8 +35,6 @@ namespace zl {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int kExitTimeout = 124;
 
 std::string stamp() {
   std::time_t t = std::time(nullptr);
@@ -57,11 +56,6 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;
   for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
-}
-
-std::string signal_name(int sig) {
-  const char* d = strsignal(sig);
-  return "signal " + std::to_string(sig) + (d != nullptr ? std::string(" (") + d + ")" : "");
 }
 
 // Creates the run directory, refusing one that exists: a rerun must never
@@ -170,30 +164,6 @@ void record_git(Identity& id, const GitInfo& gi) {
     id.set_null("versions.flaggems_git.dirty");
   }
   if (!gi.note.empty()) id.set("versions.flaggems_git.note", gi.note);
-}
-
-struct RunStatus {
-  std::string status;  // passed, failed, timeout, interrupted, crashed
-  int exit_code = 0;   // docs/cli.md, "Exit codes"
-  std::string error;   // empty: none worth a line
-};
-
-RunStatus status_of(const ChildResult& child) {
-  RunStatus r;
-  if (!child.started) {
-    r = {"failed", kExitFailed, child.spawn_error};
-  } else if (child.timed_out) {
-    r = {"timeout", kExitTimeout, ""};
-  } else if (child.interrupted) {
-    r = {"interrupted", kExitInterrupted, ""};
-  } else if (child.term_signal != 0) {
-    r = {"crashed", 128 + child.term_signal, "pytest died of " + signal_name(child.term_signal)};
-  } else {
-    r = {child.exit_code == 0 ? "passed" : "failed", child.exit_code, ""};
-  }
-  // An interrupt that arrived after the child ended still ends the run here.
-  if (r.status == "passed" && signals::interrupt_count() > 0) r = {"interrupted", kExitInterrupted, ""};
-  return r;
 }
 
 }  // namespace
@@ -315,9 +285,11 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     const char* v = std::getenv(var);
     if (v != nullptr && *v != '\0') id.set(std::string("host.") + var, std::string(v));
   }
-  id.set("test_node", target.node);
+  id.set("test_node", target.selection());
   id.set("op", target.op);
   id.set("marker", target.marker);
+  if (!target.also_marked_in.empty()) id.set("also_marked_in", target.also_marked_in);
+  if (!target.marks.empty()) id.set("marks", target.marks);
   id.set("flaggems_dir", provider.root());
   id.set("bench_level", o.level);
   id.set("mode", o.mode);
@@ -425,6 +397,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
       id.write(identity_path);
       std::vector<std::string> pytest_args(argv.begin() + 3, argv.end());  // after `python -m pytest`
       child = worker.run(pytest_args, env, spec.cwd, spec.log_path, o.timeout_s);
+      id.set("worker.healthy", worker.healthy());
+      if (!worker.healthy()) id.set("worker.unhealthy_reason", worker.health_reason());
     } else {
       id.set("worker.kind", "cold");
       id.set("worker.ops_before", int64_t{0});
@@ -478,10 +452,23 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   if (cache.isolated) id.set("tuner_cache.kept", opts.keep_tuner_cache);
   id.set("plugins", std::move(plugins));
 
-  const RunStatus end = status_of(child);
+  ChildFacts facts;
+  facts.child = child;
+  if (const rapidjson::Value* reported = id.get("plugins")) facts.outcomes = member(*reported, "outcomes");
+  facts.rows = count_rows((rd / "results.jsonl").string());
+  facts.log_tail = file_tail(spec.log_path, 64 * 1024);
+  RunStatus end = decide_status(facts, FlagGemsProvider::is_decline);
+  // An interrupt that arrived after the child ended still ends the run here.
+  if (end.status == "passed" && signals::interrupt_count() > 0) end = make_status("interrupted", kExitInterrupted, "interrupted");
   const std::string& status = end.status;
   const int exit_code = end.exit_code;
-  if (!end.error.empty()) id.set("error", end.error);
+  if (!end.reason.empty()) id.set("reason", end.reason);
+  if (status == "crashed" || status == "failed" || status == "harness_error") id.set("error", end.reason);
+  id.set("tests.passed", int64_t{end.passed_tests});
+  id.set("tests.skipped", int64_t{end.skipped_tests});
+  id.set("tests.failed", end.failed_tests);
+  id.set("tests.declined", end.declined_tests);
+  id.set("rows", int64_t{facts.rows.total});
   id.set("status", status);
   id.set("exit_code", int64_t{exit_code});
   id.set("child_exit_code", int64_t{child.exit_code});

@@ -166,7 +166,8 @@ def build_row(row):
     error = metric_error or row.error
     if error is None and row.side_errors:
         error = "; ".join(f"{side}: {msg}" for side, msg in sorted(row.side_errors.items()))
-    if not row.sides and error is None:
+    suite_timed = not row.sides and _metric_value(metric, "latency") is not None
+    if not row.sides and error is None and not suite_timed:
         return None  # a metric that never reached get_latency and did not fail: not a shape
 
     shape_detail = row.shape_detail
@@ -200,8 +201,10 @@ def build_row(row):
         "latency_base_ms": latency_base,
         "latency_ms": latency,
         "speedup": speedup,
-        "timer": gems.timer if gems is not None else None,
-        "timer_base": base.timer if base is not None else None,
+        # A benchmark that overrides get_latency without calling it timed
+        # itself: its numbers are the suite's, and the row says so.
+        "timer": gems.timer if gems is not None else ("suite" if suite_timed else None),
+        "timer_base": base.timer if base is not None else ("suite" if suite_timed and latency_base else None),
         "fallback_reason": _combined_reason(base, gems),
         "repeats": main.repeats if main is not None else None,
         "samples_ms": list(gems.samples_ms) if gems is not None else None,
