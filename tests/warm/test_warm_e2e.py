@@ -90,11 +90,15 @@ def test_crash_costs_only_its_op_and_the_worker_is_replaced(tmp_path):
     assert x["crash"]["status"] == "crashed" and x["crash"]["signal"] == "11", x["crash"]
     assert all(x[o]["status"] == "passed" for o in ("ok1", "ok2", "ok3"))
     before, after = identity(tmp_path / "b", "ok1")["worker"], identity(tmp_path / "b", "ok2")["worker"]
-    crashed = identity(tmp_path / "b", "crash")
+    # The worker died under it, so it ran once more in a fresh process (where
+    # it crashes again); the warm attempt is kept beside the rerun.
+    assert x["crash"]["attempt"] == "2" and "rerun in a fresh process" in x["crash"]["reason"], x["crash"]
+    crashed = identity(tmp_path / "b", "crash.warm")
     assert crashed["worker"]["kind"] == "warm" and crashed["worker"]["pid"] == before["pid"]
     assert crashed["child_signal"] == 11
+    assert identity(tmp_path / "b", "crash")["worker"]["kind"] == "cold"
     assert after["kind"] == "warm" and after["pid"] != before["pid"] and after["ops_before"] == 0
-    assert "Segmentation fault" in (tmp_path / "b" / "runs" / "crash" / "pytest.log").read_text()
+    assert "Segmentation fault" in (tmp_path / "b" / "runs" / "crash.warm" / "pytest.log").read_text()
 
 
 def test_hang_is_killed_by_the_timeout_and_the_worker_replaced(tmp_path):

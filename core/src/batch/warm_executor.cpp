@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <map>
 
+#include "../util/json.hpp"
 #include "outcome.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/paths.hpp"
@@ -31,6 +32,13 @@ namespace fs = std::filesystem;
 namespace zl::batch {
 namespace {
 
+// Outcomes a fresh process would not change: the op measured, the suite
+// declined it, or it never got to the worker's state.
+bool settled_or_final(Status s) {
+  return is_settled(s) || s == Status::timeout || s == Status::interrupted || s == Status::preflight_failed ||
+         s == Status::skipped;
+}
+
 struct Worker {
   pid_t pid = -1;
   std::string socket;
@@ -39,23 +47,37 @@ struct Worker {
 
 class WarmExecutor;
 
+// One op in a warm worker, and, when the worker is to blame for how it ended,
+// that op once more in a fresh process (the rerun replaces the first attempt
+// as what the scheduler sees, so the row is the rerun's).
 class WarmExecution : public Execution {
  public:
-  WarmExecution(std::unique_ptr<Execution> inner, WarmExecutor* owner, int device)
-      : inner_(std::move(inner)), owner_(owner), device_(device) {}
+  WarmExecution(std::unique_ptr<Execution> inner, WarmExecutor* owner, OpLaunch launch)
+      : inner_(std::move(inner)), owner_(owner), launch_(std::move(launch)) {}
   int output_fd() const override { return inner_->output_fd(); }
   int exit_fd() const override { return inner_->exit_fd(); }
   void pump() override;
   bool poll_done() override;
   double elapsed() const override { return inner_->elapsed(); }
-  void interrupt() override { inner_->interrupt(); }  // run forwards it to the worker
+  void interrupt() override {
+    interrupted_ = true;
+    inner_->interrupt();  // run forwards it to the worker
+  }
   void kill(bool as_timeout) override;
   OpOutcome outcome(bool interrupted) override;
 
  private:
+  // After the warm attempt: why it must run again in a fresh process, or "".
+  std::string rerun_reason(const OpOutcome& warm) const;
+  std::string unhealthy_reason() const;
+
   std::unique_ptr<Execution> inner_;
   WarmExecutor* owner_;
-  int device_;
+  OpLaunch launch_;
+  bool interrupted_ = false;
+  bool killed_ = false;
+  bool rerunning_ = false;
+  std::string rerun_note_;  // what the first attempt came to, for the row's reason
 };
 
 class WarmExecutor : public Executor {
@@ -87,8 +109,11 @@ class WarmExecutor : public Executor {
     if (w.pid > 0) launch.run_args.insert(launch.run_args.end(), {"--worker-socket", w.socket});
     std::unique_ptr<Execution> inner = cold_->start(launch, error);
     if (!inner) return nullptr;
-    return std::make_unique<WarmExecution>(std::move(inner), this, l.device.index);
+    return std::make_unique<WarmExecution>(std::move(inner), this, l);
   }
+
+  // The same op in a fresh process (no worker socket): a rerun.
+  std::unique_ptr<Execution> start_cold(const OpLaunch& l, std::string* error) { return cold_->start(l, error); }
 
   // Reaps dead workers and records how each died for the run waiting on it.
   void reap() {
@@ -193,23 +218,87 @@ void WarmExecution::pump() {
   owner_->reap();
 }
 
+std::string WarmExecution::unhealthy_reason() const {
+  // The worker's own verdict on itself after the op, from the run's identity.
+  try {
+    rapidjson::Document doc;
+    const std::string text = read_file(launch_.run_dir + "/run_identity.json");
+    doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
+    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("worker") || !doc["worker"].IsObject()) return "";
+    const auto& w = doc["worker"];
+    if (!w.HasMember("healthy") || !w["healthy"].IsBool() || w["healthy"].GetBool()) return "";
+    return w.HasMember("unhealthy_reason") && w["unhealthy_reason"].IsString() ? w["unhealthy_reason"].GetString()
+                                                                                : "its health check failed";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+std::string WarmExecution::rerun_reason(const OpOutcome& warm) const {
+  if (settled_or_final(warm.status)) return "";
+  if (const std::string unhealthy = unhealthy_reason(); !unhealthy.empty()) {
+    return "the worker was unhealthy after it (" + unhealthy + ")";
+  }
+  // A worker that died takes the op with it; in a fresh process it may pass.
+  if (warm.status == Status::crashed) return "the worker died under it (" + warm.reason + ")";
+  return "";
+}
+
 bool WarmExecution::poll_done() {
   owner_->reap();
-  return inner_->poll_done();
+  if (!inner_->poll_done()) return false;
+  if (rerunning_ || interrupted_ || killed_) return true;
+  const OpOutcome warm = inner_->outcome(false);
+  const std::string why = rerun_reason(warm);
+  if (why.empty()) return true;
+  // The worker is replaced either way; the op gets one more go in a fresh
+  // process, in its own run directory (the warm attempt's is kept beside it).
+  owner_->retire(launch_.device.index);
+  rerunning_ = true;
+  rerun_note_ = std::string("warm worker: ") + to_string(warm.status) + ", " + why + "; rerun in a fresh process";
+  std::error_code ec;
+  const std::string aside = launch_.run_dir + ".warm";
+  std::filesystem::remove_all(aside, ec);
+  std::filesystem::rename(launch_.run_dir, aside, ec);
+  try {
+    append_log_line(launch_.log_path, "=== zlcore batch: " + rerun_note_ + " (first attempt in " +
+                                          std::filesystem::path(aside).filename().string() + ")\n");
+  } catch (const std::exception&) {
+  }
+  std::string error;
+  std::unique_ptr<Execution> cold = owner_->start_cold(launch_, &error);
+  if (!cold) {
+    rerun_note_ += " could not start: " + error;
+    return true;  // the warm attempt's outcome stands, with the note
+  }
+  inner_ = std::move(cold);
+  return false;
 }
 
 void WarmExecution::kill(bool as_timeout) {
+  killed_ = true;
   inner_->kill(as_timeout);
-  owner_->retire(device_);  // it may still be running this op
+  owner_->retire(launch_.device.index);  // it may still be running this op
 }
 
 OpOutcome WarmExecution::outcome(bool interrupted) {
   OpOutcome out = inner_->outcome(interrupted);
+  if (rerunning_) {
+    out.attempts = 2;
+    out.reason = rerun_note_ + (out.reason.empty() ? "" : ": " + out.reason);
+    return out;
+  }
   // The op did not end on its own terms: whatever the worker holds now (a
   // half-finished op, a SIGINT it is still handling) must not meet the next.
   if (interrupted || out.status == Status::timeout || out.status == Status::crashed ||
       out.status == Status::interrupted) {
-    owner_->retire(device_);
+    owner_->retire(launch_.device.index);
+  }
+  // An op that passed can still leave the worker unhealthy (a graph capture
+  // that failed inside it): its result stands, the worker goes.
+  if (const std::string unhealthy = unhealthy_reason(); !unhealthy.empty()) {
+    owner_->retire(launch_.device.index);
+    out.reason += (out.reason.empty() ? "" : "; ") + std::string("the worker was replaced after it: ") + unhealthy;
   }
   return out;
 }

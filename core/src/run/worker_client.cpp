@@ -171,6 +171,13 @@ ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::
   if (replied) d.Parse(line.c_str());
   if (replied && !d.HasParseError() && d.IsObject() && d.HasMember("exit_code") && d["exit_code"].IsInt()) {
     r.exit_code = d["exit_code"].GetInt();
+    auto health = d.FindMember("health");
+    if (health != d.MemberEnd() && health->value.IsObject()) {
+      auto ok = health->value.FindMember("ok");
+      auto why = health->value.FindMember("why");
+      healthy_ = !(ok != health->value.MemberEnd() && ok->value.IsBool() && !ok->value.GetBool());
+      if (why != health->value.MemberEnd() && why->value.IsString()) health_reason_ = why->value.GetString();
+    }
     return r;
   }
   // No reply: the worker died (or was killed above) with the op in flight.

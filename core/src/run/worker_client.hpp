@@ -25,6 +25,12 @@ class WorkerSession {
   bool connect(const std::string& socket_path, double handshake_timeout_s, std::string* error);
   pid_t pid() const { return pid_; }
   int ops_before() const { return ops_before_; }
+  // After run(): the worker's health check of itself once the op was over
+  // (docs/warm-workers.md). Unhealthy: the worker exits, and the batch reruns
+  // a failed op in a fresh process. Unknown (no reply) counts as healthy:
+  // a worker that died is replaced anyway.
+  bool healthy() const { return healthy_; }
+  const std::string& health_reason() const { return health_reason_; }
 
   // Runs pytest `args` (what follows `python -m pytest`) in the worker. A
   // timeout or a second interrupt kills the worker's process group; a worker
@@ -38,6 +44,8 @@ class WorkerSession {
   int fd_ = -1;
   pid_t pid_ = -1;
   int ops_before_ = 0;
+  bool healthy_ = true;
+  std::string health_reason_;
   std::string socket_path_;
   std::string pending_;  // bytes read past the handshake line
 };

@@ -290,8 +290,13 @@ def _recv_line(conn):
 
 
 def run_op(request, snapshot, tracker, suite_root):
-    """One op: pytest.main with the cold child's env/cwd/log, then back to the snapshot."""
+    """One op: pytest.main with the cold child's env/cwd/log, then back to the snapshot,
+    then the health check (_health.py) that decides whether this worker takes another."""
     import pytest
+
+    from . import _health
+
+    threads_before = _health.threads_now()
 
     log_fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     sys.stdout.flush()
@@ -322,11 +327,15 @@ def run_op(request, snapshot, tracker, suite_root):
         for fd in saved_fds:
             os.close(fd)
     seconds = time.monotonic() - started
+    env = request.get("env", {})
     report = snapshot.restore(suite_root)
     report["tuners_cleared"] = tracker.clear()
-    _release_device_memory()
+    health = _health.check(env.get("ZL_TORCH_DEVICE", ""), env.get("ZL_CHILD_DIR", ""), threads_before,
+                           [suite_root, *_ini_pythonpath(suite_root)])
+    if health["ok"]:
+        _release_device_memory()
     gc.collect()
-    return code, seconds, report
+    return code, seconds, report, health
 
 
 def main(argv=None):
@@ -366,13 +375,20 @@ def main(argv=None):
                 continue
             if request is None:
                 continue  # the run went away (or decided to run cold) before asking
-            code, seconds, report = run_op(request, snapshot, tracker, suite_root)
+            code, seconds, report, health = run_op(request, snapshot, tracker, suite_root)
             ops_done += 1
-            print(json.dumps({"op": ops_done, "exit_code": code, "seconds": round(seconds, 3), **report}), flush=True)
+            print(json.dumps({"op": ops_done, "exit_code": code, "seconds": round(seconds, 3), **report,
+                              "health": health}), flush=True)
             try:
-                _send(conn, {"exit_code": code, "seconds": seconds, "reset": report})
+                _send(conn, {"exit_code": code, "seconds": seconds, "reset": report, "health": health})
             except OSError:
                 pass
+        if not health["ok"]:
+            # Whatever is wrong cannot be put back in this process: leave, and
+            # let the batch start a fresh worker for the next op.
+            print(json.dumps({"worker": os.getpid(), "exits": "unhealthy", "why": health["why"]}), flush=True)
+            server.close()
+            os._exit(0)
 
 
 if __name__ == "__main__":

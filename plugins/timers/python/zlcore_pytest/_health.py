@@ -1,0 +1,122 @@
+"""Can this warm worker take another op? Checked after every op (docs/warm-workers.md).
+
+The snapshot restore puts back what Python can put back. What it cannot: a device
+left mid-capture or with a sticky error (an op whose graph capture failed left
+every later op in the worker failing within a second), and a thread the op started
+that is still running its code. Either poisons every op that follows, so the worker
+reports it and leaves; the batch starts a fresh one and reruns a failed op once in a
+fresh process.
+
+Checks, each returning None when fine or one line saying what is wrong:
+  - device: the torch device module the op ran on (ZL_TORCH_DEVICE: cuda, musa,
+    npu, ...), when it was initialized: no stream capture open, a synchronize,
+    and a tiny kernel whose answer is checked;
+  - failures: the op's own failures (the outcomes plugin's facts) that were
+    device errors; such an op is rerun in a fresh process even when the device
+    answers again;
+  - threads: threads started during the op that are still executing the
+    suite's code after a short grace.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+THREAD_GRACE_S = 1.0
+
+
+def threads_now():
+    return {t.ident: t for t in threading.enumerate() if t.ident is not None}
+
+
+def _device_module(device):
+    torch = sys.modules.get("torch")
+    if torch is None or not device or device == "cpu":
+        return None, None
+    module = getattr(torch, device, None)
+    if module is None:
+        return torch, None
+    try:
+        initialized = module.is_initialized()
+    except Exception:  # noqa: BLE001 - a module without the query: nothing was set up
+        return torch, None
+    return torch, (module if initialized else None)
+
+
+def check_device(device):
+    torch, module = _device_module(device)
+    if module is None:
+        return None
+    try:
+        capturing = getattr(module, "is_current_stream_capturing", None)
+        if capturing is not None and capturing():
+            return f"a {device} stream capture is still open after the op"
+        module.synchronize()
+        probe = torch.ones(8, device=device)
+        value = float((probe + 1).sum().item())
+        module.synchronize()
+        if value != 16.0:
+            return f"a tiny {device} kernel computed {value}, not 16"
+    except Exception as exc:  # noqa: BLE001 - whatever the device says is the answer
+        text = " ".join(str(exc).split())[:300]
+        return f"the {device} device fails after the op: {type(exc).__name__}: {text}"
+    return None
+
+
+def check_failures(child_dir):
+    """The op's failures that the outcomes plugin judged device errors."""
+    if not child_dir:
+        return None
+    try:
+        with open(os.path.join(child_dir, "outcomes.json"), encoding="utf-8") as f:
+            outcomes = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for test in outcomes.get("tests", []) if isinstance(outcomes, dict) else []:
+        if isinstance(test, dict) and test.get("device_error"):
+            return f"the op failed with a device error in {test.get('node')}: {test.get('message')}"[:400]
+    return None
+
+
+def _runs_suite_code(thread_id, roots):
+    frame = sys._current_frames().get(thread_id)
+    while frame is not None:
+        path = os.path.realpath(frame.f_code.co_filename)
+        if any(path.startswith(r) for r in roots):
+            return f"{os.path.basename(path)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def check_threads(before, suite_roots, grace_s=THREAD_GRACE_S):
+    roots = [os.path.join(os.path.realpath(r), "") for r in suite_roots if r]
+    new = [t for ident, t in threads_now().items() if ident not in before and t is not threading.current_thread()]
+    deadline = time.monotonic() + grace_s
+    for t in new:
+        t.join(max(0.0, deadline - time.monotonic()))
+    stuck = []
+    for t in new:
+        if t.is_alive():
+            where = _runs_suite_code(t.ident, roots)
+            if where:
+                stuck.append(f"{t.name} at {where}")
+    if stuck:
+        return f"the op left {len(stuck)} thread(s) running its code: " + ", ".join(stuck[:3])
+    return None
+
+
+def check(device, child_dir, threads_before, suite_roots):
+    """{"ok": bool, "why": str or None, "seconds": float} after one op."""
+    started = time.monotonic()
+    why = None
+    for probe in (lambda: check_device(device), lambda: check_failures(child_dir),
+                  lambda: check_threads(threads_before, suite_roots)):
+        try:
+            why = probe()
+        except Exception as exc:  # noqa: BLE001 - a check that cannot run proves nothing good
+            why = f"health check raised {type(exc).__name__}: {exc}"
+        if why:
+            break
+    return {"ok": why is None, "why": why, "seconds": round(time.monotonic() - started, 4)}
