@@ -1,5 +1,6 @@
 """In-process checks of helpers that need no pytest child."""
 
+import json
 import sys
 
 import pytest
@@ -89,3 +90,162 @@ def test_graph_api_resolves_dotted_names(stub_triton):
     assert graph_capture.resolve_dotted("torch.cuda.CUDAGraph") is torch.cuda.CUDAGraph
     with pytest.raises(ImportError):
         graph_capture.resolve_dotted("no_such_module_zl.Graph")
+
+
+# -- whose fault a failure is (_blame) and the warm worker's health check (_health) -------
+
+
+def _raise_through(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        return exc
+    raise AssertionError("did not raise")
+
+
+def test_blame_our_code_raising_is_harness():
+    from zlcore_pytest import _blame, _stats
+
+    exc = _raise_through(lambda: _stats.median([]))
+    judged = _blame.judge(exc, "/nonexistent-suite")
+    assert judged["harness"] is True and judged["device_error"] is False
+
+
+def test_blame_the_op_raising_through_our_call_is_the_ops():
+    from zlcore_pytest import _bench, _blame
+
+    class Bench:
+        is_backward = False
+
+    fn, _ = _bench.build_fn(Bench(), int, ("not a number",), {})
+    exc = _raise_through(fn)  # raised in C, called from zlcore's call_op
+    judged = _blame.judge(exc, "/nonexistent-suite")
+    assert judged["harness"] is False and judged["exc_type"] == "ValueError"
+
+
+def test_blame_follows_the_pytest_fail_chain_to_the_suite(tmp_path):
+    from zlcore_pytest import _blame
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "suite_mod.py").write_text(
+        "def set_dtypes():\n"
+        "    raise ValueError(\"Given dtype(s) 'float16'can't be supported by this op 'x'\")\n"
+        "def run():\n"
+        "    try:\n"
+        "        set_dtypes()\n"
+        "    except Exception as e:\n"
+        "        raise RuntimeError('Failed: ' + str(e))\n")
+    sys.path.insert(0, str(suite))
+    try:
+        import suite_mod
+        exc = _raise_through(suite_mod.run)
+    finally:
+        sys.path.remove(str(suite))
+    judged = _blame.judge(exc, str(suite))
+    assert judged["exc_type"] == "ValueError" and "can't be supported" in judged["message"]
+    assert judged["harness"] is False
+
+
+def test_blame_a_device_error_is_never_harness():
+    from zlcore_pytest import _blame
+
+    def sync():
+        raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+    exc = _raise_through(sync)
+    judged = _blame.judge(exc, "/nonexistent-suite")
+    assert judged["device_error"] is True and judged["harness"] is False
+    assert _blame.is_device_error(type("AcceleratorError", (Exception,), {})("x")) is True
+
+
+class _FakeDevice:
+    def __init__(self, capturing=False, sync_error=None, value=16.0):
+        self.capturing, self.sync_error, self.value = capturing, sync_error, value
+
+    def is_initialized(self):
+        return True
+
+    def is_current_stream_capturing(self):
+        return self.capturing
+
+    def synchronize(self):
+        if self.sync_error:
+            raise RuntimeError(self.sync_error)
+
+
+class _FakeTorch:
+    def __init__(self, device):
+        self.cuda = device
+
+    def ones(self, n, device):
+        value = self.cuda.value
+
+        class T:
+            def __add__(self, other):
+                return self
+
+            def sum(self):
+                return self
+
+            def item(self):
+                return value
+
+        return T()
+
+
+def test_health_device_checks(monkeypatch):
+    from zlcore_pytest import _health
+
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(_FakeDevice()))
+    assert _health.check_device("cuda") is None
+    assert _health.check_device("cpu") is None  # the host: no device module to ask
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(_FakeDevice(capturing=True)))
+    assert "capture is still open" in _health.check_device("cuda")
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(_FakeDevice(sync_error="CUDA error: illegal memory access")))
+    assert "illegal memory access" in _health.check_device("cuda")
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(_FakeDevice(value=15.0)))
+    assert "not 16" in _health.check_device("cuda")
+
+
+def test_health_reads_the_ops_device_errors(tmp_path):
+    from zlcore_pytest import _health
+
+    assert _health.check_failures(str(tmp_path)) is None  # no outcomes written
+    (tmp_path / "outcomes.json").write_text(json.dumps({"tests": [
+        {"node": "t::a", "device_error": False}, {"node": "t::b", "device_error": True, "message": "CUDA error: x"}]}))
+    assert "device error in t::b" in _health.check_failures(str(tmp_path))
+
+
+def test_health_threads_running_suite_code(tmp_path):
+    import threading
+
+    from zlcore_pytest import _health
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "lingers.py").write_text(
+        "import time\n"
+        "def linger(stop):\n"
+        "    while not stop.is_set():\n"
+        "        time.sleep(0.01)\n")
+    sys.path.insert(0, str(suite))
+    try:
+        import lingers
+    finally:
+        sys.path.remove(str(suite))
+    before = _health.threads_now()
+    stop = threading.Event()
+    elsewhere = threading.Thread(target=stop.wait, name="library-pool")
+    elsewhere.start()
+    assert _health.check_threads(before, [str(suite)], grace_s=0.05) is None  # not the suite's code
+    t = threading.Thread(target=lingers.linger, args=(stop,), name="op-thread")
+    t.start()
+    try:
+        why = _health.check_threads(before, [str(suite)], grace_s=0.05)
+        assert why is not None and "op-thread at lingers.py" in why
+    finally:
+        stop.set()
+        t.join()
+        elsewhere.join()
+    assert _health.check_threads(before, [str(suite)], grace_s=0.05) is None
