@@ -84,4 +84,5 @@ def test_collect_marks_lists_the_fault_ops(run_suite, tmp_path):
     import yaml
 
     ops = {m for entry in yaml.safe_load(out.read_text()) for m in entry["marks"]}
-    assert ops == {"crash", "hang", "fail", "sleep", "ok1", "ok2", "ok3", "ok4", "plant", "probe"}
+    assert ops == {"crash", "hang", "fail", "sleep", "ok1", "ok2", "ok3", "ok4", "plant", "probe", "bits_and",
+                   "bits_or", "twins", "twin_b", "declines", "halfway", "partly", "poison", "fragile"}
