@@ -15,6 +15,12 @@
 #              winners, timed by FlagGems; the agreement table and the
 #              measurement cost per (shape, side)
 #   warm       10 ops cold and warm (zlcore batch --cold vs default)
+#   suite      the whole-suite check (issue 18): the default (warm) batch over SUITE_N
+#              (60) marks drawn at random with SEED (scripts/sample_ops.py) plus
+#              is_nonzero early and layer_norm last (SUITE_EARLY, SUITE_LATE); a batch directory that exists is
+#              resumed, so it spans calls (BUDGET_S). Then FlagGems' own pytest, in a
+#              fresh process without zlcore, for every op whose status is neither passed
+#              nor unsupported; then the table (suite_check.md)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
@@ -139,6 +145,51 @@ for stage in "$@"; do
       "$ZL" batch "${COMMON[@]}" --ops "$OPS10" --out "$WORK/warm"; echo "warm exit $?"
       "$ZL" compare "$WORK/cold" "$WORK/warm" --format md > "$OUT/warm_vs_cold.md"
       "$PY" "$(dirname "$0")/acceptance_tables.py" cost "$WORK/warm" "$WORK/cold" | tee "$OUT/warm_cost.md"
+      ;;
+    suite)
+      ops_file="$WORK/suite_ops.txt"
+      "$ZL" ops --flaggems-dir "$FG" --json > "$WORK/suite_index.json"
+      if [ ! -f "$ops_file" ]; then
+        "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/suite_index.json" --seed "${SEED:-20261203}" \
+          --count "${SUITE_N:-60}" --early "${SUITE_EARLY:-is_nonzero}" --late "${SUITE_LATE:-layer_norm}" \
+          > "$ops_file" || exit 1
+      fi
+      tr '\n' ' ' < "$ops_file"; echo
+      again=(); [ -f "$WORK/S/ops_status.csv" ] && again=(--resume)
+      say "suite: batch S ${again[*]}"
+      start=$(date +%s)
+      timeout -s INT -k 60 "${BUDGET_S:-0}" "$ZL" batch "${COMMON[@]}" --ops-file "$ops_file" --out "$WORK/S" "${again[@]}"
+      echo "S exit $? after $(( $(date +%s) - start )) s"
+      # FlagGems alone, in a fresh process each, for what did not pass: is it the op or us?
+      "$PY" - "$WORK" "$FG" "$PY" "${DTYPES:-float16}" "${CHECK_BUDGET_S:-0}" <<'PY'
+import csv, json, os, subprocess, sys, time
+work, fg, py, dtypes, budget = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+index = json.load(open(os.path.join(work, "suite_index.json")))["ops"]
+rows = {r["op"]: r for r in csv.DictReader(open(os.path.join(work, "S", "ops_status.csv"), newline=""))}
+done_path = os.path.join(work, "fresh_check.json")
+done = json.load(open(done_path)) if os.path.exists(done_path) else {}
+started = time.monotonic()
+for op, row in rows.items():
+    if budget < 0:
+        break  # CHECK_BUDGET_S=-1: no fresh check in this call
+    if row["status"] in ("passed", "unsupported") or op in done:
+        continue
+    if budget and time.monotonic() - started > budget:
+        print(f"fresh check: budget spent, {op} and later left for the next call"); break
+    files = index.get(op, {}).get("runs", [])
+    argv = [py, "-m", "pytest", "-s", "-p", "no:cacheprovider", *files, "-m", op, "--level", "core",
+            "--dtypes", dtypes, "--mode", "kernel"]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, cwd=fg, capture_output=True, text=True, timeout=600)
+        code, tail = p.returncode, (p.stdout + p.stderr).strip().splitlines()[-1:]
+    except subprocess.TimeoutExpired:
+        code, tail = "timeout", ["600 s"]
+    done[op] = {"exit": code, "seconds": round(time.monotonic() - t0, 1), "last_line": (tail or [""])[0][:200]}
+    print(f"fresh pytest {op}: exit {code} in {done[op]['seconds']} s: {done[op]['last_line']}", flush=True)
+    json.dump(done, open(done_path, "w"), indent=1)
+PY
+      "$PY" "$(dirname "$0")/acceptance_tables.py" suite "$WORK" | tee "$OUT/suite_check.md"
       ;;
     *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
   esac

@@ -7,6 +7,10 @@
                                         side of each shape (FlagGems' and torch's)
     acceptance_tables.py cost DIR...    what measuring cost per (shape, side) in each
                                         run or batch directory, compile and tuning apart
+    acceptance_tables.py suite WORK     the whole-suite check (issue 18): counts per
+                                        status, every op not passed with its reason and
+                                        FlagGems' own fresh-process verdict, the wall
+                                        time and its extrapolation to the whole suite
 
 The timer check's targets (issue 3): T1 and T2 within 1 % per shape of 10 us or
 more and 3 % below; the graph timer within 5 % of FlagGems' cudagraph mode.
@@ -137,10 +141,54 @@ def table_cost(dirs):
                   f"| {max(every):.1f} | {sum(m > 100 for m in every)} | | | mean {sum(every) / len(every):.1f} |")
 
 
+def table_suite(work):
+    import csv
+
+    rows = list(csv.DictReader(open(work / "S" / "ops_status.csv", newline="")))
+    latest = {}
+    for r in rows:
+        latest[r["op"]] = r  # a resumed op's last row
+    fresh_path = work / "fresh_check.json"
+    fresh = json.loads(fresh_path.read_text()) if fresh_path.exists() else {}
+    index = json.loads((work / "suite_index.json").read_text())["ops"]
+    wanted = [line.strip() for line in (work / "suite_ops.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    counts = {}
+    for r in latest.values():
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"{len(latest)} of {len(wanted)} ops have a row: " +
+          ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+    print("\n| op | status | attempt | seconds | reason | FlagGems alone, fresh process |")
+    print("|---|---|---:|---:|---|---|")
+    for op in wanted:
+        r = latest.get(op)
+        if r is None or r["status"] in ("passed",):
+            continue
+        f = fresh.get(op)
+        verdict = "" if f is None else f"exit {f['exit']}: {f['last_line']}"
+        reason = r["reason"].replace("|", "/")[:160]
+        print(f"| {op} | {r['status']} | {r['attempt']} | {float(r['seconds']):.1f} | {reason} | {verdict} |")
+    missed = [op for op in wanted if op in latest and latest[op]["status"] not in ("passed", "unsupported")
+              and op in fresh and fresh[op]["exit"] == 0]
+    print(f"\nops FlagGems passes alone in a fresh process but the batch did not pass: {len(missed)} "
+          f"{', '.join(missed)}")
+    print(f"harness_error: {counts.get('harness_error', 0)}; failed with a decline message: "
+          f"{sum(1 for r in latest.values() if r['status'] == 'failed' and 'supported by this op' in r['reason'])}")
+    seconds = sum(float(r["seconds"]) for r in rows)
+    per_op = seconds / max(1, len(rows))
+    total = len(index)
+    print(f"\nop time {seconds:.0f} s over {len(rows)} op runs ({per_op:.1f} s each, resumed runs counted); "
+          f"the whole suite ({total} marks) at that rate: {total * per_op / 3600:.1f} h on one device, "
+          f"{total * per_op / 3600 / 8:.1f} h on eight")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("timer", "cost") or (sys.argv[1] == "timer" and len(sys.argv) != 3):
+    tables = ("timer", "cost", "suite")
+    if len(sys.argv) < 3 or sys.argv[1] not in tables or (sys.argv[1] in ("timer", "suite") and len(sys.argv) != 3):
         sys.exit(__doc__)
     if sys.argv[1] == "timer":
         table_timer(pathlib.Path(sys.argv[2]))
+    elif sys.argv[1] == "suite":
+        table_suite(pathlib.Path(sys.argv[2]))
     else:
         table_cost(sys.argv[2:])
