@@ -114,6 +114,11 @@ def test_ops_all_and_file_lines_expand_to_marks(tmp_path):
     assert sorted(got) == expected
     assert all(r["status"] == "passed" for r in got.values()), got
 
+    # `all` inside a list is the op of that name (FlagGems has one): no expansion.
+    p = zl(tmp_path, "batch", "--backend", "fakegpu", "--ops", "ok1,all", "--flaggems-dir", str(FAULT_SUITE),
+           "--python", "/usr/bin/python3", "--level", "core", "--timer", "host", "--out", str(tmp_path / "a"))
+    assert sorted(rows(tmp_path / "a")) == ["all", "ok1"], p.stdout + p.stderr
+
     ops_file = tmp_path / "ops.txt"
     ops_file.write_text("# a file line expands to its marks\nbenchmark/test_bits.py\nok1\n")
     p = zl(tmp_path, "batch", "--backend", "fakegpu", "--ops-file", str(ops_file), "--flaggems-dir",

@@ -157,11 +157,12 @@ def test_blame_a_device_error_is_never_harness():
     judged = _blame.judge(exc, "/nonexistent-suite")
     assert judged["device_error"] is True and judged["harness"] is False
     assert _blame.is_device_error(type("AcceleratorError", (Exception,), {})("x")) is True
+    assert _blame.is_device_error(RuntimeError("Offset increment outside graph capture encountered unexpectedly."))
 
 
 class _FakeDevice:
-    def __init__(self, capturing=False, sync_error=None, value=16.0):
-        self.capturing, self.sync_error, self.value = capturing, sync_error, value
+    def __init__(self, capturing=False, sync_error=None, value=16.0, rng_error=None):
+        self.capturing, self.sync_error, self.value, self.rng_error = capturing, sync_error, value, rng_error
 
     def is_initialized(self):
         return True
@@ -179,19 +180,38 @@ class _FakeTorch:
         self.cuda = device
 
     def ones(self, n, device):
-        value = self.cuda.value
+        return _FakeTensor(self.cuda.value)
 
-        class T:
-            def __add__(self, other):
-                return self
+    def rand(self, n, device):
+        if self.cuda.rng_error:
+            raise RuntimeError(self.cuda.rng_error)
+        return _FakeTensor(True)
 
-            def sum(self):
-                return self
 
-            def item(self):
-                return value
+class _FakeTensor:
+    def __init__(self, value):
+        self.value = value
 
-        return T()
+    def __add__(self, other):
+        return self
+
+    def __ge__(self, other):
+        return self
+
+    def __lt__(self, other):
+        return self
+
+    def __and__(self, other):
+        return self
+
+    def sum(self):
+        return self
+
+    def all(self):
+        return self
+
+    def item(self):
+        return self.value
 
 
 def test_health_device_checks(monkeypatch):
@@ -206,6 +226,11 @@ def test_health_device_checks(monkeypatch):
     assert "illegal memory access" in _health.check_device("cuda")
     monkeypatch.setitem(sys.modules, "torch", _FakeTorch(_FakeDevice(value=15.0)))
     assert "not 16" in _health.check_device("cuda")
+    # What a failed graph capture left in a real worker on the H200: plain
+    # kernels run, the random generator raises.
+    poisoned = _FakeDevice(rng_error="Offset increment outside graph capture encountered unexpectedly.")
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(poisoned))
+    assert "Offset increment outside graph capture" in _health.check_device("cuda")
 
 
 def test_health_reads_the_ops_device_errors(tmp_path):

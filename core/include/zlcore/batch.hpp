@@ -41,13 +41,15 @@ struct OpSpec {
   std::string test_node;  // empty: run resolves it from `op`
   std::vector<std::string> dtypes;
   std::string shape_file;  // absolute, or empty
-  // Not an op yet: `all` (every mark of the suite) or a benchmark file (every
-  // mark it holds), replaced by expand_ops() once the suite is known.
+  // Not an op yet: every mark of the suite (--ops all) or a benchmark file
+  // (every mark it holds), replaced by expand_ops() once the suite is known.
   enum class Expand { none, all, file } expand = Expand::none;
 };
 
-// "a,b,c" (empty items ignored). `all` and words naming a .py file (no "::")
-// are placeholders that expand_ops() turns into the suite's marks.
+// "a,b,c" (empty items ignored). The whole value `all`, and words naming a .py
+// file (no "::"), are placeholders that expand_ops() turns into the suite's
+// marks. Elsewhere (`abs,all`, an ops file's line) `all` is the op of that
+// name: FlagGems has one.
 std::vector<OpSpec> parse_ops_flag(const std::string& list);
 // One op (or test node) per line, '#' starts a comment.
 std::vector<OpSpec> parse_ops_text(const std::string& text);

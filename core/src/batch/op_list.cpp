@@ -28,14 +28,14 @@ bool names_file(const std::string& word) {
   return word.find("::") == std::string::npos && word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0;
 }
 
-// A pytest node id (file::test) runs as --test-node; `all` and a test file
-// expand to marks once the suite is known; a bare word is an op (a mark).
+// A pytest node id (file::test) runs as --test-node; a test file expands to
+// its marks once the suite is known; a bare word is an op (a mark). `all` is
+// a mark too (FlagGems has an `all` op): only the whole --ops value `all`
+// means every op (parse_ops_flag).
 OpSpec from_word(const std::string& word) {
   OpSpec spec;
   spec.name = word;
-  if (word == "all") {
-    spec.expand = OpSpec::Expand::all;
-  } else if (names_file(word)) {
+  if (names_file(word)) {
     spec.op_file = word;
     spec.expand = OpSpec::Expand::file;
   } else if (word.find("::") != std::string::npos) {
@@ -91,7 +91,6 @@ OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& b
   if (spec.op.empty() && spec.test_node.empty() && spec.op_file.empty()) {
     throw UsageError(where + ": needs a name, a file or a node");
   }
-  if (spec.op == "all") spec.expand = OpSpec::Expand::all;
   if (spec.op.empty() && spec.test_node.empty()) spec.expand = OpSpec::Expand::file;
   spec.name = !spec.op.empty() ? spec.op : !spec.test_node.empty() ? spec.test_node : spec.op_file;
   return spec;
@@ -101,6 +100,12 @@ OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& b
 
 std::vector<OpSpec> parse_ops_flag(const std::string& list) {
   std::vector<OpSpec> ops;
+  if (trim(list) == "all") {
+    OpSpec every;
+    every.name = "all";
+    every.expand = OpSpec::Expand::all;
+    return {every};
+  }
   for (const std::string& word : split_commas(list)) ops.push_back(from_word(word));
   return ops;
 }

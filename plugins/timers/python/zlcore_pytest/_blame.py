@@ -29,7 +29,7 @@ OP_CALLERS = frozenset({"call_op", "call_op_backward"})
 _DEVICE_ERROR_TYPES = frozenset({"AcceleratorError"})
 _DEVICE_ERROR_TEXT = re.compile(
     r"\b[A-Z]{2,8} error: |device-side assert|illegal memory access|stream is capturing|"
-    r"unspecified launch failure|operation not permitted when stream"
+    r"unspecified launch failure|operation not permitted when stream|outside graph capture"
 )
 
 

@@ -10,7 +10,8 @@ fresh process.
 Checks, each returning None when fine or one line saying what is wrong:
   - device: the torch device module the op ran on (ZL_TORCH_DEVICE: cuda, musa,
     npu, ...), when it was initialized: no stream capture open, a synchronize,
-    and a tiny kernel whose answer is checked;
+    a tiny kernel whose answer is checked, and a draw from the device's random
+    generator (which a failed capture can leave believing it is capturing);
   - failures: the op's own failures (the outcomes plugin's facts) that were
     device errors; such an op is rerun in a fresh process even when the device
     answers again;
@@ -56,9 +57,16 @@ def check_device(device):
         module.synchronize()
         probe = torch.ones(8, device=device)
         value = float((probe + 1).sum().item())
+        # The random generator too: a graph capture that failed can leave it
+        # registered as capturing, and every later randn then raises ("Offset
+        # increment outside graph capture") while plain kernels still run.
+        noise = torch.rand(8, device=device)
+        in_range = bool(((noise >= 0) & (noise < 1)).all().item())
         module.synchronize()
         if value != 16.0:
             return f"a tiny {device} kernel computed {value}, not 16"
+        if not in_range:
+            return f"the {device} random generator gave values outside [0, 1)"
     except Exception as exc:  # noqa: BLE001 - whatever the device says is the answer
         text = " ".join(str(exc).split())[:300]
         return f"the {device} device fails after the op: {type(exc).__name__}: {text}"
