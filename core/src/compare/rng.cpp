@@ -13,8 +13,6 @@ uint64_t splitmix64(uint64_t& x) {
   return z ^ (z >> 31);
 }
 
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
 }  // namespace
 
 Rng::Rng(uint64_t seed) {
@@ -22,35 +20,7 @@ Rng::Rng(uint64_t seed) {
   for (uint64_t& s : s_) s = splitmix64(seed);
 }
 
-uint64_t Rng::next() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-size_t Rng::below(size_t n) {
-  // Lemire's multiply-and-reject: no modulo bias, and no division in the
-  // common case.
-  const uint64_t bound = n;
-  unsigned __int128 m = static_cast<unsigned __int128>(next()) * bound;
-  uint64_t low = static_cast<uint64_t>(m);
-  if (low < bound) {
-    const uint64_t reject_below = (0 - bound) % bound;
-    while (low < reject_below) {
-      m = static_cast<unsigned __int128>(next()) * bound;
-      low = static_cast<uint64_t>(m);
-    }
-  }
-  return static_cast<size_t>(m >> 64);
-}
 
 double Rng::normal() {
   if (has_spare_) {
