@@ -1,12 +1,18 @@
 // The compare library on the recorded run directories in data/ (written by
-// data/make_data.py): loading, matching, the verdict rule, geomeans, every
-// caliber field and the autotune pairings.
+// data/make_data.py): loading, matching, the verdict rule, geomeans and their
+// intervals, every caliber field, the autotune pairings, calibration and the
+// noise floor.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/compare.hpp"
+#include "zlcore/compare_calibrate.hpp"
+#include "zlcore/compare_stats.hpp"
 #include "zlcore/errors.hpp"
 
 namespace zc = zl::compare;
@@ -32,34 +38,76 @@ std::vector<std::string> keys(const zc::Caliber& c) {
   return out;
 }
 
-zc::VerdictInputs in(double s, double spread_a, double spread_b, int reps = 10) {
-  return {s, spread_a, spread_b, reps, reps, 0.02};
+// k placement medians around ms, evenly spread over `spread` percent.
+std::vector<double> spaced(double ms, double spread, size_t k = 8) {
+  std::vector<double> v;
+  for (size_t i = 0; i < k; ++i) {
+    v.push_back(ms * (1 + (static_cast<double>(i) - (k - 1) / 2.0) / (k - 1) * spread / 100));
+  }
+  return v;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+// The verdict of A against B, speedup the ratio of their means.
+zc::Verdict verdict(const std::vector<double>& a, const std::vector<double>& b, double threshold = 0.02,
+                    double bar = 0.02) {
+  return zc::decide({mean(a) / mean(b), a, b, threshold, bar}).verdict;
+}
+
+std::string scratch(const std::string& name) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("zl_compare_test_" + name)).string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace
 
 TEST(Verdict, RuleAtItsEdges) {
   using V = zc::Verdict;
-  EXPECT_EQ(zc::decide(in(1.05, 1, 1)), V::Faster);
-  EXPECT_EQ(zc::decide(in(0.95, 1, 1)), V::Slower);
-  EXPECT_EQ(zc::decide(in(1.01, 1, 1)), V::Same);
-  EXPECT_EQ(zc::decide(in(1.02, 2, 2)), V::Same);     // both at the threshold: inclusive
-  EXPECT_EQ(zc::decide(in(0.98, 2, 2)), V::Same);
-  EXPECT_EQ(zc::decide(in(1.05, 8, 1)), V::Noisy);    // a 5 % gain inside 8 % noise
-  EXPECT_EQ(zc::decide(in(1.05, 1, 5)), V::Noisy);    // noise of the worse side counts
-  EXPECT_EQ(zc::decide(in(1.00, 3, 0)), V::Noisy);    // no change, but cannot claim SAME within 2 %
-  EXPECT_EQ(zc::decide(in(1.10, 9, 9)), V::Faster);   // 10 % beats 9 % noise
-  // Each side's spread against the gap in its own units. The H200 row
-  // (mm_self_transpose 4096x1024): A's samples 0.05318-0.05859 ms (median
-  // 0.058232, spread 9.287 %) contain B's median 0.053257 (spread 0.240 %).
-  const double s = 0.05823199987411499 / 0.05325664043426514;  // 1.0934: past 9.287 % in B's units
-  EXPECT_EQ(zc::decide(in(s, 9.28699161583983, 0.2403407299686057)), V::Noisy);
-  EXPECT_EQ(zc::decide(in(1 / s, 0.2403407299686057, 9.28699161583983)), V::Noisy);
-  EXPECT_EQ(zc::decide(in(s, 8.5, 0.24)), V::Faster);  // 1 - 1/s = 8.54 % > 8.5 %
-  EXPECT_EQ(zc::decide(in(1.05, 0, 0, 1)), V::Unconfirmed);
-  EXPECT_EQ(zc::decide({1.05, 0, 0, 10, 1, 0.02}), V::Unconfirmed);  // repeats needed on both sides
-  EXPECT_EQ(zc::decide({1.05, 1, 1, 10, 10, 0.10}), V::Same);        // a looser threshold
-  EXPECT_EQ(zc::decide(in(NAN, 1, 1)), V::Error);
+  const std::vector<double> b = spaced(1.0, 1);  // 8 placements within 1 %
+  EXPECT_EQ(verdict(spaced(1.05, 1), b), V::Faster);
+  EXPECT_EQ(verdict(spaced(0.95, 1), b), V::Slower);
+  EXPECT_EQ(verdict(spaced(1.01, 0.5), spaced(1.0, 0.5)), V::Same);  // real, but within 2 %, interval too
+  // Exactly at the threshold: not past it, and the interval reaches over it.
+  EXPECT_EQ(verdict(spaced(1.02, 1), b), V::Noisy);
+  // 5 % apart on the means, but each side in two clusters 8 % apart that
+  // interleave: the test cannot reject.
+  const std::vector<double> a_clusters{1.01, 1.09, 1.011, 1.091, 1.012, 1.092, 1.013, 1.093};
+  const std::vector<double> b_clusters{0.96, 1.04, 0.961, 1.041, 0.962, 1.042, 0.963, 1.043};
+  EXPECT_EQ(verdict(a_clusters, b_clusters), V::Noisy);
+  EXPECT_EQ(verdict(spaced(1.0, 6), spaced(1.0, 6)), V::Noisy);  // no change, but cannot claim SAME within 2 %
+  // The mean says 10 % slower on A (one outlier placement), the ranks say A
+  // is faster: no verdict either way.
+  const std::vector<double> outlier{0.97, 0.971, 0.972, 0.973, 0.974, 0.975, 0.976, 1.8};
+  EXPECT_GT(mean(outlier) / mean(b), 1.02);
+  EXPECT_EQ(verdict(outlier, b), V::Noisy);
+  // Sizes: 5 a side is the least that can reject at 1 %.
+  EXPECT_EQ(verdict(spaced(1.05, 1, 5), spaced(1.0, 1, 5)), V::Faster);
+  EXPECT_EQ(verdict(spaced(1.05, 1, 4), spaced(1.0, 1, 8)), V::Unconfirmed);
+  EXPECT_EQ(zc::decide({1.05, spaced(1.05, 1), {}, 0.02, 0.02}).verdict, V::Unconfirmed);
+  // A wider bar (a noise floor): 5 % no longer passes, and it is not SAME either.
+  EXPECT_EQ(verdict(spaced(1.05, 1), b, 0.02, 0.10), V::Noisy);
+  EXPECT_EQ(verdict(spaced(1.15, 1), b, 0.02, 0.10), V::Faster);
+  EXPECT_EQ(verdict(spaced(1.05, 1), b, 0.10, 0.10), V::Same);  // a looser threshold
+  EXPECT_EQ(zc::decide({NAN, b, b, 0.02, 0.02}).verdict, V::Error);
+}
+
+TEST(Verdict, TestedRowsCarryTheIntervalAndPValue) {
+  const zc::Decision d = zc::decide({1.05, spaced(1.05, 1), spaced(1.0, 1), 0.02, 0.02});
+  ASSERT_TRUE(d.ci_lo && d.ci_hi && d.p_value);
+  EXPECT_GT(*d.ci_lo, 1.0);
+  EXPECT_LT(*d.ci_lo, 1.05);
+  EXPECT_GT(*d.ci_hi, 1.05);
+  EXPECT_NEAR(*d.p_value, 2.0 / 12870, 1e-12);  // no overlap, 8 against 8
+  const zc::Decision few = zc::decide({1.05, spaced(1.05, 1, 3), spaced(1.0, 1, 3), 0.02, 0.02});
+  EXPECT_FALSE(few.ci_lo);
+  EXPECT_FALSE(few.p_value);
 }
 
 TEST(Match, EveryVerdictOnTheRecordedPair) {
@@ -80,6 +128,59 @@ TEST(Match, EveryVerdictOnTheRecordedPair) {
   EXPECT_NEAR(*row(r, "float16", "[[64, 64]]").control, 1.0, 1e-12);
   EXPECT_TRUE(r.regression());
   EXPECT_EQ(r.counts[zc::Verdict::Noisy], 2u);
+  EXPECT_EQ(row(r, "float32", "[[256, 256]]").note, "3 vs 3 samples: the test needs 5 a side");
+  for (const zc::Compared& c : r.rows) {
+    EXPECT_EQ(c.bar, 0.02);
+    if (c.verdict == zc::Verdict::Faster) {
+      EXPECT_GT(*c.ci_lo, 1.0);
+    }
+    if (c.verdict == zc::Verdict::Slower) {
+      EXPECT_LT(*c.ci_hi, 1.0);
+    }
+    if (c.verdict == zc::Verdict::Same) {
+      EXPECT_TRUE(*c.ci_lo >= 0.98 && *c.ci_hi <= 1.02);
+    }
+    if (c.verdict == zc::Verdict::Faster || c.verdict == zc::Verdict::Same || c.verdict == zc::Verdict::Noisy) {
+      EXPECT_EQ(c.kind_a, zc::SampleKind::Placements);
+      EXPECT_EQ(c.values_a.size(), 8u);
+    }
+  }
+}
+
+TEST(Match, RowsOfOlderRunsAreTestedOnRepeatsAndSaySo) {
+  zc::Report r = report("legacy/a", "legacy/b");
+  const zc::Compared& repeats = row(r, "float16", "[[64, 64]]");
+  EXPECT_EQ(repeats.kind_a, zc::SampleKind::Repeats);
+  EXPECT_EQ(repeats.verdict, zc::Verdict::Slower);  // 3 % apart, in-run repeats 0.2 % wide
+  EXPECT_EQ(repeats.note, "no placement samples on A, B: tested on in-run repeats, blind to placement variance");
+  const zc::Compared& none = row(r, "float16", "[[256, 256]]");
+  EXPECT_EQ(none.verdict, zc::Verdict::Unconfirmed);
+  EXPECT_EQ(none.note, "no samples on A, B: the test needs 5 a side");
+  const zc::Compared& mixed = row(r, "float16", "[[1024, 1024]]");
+  EXPECT_EQ(mixed.kind_a, zc::SampleKind::Repeats);
+  EXPECT_EQ(mixed.kind_b, zc::SampleKind::Placements);
+  EXPECT_EQ(r.rows_on_repeats, 2u);
+}
+
+TEST(Load, PlacementsAreReadAndUnusableValuesCounted) {
+  const std::string dir = scratch("load");
+  zl::write_file_atomic(dir + "/run_identity.json", "{\"run_id\": \"r\", \"op\": \"abs\"}\n");
+  zl::write_file_atomic(dir + "/results.jsonl",
+                        "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0, "
+                        "\"placements_ms\": [1.0, 0, -1, null, \"x\", 1.1], \"samples_ms\": [2, 3]}\n"
+                        "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[2]\", \"latency_ms\": 1.0, "
+                        "\"samples_ms\": [2, 3, 0]}\n");
+  const zc::Side s = zc::load_side("A", dir);
+  ASSERT_EQ(s.runs[0].rows.size(), 2u);
+  const zc::ResultRow& placed = s.runs[0].rows[0];
+  EXPECT_EQ(placed.placements_ms, (std::vector<double>{1.0, 1.1}));
+  EXPECT_EQ(placed.unusable_samples, 4u);
+  EXPECT_EQ(zc::sample_kind(placed), zc::SampleKind::Placements);
+  const zc::ResultRow& old = s.runs[0].rows[1];
+  EXPECT_EQ(zc::sample_kind(old), zc::SampleKind::Repeats);
+  EXPECT_EQ(zc::test_values(old), (std::vector<double>{2, 3}));
+  EXPECT_EQ(old.unusable_samples, 1u);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Match, RowsOnOneSideAreListedNotDropped) {
@@ -129,6 +230,31 @@ TEST(Geomean, OverallPerOpPerDtype) {
   EXPECT_NEAR(batch.by_op[1].speedup, 1 / 1.1, 1e-12);
   EXPECT_NEAR(batch.overall.speedup, std::sqrt(1.25 / 1.1), 1e-12);
   EXPECT_NEAR(*batch.overall.control, 0.020 / 0.018, 1e-12);
+}
+
+TEST(Geomean, IntervalIsSeededByTheRowsAndHoldsThePoint) {
+  zc::Report r = report("verdicts/a", "verdicts/b");
+  zc::Report again = report("verdicts/a", "verdicts/b");
+  ASSERT_TRUE(r.overall.lo && r.overall.hi);
+  EXPECT_EQ(*r.overall.lo, *again.overall.lo);  // seeded: the same every run
+  EXPECT_EQ(*r.overall.hi, *again.overall.hi);
+  EXPECT_LT(*r.overall.lo, r.overall.speedup);
+  EXPECT_GT(*r.overall.hi, r.overall.speedup);
+  // The batch's only op holds the same rows as "all": the same interval.
+  ASSERT_EQ(r.by_op.size(), 1u);
+  EXPECT_EQ(*r.by_op[0].lo, *r.overall.lo);
+  EXPECT_EQ(*r.by_op[0].hi, *r.overall.hi);
+  // One row without values has nothing to resample.
+  zc::Compared lone;
+  lone.speedup = 1.1;
+  EXPECT_FALSE(zc::geomean("x", {&lone}).lo);
+  // One row with placements: an interval from its placements alone.
+  lone.values_a = spaced(1.1, 2);
+  lone.values_b = spaced(1.0, 2);
+  const zc::Geomean g = zc::geomean("x", {&lone});
+  ASSERT_TRUE(g.lo);
+  EXPECT_LT(*g.lo, 1.1);
+  EXPECT_GT(*g.hi, 1.1);
 }
 
 TEST(Load, BatchDirectoryPairsRunsByOp) {
@@ -182,12 +308,12 @@ TEST(Caliber, ExpectDiffPatterns) {
   EXPECT_FALSE(zc::expected_by("versions", {"versions.*"}));
   EXPECT_FALSE(zc::expected_by("timer.name", {"timer"}));
 
-  zc::Caliber only_env = report("caliber/base", "caliber/env_only", {0.02, {"TRITON_SWITCH"}}).caliber;
+  zc::Caliber only_env = report("caliber/base", "caliber/env_only", {0.02, {"TRITON_SWITCH"}, nullptr}).caliber;
   ASSERT_EQ(only_env.differences.size(), 1u);
   EXPECT_TRUE(only_env.differences[0].expected);
   EXPECT_EQ(only_env.unexpected(), 0u);
 
-  zc::Caliber unused = report("caliber/base", "caliber/env_only", {0.02, {"NOT_A_KNOB"}}).caliber;
+  zc::Caliber unused = report("caliber/base", "caliber/env_only", {0.02, {"NOT_A_KNOB"}, nullptr}).caliber;
   EXPECT_EQ(unused.notes, std::vector<std::string>{"--expect-diff NOT_A_KNOB: the sides do not differ there"});
   EXPECT_EQ(unused.unexpected(), 1u);
 }
@@ -242,4 +368,120 @@ TEST(Formats, EveryFormatNamesTheDirectionOfSpeedup) {
   EXPECT_NE(html.str().find("<svg"), std::string::npos);
   EXPECT_EQ(html.str().find("<script"), std::string::npos);
   EXPECT_EQ(html.str().find("http://www.w3.org/2000/svg\""), html.str().find("http"));  // the SVG namespace is the only URL
+}
+
+// ---- calibration and the noise floor --------------------------------------
+
+namespace {
+
+zc::Calibration calibrate_aa(const std::vector<std::string>& names, zc::Options opt = {}) {
+  std::vector<zc::Side> sides;
+  for (size_t i = 0; i < names.size(); ++i) sides.push_back(zc::load_side("A" + std::to_string(i + 1), data("aa/" + names[i])));
+  return zc::calibrate(std::move(sides), opt);
+}
+
+const zc::CalibrationRow& floor_row(const zc::Calibration& c, const std::string& op, const std::string& shape) {
+  for (const zc::CalibrationRow& r : c.rows) {
+    if (r.op == op && r.shape == shape) return r;
+  }
+  throw std::runtime_error("no floor row " + op + " " + shape);
+}
+
+std::string write_noise_file(const zc::Calibration& c, const std::string& name) {
+  std::ostringstream text;
+  zc::write_calibration_json(text, c);
+  const std::string path = scratch(name) + "/noise.json";
+  zl::write_file_atomic(path, text.str());
+  return path;
+}
+
+}  // namespace
+
+TEST(Calibrate, EveryPairItsFalseVerdictsAndEachRowsFloor) {
+  const zc::Calibration c = calibrate_aa({"b1", "b2", "b3"});
+  ASSERT_EQ(c.pairs.size(), 3u);
+  EXPECT_EQ(c.caliber_unexpected(), 0u);
+  // 7 rows, 3 pairs; softmax's process in b3 sat 3 % slow: false verdicts
+  // against b3 that a test over one run's placements cannot see.
+  EXPECT_EQ(c.overall.tested, 21u);
+  ASSERT_EQ(c.by_op.size(), 3u);
+  EXPECT_EQ(c.by_op[0].group, "abs");
+  EXPECT_EQ(c.by_op[0].false_verdicts, 0u);
+  EXPECT_EQ(c.by_op[2].group, "softmax");
+  EXPECT_EQ(c.by_op[2].false_verdicts, 4u);
+  EXPECT_EQ(c.overall.false_verdicts, 4u);
+  ASSERT_EQ(c.rows.size(), 7u);
+  const zc::CalibrationRow& soft = floor_row(c, "softmax", "[[1024, 1024]]");
+  EXPECT_EQ(soft.runs, 3);
+  EXPECT_EQ(soft.false_verdicts, 2u);
+  EXPECT_GT(soft.max_log_ratio, std::log(1.02));
+  EXPECT_NEAR(soft.factor, zl::compare::stats::floor_factor(3, zc::kAlpha), 1e-12);
+  EXPECT_NEAR(soft.bar, std::expm1(soft.factor * soft.max_log_ratio), 1e-12);
+  const zc::CalibrationRow& steady = floor_row(c, "abs", "[[1024, 1024]]");
+  EXPECT_EQ(steady.bar, 0.02);  // a quiet row keeps the threshold
+  EXPECT_TRUE(c.notes.empty());
+  EXPECT_THROW(calibrate_aa({"b1"}), zl::UsageError);
+  // Two runs: the factor is 63.7, and the report says so.
+  const zc::Calibration two = calibrate_aa({"b1", "b2"});
+  ASSERT_EQ(two.notes.size(), 1u);
+  EXPECT_NE(two.notes[0].find("two runs"), std::string::npos);
+}
+
+TEST(NoiseFloor, WidensTheBarOfKnownRowsOnly) {
+  const std::string path = write_noise_file(calibrate_aa({"b1", "b2", "b3"}), "floor");
+  zc::Options opt;
+  opt.noise_floor = std::make_shared<const zc::NoiseFloor>(zc::load_noise_floor(path));
+  EXPECT_EQ(opt.noise_floor->rows.size(), 7u);
+  EXPECT_EQ(opt.noise_floor->calibration_runs, 3u);
+  EXPECT_EQ(opt.noise_floor->sha256.size(), 64u);
+
+  // Without the floor, softmax's process offset reads as FASTER in a batch
+  // that changed nothing there; with it, NOISY. abs, 10 % slower for real,
+  // stays SLOWER: its floor is small.
+  zc::Report plain = report("aa/b1", "aa/slow");
+  zc::Report floored = report("aa/b1", "aa/slow", opt);
+  EXPECT_EQ(row(plain, "float16", "[[1024, 1024]]").op, "abs");
+  for (const zc::Compared& c : floored.rows) {
+    EXPECT_TRUE(c.floor);
+    EXPECT_GE(c.bar, 0.02);
+    if (c.op == "abs") {
+      EXPECT_EQ(c.verdict, zc::Verdict::Slower) << c.shape;
+    }
+    if (c.op == "softmax") {
+      EXPECT_EQ(c.verdict, zc::Verdict::Noisy) << c.shape;
+    }
+  }
+  size_t plain_softmax_faster = 0;
+  for (const zc::Compared& c : plain.rows) plain_softmax_faster += c.op == "softmax" && c.verdict == zc::Verdict::Faster;
+  EXPECT_EQ(plain_softmax_faster, 2u);
+  EXPECT_EQ(floored.rows_with_floor, 7u);
+  EXPECT_EQ(floored.rows_widened, 5u);
+
+  // Rows the file does not know (op mul) keep the plain threshold.
+  zc::Report other = report("caliber/base", "caliber/env_only", opt);
+  EXPECT_EQ(other.rows_with_floor, 0u);
+  for (const zc::Compared& c : other.rows) EXPECT_EQ(c.bar, 0.02);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+TEST(NoiseFloor, AFileThatIsNotOneIsAUsageError) {
+  const std::string dir = scratch("bad_floor");
+  auto refused = [&](const std::string& text, const std::string& says) {
+    zl::write_file_atomic(dir + "/f.json", text);
+    try {
+      zc::load_noise_floor(dir + "/f.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const zl::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused("not json", "not JSON");
+  refused("{\"kind\": \"something\", \"version\": 1, \"rows\": []}", "not a noise-floor file");
+  refused("{\"kind\": \"zlcore-noise-floor\", \"version\": 2, \"rows\": []}", "reads version 1");
+  refused("{\"kind\": \"zlcore-noise-floor\", \"version\": 1}", "no \"rows\"");
+  refused("{\"kind\": \"zlcore-noise-floor\", \"version\": 1, \"rows\": [{\"op\": \"a\", \"dtype\": \"b\", "
+          "\"shape\": \"c\", \"runs\": 1, \"max_log_ratio\": 0.1}]}",
+          "rows[0]");
+  EXPECT_THROW(zc::load_noise_floor(dir + "/missing.json"), zl::UsageError);
+  std::filesystem::remove_all(dir);
 }

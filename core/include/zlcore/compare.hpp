@@ -1,13 +1,17 @@
 // `compare`: two sides of an A/B campaign (run or batch directories), their
 // caliber checked field by field, rows matched per (op, dtype, shape), each
-// with a speedup and a verdict, and geometric means. docs/compare.md states
-// the verdict rule and the caliber fields; the formats live one per file.
+// with a speedup, its interval and a verdict from a rank test over the
+// per-placement times, and geometric means with intervals. docs/compare.md
+// states the method and the caliber fields; the formats live one per file.
+// Calibration from A/A runs: compare_calibrate.hpp.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,13 @@ struct ResultRow {
   double spread_base_pct = 0;
   std::string timer, timer_base;
   std::string error;
+  // Per-placement median ms of the FlagGems side (latency_ms is their mean);
+  // empty in runs older than placement-randomized timing.
+  std::vector<double> placements_ms;
+  // The in-run repeats, what older runs have instead.
+  std::vector<double> samples_ms;
+  // Entries of either list that were not positive finite numbers, dropped.
+  size_t unusable_samples = 0;
 };
 
 // One run directory: the caliber fields flattened to strings, and its rows.
@@ -86,15 +97,37 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
 enum class Verdict { Faster, Slower, Same, Noisy, Unconfirmed, Error };
 const char* verdict_name(Verdict v);
 
+// The method's parameters (docs/compare.md, "The method").
+inline constexpr double kAlpha = 0.01;  // two-sided level of the rank test
+inline constexpr double kConfidence = 1 - kAlpha;  // of every interval in a report
+// Per side. With fewer, the exact test cannot reach kAlpha (4 against 4: the
+// smallest two-sided p-value is 2 / C(8, 4) = 0.029); 5 against 5: 0.0079.
+inline constexpr size_t kMinSamples = 5;
+inline constexpr int kBootstrapReplicates = 4000;  // geomean intervals
+
+// What a side's test values are: per-placement medians, or in older runs
+// the in-run repeats of one placement, which cannot see placement variance.
+enum class SampleKind { Placements, Repeats, None };
+const char* sample_kind_name(SampleKind k);  // "placements", "repeats", "none"
+
+// A row's test values: placements_ms when it has them, else samples_ms.
+SampleKind sample_kind(const ResultRow& r);
+const std::vector<double>& test_values(const ResultRow& r);
+
 struct VerdictInputs {
-  double speedup = 1;     // A latency / B latency
-  double spread_a = 0;    // percent
-  double spread_b = 0;
-  int repeats_a = 1, repeats_b = 1;
-  double threshold = 0.02;  // fraction
+  double speedup = 1;         // A latency / B latency
+  std::vector<double> a, b;   // each side's test values (ms)
+  double threshold = 0.02;    // fraction: SAME means within it
+  double bar = 0.02;          // fraction: FASTER/SLOWER must pass it; the threshold or the row's noise-floor bar
+};
+
+struct Decision {
+  Verdict verdict = Verdict::Unconfirmed;
+  std::optional<double> p_value;   // the rank test's, when tested
+  std::optional<double> ci_lo, ci_hi;  // kConfidence interval of A/B, when tested
 };
 // The rule of docs/compare.md, "Verdicts".
-Verdict decide(const VerdictInputs& in);
+Decision decide(const VerdictInputs& in);
 
 struct Compared {
   std::string op, dtype, shape;
@@ -104,8 +137,14 @@ struct Compared {
   std::optional<double> control;               // a_base_ms / b_base_ms
   double noise_pct = 0;                        // max of both sides' spread
   int repeats_a = 1, repeats_b = 1;
+  std::vector<double> values_a, values_b;      // each side's test values (ms)
+  SampleKind kind_a = SampleKind::None, kind_b = SampleKind::None;
+  std::optional<double> p_value;               // the rank test's, when tested
+  std::optional<double> ci_lo, ci_hi;          // kConfidence interval of the speedup
+  double bar = 0.02;                           // the bar |speedup - 1| had to pass
+  std::optional<double> floor;                 // noise floor of the row (fraction), when known
   Verdict verdict = Verdict::Unconfirmed;
-  std::string note;                            // errors, per-shape timer changes
+  std::string note;                            // errors, timer changes, samples that are no placements
 };
 
 struct OneSided {
@@ -118,12 +157,45 @@ struct Geomean {
   std::string group;  // op or dtype name; "all" overall
   size_t rows = 0;
   double speedup = 1;
+  std::optional<double> lo, hi;   // kConfidence two-stage bootstrap interval
   std::optional<double> control;  // torch's A/B, when every row has it
 };
+
+// The geometric mean of the rows' speedups and its interval: a two-stage
+// bootstrap (rows with replacement, then each drawn row's own noise, a normal
+// draw with the variance resampling its test values gives its log speedup),
+// seeded by the rows' keys so the same rows give the same interval.
+Geomean geomean(const std::string& group, const std::vector<const Compared*>& rows);
+
+// ---- noise floor -----------------------------------------------------------
+
+// What `compare --calibrate ... --out F` measured for one row: the largest
+// |log ratio| of its latency between any two of `runs` A/A runs.
+struct NoiseFloorRow {
+  std::string op, dtype, shape;
+  int runs = 0;
+  double max_log_ratio = 0;
+};
+
+struct NoiseFloor {
+  std::string path;    // as given
+  std::string sha256;  // of the file's bytes
+  size_t calibration_runs = 0;
+  std::map<std::tuple<std::string, std::string, std::string>, NoiseFloorRow> rows;
+};
+
+// Throws UsageError naming the file when it is not a noise-floor file of a
+// version this build reads.
+NoiseFloor load_noise_floor(const std::string& path);
+
+// The bar of a row the file knows: max(threshold, exp(f * max_log_ratio) - 1) where
+// f = stats::floor_factor(runs, kAlpha) (docs/compare.md, "Noise floor").
+double noise_bar(const NoiseFloorRow& row, double threshold);
 
 struct Options {
   double threshold = 0.02;  // fraction, --threshold 2 (%)
   std::vector<std::string> expect_diff;
+  std::shared_ptr<const NoiseFloor> noise_floor;  // --noise-floor, when given
 };
 
 struct Report {
@@ -135,6 +207,9 @@ struct Report {
   Geomean overall;
   std::vector<Geomean> by_op, by_dtype;
   std::map<Verdict, size_t> counts;
+  size_t rows_on_repeats = 0;   // compared rows with a side that has no placement samples
+  size_t rows_with_floor = 0;   // rows the noise-floor file knows
+  size_t rows_widened = 0;      // of those, rows whose bar is above the threshold
   bool regression() const;  // any SLOWER row (confirmed and past the threshold)
 };
 

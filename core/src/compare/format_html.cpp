@@ -20,7 +20,7 @@ h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px;border-bott
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th{background:#dde4ee;text-align:left;padding:4px 8px;border:1px solid #c4ccd6}
 td{padding:3px 8px;border:1px solid #d0d7de;font-variant-numeric:tabular-nums}
-td.n{text-align:right}td.s{font-family:monospace}
+td.n{text-align:right}td.s{font-family:monospace}td.ci{white-space:nowrap}
 tr:nth-child(even) td{background:#f6f8fa}
 .v{display:inline-block;min-width:88px;text-align:center;color:#fff;border-radius:4px;padding:1px 6px;font-weight:bold;font-size:12px}
 .diff{color:#d1242f;font-weight:bold}.exp{color:#57606a}
@@ -55,24 +55,32 @@ void caliber_section(std::ostream& out, const Report& r) {
 }
 
 void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
-  out << "<table><tr><th>" << what << "</th><th>geomean speedup</th><th>torch A/B</th><th>rows</th></tr>\n";
+  out << "<table><tr><th>" << what << "</th><th>geomean speedup</th><th>" << kConfidence * 100
+      << " % CI</th><th>torch A/B</th><th>rows</th></tr>\n";
   for (const Geomean& g : gs) {
-    out << "<tr><td>" << escape(g.group) << "</td><td class=\"n\">" << text::geo(g) << "</td><td class=\"n\">"
-        << text::ratio(g.control) << "</td><td class=\"n\">" << g.rows << "</td></tr>\n";
+    out << "<tr><td>" << escape(g.group) << "</td><td class=\"n\">" << text::geo(g) << "</td><td class=\"n ci\">"
+        << text::geo_interval(g) << "</td><td class=\"n\">" << text::ratio(g.control) << "</td><td class=\"n\">" << g.rows
+        << "</td></tr>\n";
   }
   out << "</table>\n";
 }
 
 void results_table(std::ostream& out, const Report& r) {
+  const bool bar = text::shows_bar(r);
   out << "<h2>Results</h2>\n<table><tr><th>op</th><th>dtype</th><th>shape</th><th>A ms</th><th>B ms</th><th>speedup</th>"
-         "<th>noise</th><th>verdict</th><th>torch A ms</th><th>torch B ms</th><th>torch A/B</th><th>note</th></tr>\n";
+      << "<th>" << kConfidence * 100 << " % CI</th><th>noise</th><th>verdict</th>" << (bar ? "<th>bar</th><th>floor</th>" : "")
+      << "<th>torch A ms</th><th>torch B ms</th><th>torch A/B</th><th>note</th></tr>\n";
   for (const Compared& c : r.rows) {
     out << "<tr><td>" << escape(c.op) << "</td><td>" << escape(c.dtype) << "</td><td class=\"s\">" << escape(c.shape)
         << "</td><td class=\"n\">" << text::ms(c.a_ms) << "</td><td class=\"n\">" << text::ms(c.b_ms) << "</td><td class=\"n\"><b>"
-        << text::ratio(c.speedup) << "</b></td><td class=\"n\">" << text::pct(c.noise_pct) << "</td><td>"
-        << verdict_badge(c.verdict) << "</td><td class=\"n\">" << text::ms(c.a_base_ms) << "</td><td class=\"n\">"
-        << text::ms(c.b_base_ms) << "</td><td class=\"n\">" << text::ratio(c.control) << "</td><td>" << escape(c.note)
-        << "</td></tr>\n";
+        << text::ratio(c.speedup) << "</b></td><td class=\"n ci\">" << text::interval(c.ci_lo, c.ci_hi) << "</td><td class=\"n\">"
+        << text::pct(c.noise_pct) << "</td><td>" << verdict_badge(c.verdict) << "</td>";
+    if (bar) {
+      out << "<td class=\"n\">" << text::pct(c.bar * 100) << "</td><td class=\"n\">"
+          << (c.floor ? text::pct(*c.floor * 100) : "-") << "</td>";
+    }
+    out << "<td class=\"n\">" << text::ms(c.a_base_ms) << "</td><td class=\"n\">" << text::ms(c.b_base_ms)
+        << "</td><td class=\"n\">" << text::ratio(c.control) << "</td><td>" << escape(c.note) << "</td></tr>\n";
   }
   out << "</table>\n";
   if (r.one_sided.empty()) return;
@@ -96,9 +104,9 @@ void write_html(std::ostream& out, const Report& r) {
 
   caliber_section(out, r);
 
-  out << "<h2>Summary</h2>\n<p><span class=\"big\">" << text::geo(r.overall)
-      << "</span> geomean speedup over " << r.overall.rows << " rows (torch control " << text::ratio(r.overall.control)
-      << ")</p>\n<p>";
+  out << "<h2>Summary</h2>\n<p><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup, "
+      << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << ", over " << r.overall.rows
+      << " rows (torch control " << text::ratio(r.overall.control) << ")</p>\n<p>";
   for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
     auto it = r.counts.find(v);
     out << verdict_badge(v) << " " << (it == r.counts.end() ? 0 : it->second) << " &nbsp; ";

@@ -1,7 +1,8 @@
 // JSON: everything the report holds, for CI and for other tools. Ratios are
 // rounded to 6 significant digits so the text is stable across libm builds.
-#include "../util/json.hpp"
+#include "json_parts.hpp"
 #include "text.hpp"
+#include "zlcore/compare_stats.hpp"
 
 namespace zl::compare {
 namespace {
@@ -62,6 +63,8 @@ json::Value geomean_json(const Geomean& g, json::Alloc& a) {
   o.AddMember("group", json::str(g.group, a), a);
   o.AddMember("rows", static_cast<uint64_t>(g.rows), a);
   o.AddMember("speedup", g.rows == 0 ? json::Value(rapidjson::kNullType) : json::Value(text::round_sig(g.speedup)), a);
+  o.AddMember("ci_low", opt(g.lo), a);
+  o.AddMember("ci_high", opt(g.hi), a);
   o.AddMember("control", opt(g.control), a);
   return o;
 }
@@ -74,14 +77,46 @@ json::Value geomeans_json(const std::vector<Geomean>& gs, json::Alloc& a) {
 
 }  // namespace
 
+json::Value method_json(const Options& o, json::Alloc& a) {
+  json::Value m(rapidjson::kObjectType);
+  m.AddMember("name", json::str(text::method_name(), a), a);
+  m.AddMember("alpha", kAlpha, a);
+  m.AddMember("nominal_false_positive_rate", kAlpha, a);
+  m.AddMember("threshold", text::round_sig(o.threshold), a);
+  m.AddMember("min_samples_per_side", static_cast<uint64_t>(kMinSamples), a);
+  m.AddMember("exact_up_to_pooled", static_cast<uint64_t>(stats::kExactMaxPooled), a);
+  m.AddMember("interval", json::str("Hodges-Lehmann (Moses) interval of the speedup, inverting the test", a), a);
+  m.AddMember("confidence", kConfidence, a);
+  m.AddMember("geomean_interval", json::str("two-stage percentile bootstrap: rows with replacement, then each drawn row's noise "
+                                                 "(normal, with the variance resampling its test values gives)", a), a);
+  m.AddMember("bootstrap_replicates", kBootstrapReplicates, a);
+  json::Value lines(rapidjson::kArrayType);
+  for (const std::string& l : text::method_lines(o)) lines.PushBack(json::str(l, a), a);
+  m.AddMember("text", lines, a);
+  return m;
+}
+
 void write_json(std::ostream& out, const Report& r) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
-  doc.AddMember("schema", 1, a);
+  // 2: verdicts from the rank test, intervals, bars and the noise floor.
+  doc.AddMember("schema", 2, a);
   doc.AddMember("a", side_json(r.a, a), a);
   doc.AddMember("b", side_json(r.b, a), a);
   doc.AddMember("speedup_definition", json::str("A ms / B ms, FlagGems side; > 1: B faster", a), a);
   doc.AddMember("threshold", text::round_sig(r.options.threshold), a);
+  doc.AddMember("method", method_json(r.options, a), a);
+  json::Value nf(rapidjson::kNullType);
+  if (r.options.noise_floor) {
+    nf.SetObject();
+    nf.AddMember("path", json::str(r.options.noise_floor->path, a), a);
+    nf.AddMember("sha256", json::str(r.options.noise_floor->sha256, a), a);
+    nf.AddMember("calibration_runs", static_cast<uint64_t>(r.options.noise_floor->calibration_runs), a);
+    nf.AddMember("rows_known", static_cast<uint64_t>(r.rows_with_floor), a);
+    nf.AddMember("rows_widened", static_cast<uint64_t>(r.rows_widened), a);
+  }
+  doc.AddMember("noise_floor", nf, a);
+  doc.AddMember("rows_on_repeats", static_cast<uint64_t>(r.rows_on_repeats), a);
   doc.AddMember("caliber", caliber_json(r, a), a);
 
   json::Value rows(rapidjson::kArrayType);
@@ -93,9 +128,18 @@ void write_json(std::ostream& out, const Report& r) {
     o.AddMember("a_ms", opt(c.a_ms), a);
     o.AddMember("b_ms", opt(c.b_ms), a);
     o.AddMember("speedup", opt(c.speedup), a);
+    o.AddMember("ci_low", opt(c.ci_lo), a);
+    o.AddMember("ci_high", opt(c.ci_hi), a);
+    o.AddMember("p_value", opt(c.p_value), a);
+    o.AddMember("bar", text::round_sig(c.bar), a);
+    o.AddMember("floor", opt(c.floor), a);
     o.AddMember("noise_pct", text::round_sig(c.noise_pct), a);
     o.AddMember("repeats_a", c.repeats_a, a);
     o.AddMember("repeats_b", c.repeats_b, a);
+    o.AddMember("samples_a", static_cast<uint64_t>(c.values_a.size()), a);
+    o.AddMember("samples_b", static_cast<uint64_t>(c.values_b.size()), a);
+    o.AddMember("samples_kind_a", json::str(sample_kind_name(c.kind_a), a), a);
+    o.AddMember("samples_kind_b", json::str(sample_kind_name(c.kind_b), a), a);
     o.AddMember("verdict", json::str(verdict_name(c.verdict), a), a);
     o.AddMember("torch_a_ms", opt(c.a_base_ms), a);
     o.AddMember("torch_b_ms", opt(c.b_base_ms), a);

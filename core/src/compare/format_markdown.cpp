@@ -11,9 +11,10 @@ std::string cell(std::string s) {
 }
 
 void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
-  out << "| " << what << " | geomean speedup | torch A/B | rows |\n|---|---:|---:|---:|\n";
+  out << "| " << what << " | geomean speedup | " << kConfidence * 100 << " % CI | torch A/B | rows |\n|---|---:|---:|---:|---:|\n";
   for (const Geomean& g : gs) {
-    out << "| " << cell(g.group) << " | " << text::geo(g) << " | " << text::ratio(g.control) << " | " << g.rows << " |\n";
+    out << "| " << cell(g.group) << " | " << text::geo(g) << " | " << text::geo_interval(g) << " | " << text::ratio(g.control)
+        << " | " << g.rows << " |\n";
   }
   out << "\n";
 }
@@ -37,13 +38,17 @@ void write_markdown(std::ostream& out, const Report& r) {
   for (const std::string& n : r.caliber.notes) out << "- note: " << cell(n) << "\n";
   if (std::string w = text::control_warning(r); !w.empty()) out << "- **warning:** " << w << "\n";
 
-  out << "\n## Results\n\n| op | dtype | shape | A ms | B ms | speedup | noise | verdict | torch A ms | torch B ms | torch A/B | note |\n"
-         "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|\n";
+  const bool bar = text::shows_bar(r);
+  out << "\n## Results\n\n| op | dtype | shape | A ms | B ms | speedup | " << kConfidence * 100 << " % CI | noise | verdict | "
+      << (bar ? "bar | floor | " : "") << "torch A ms | torch B ms | torch A/B | note |\n"
+      << "|---|---|---|---:|---:|---:|---:|---:|---|" << (bar ? "---:|---:|" : "") << "---:|---:|---:|---|\n";
   for (const Compared& c : r.rows) {
     out << "| " << cell(c.op) << " | " << cell(c.dtype) << " | `" << cell(c.shape) << "` | " << text::ms(c.a_ms) << " | "
-        << text::ms(c.b_ms) << " | " << text::ratio(c.speedup) << " | " << text::pct(c.noise_pct) << " | "
-        << verdict_name(c.verdict) << " | " << text::ms(c.a_base_ms) << " | " << text::ms(c.b_base_ms) << " | "
-        << text::ratio(c.control) << " | " << cell(c.note) << " |\n";
+        << text::ms(c.b_ms) << " | " << text::ratio(c.speedup) << " | " << text::interval(c.ci_lo, c.ci_hi) << " | "
+        << text::pct(c.noise_pct) << " | " << verdict_name(c.verdict) << " | ";
+    if (bar) out << text::pct(c.bar * 100) << " | " << (c.floor ? text::pct(*c.floor * 100) : "-") << " | ";
+    out << text::ms(c.a_base_ms) << " | " << text::ms(c.b_base_ms) << " | " << text::ratio(c.control) << " | " << cell(c.note)
+        << " |\n";
   }
   if (!r.one_sided.empty()) {
     out << "\n### Only on one side\n\n| side | op | dtype | shape | ms |\n|---|---|---|---|---:|\n";

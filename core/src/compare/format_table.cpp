@@ -1,5 +1,6 @@
 // The terminal table: the default output, aligned plain text.
 #include <algorithm>
+#include <cstdio>
 
 #include "text.hpp"
 
@@ -31,8 +32,14 @@ void print_aligned(std::ostream& out, const std::vector<Cells>& lines, const std
 
 void add_geomeans(std::vector<Cells>& lines, const char* kind, const std::vector<Geomean>& gs) {
   for (const Geomean& g : gs) {
-    lines.push_back({kind, g.group, text::geo(g), text::ratio(g.control), std::to_string(g.rows)});
+    lines.push_back({kind, g.group, text::geo(g), text::geo_interval(g), text::ratio(g.control), std::to_string(g.rows)});
   }
+}
+
+std::string ci_header() {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%% CI", kConfidence * 100);
+  return buf;
 }
 
 }  // namespace
@@ -52,14 +59,25 @@ void write_table(std::ostream& out, const Report& r) {
   for (const std::string& n : r.caliber.notes) out << "  note: " << n << "\n";
   if (std::string w = text::control_warning(r); !w.empty()) out << "  warning: " << w << "\n";
 
-  std::vector<Cells> rows{{"op", "dtype", "shape", "A ms", "B ms", "speedup", "noise", "verdict", "torch A ms", "torch B ms",
-                           "torch A/B", "note"}};
+  // The bar and the floor only when a noise floor made them differ per row.
+  const bool bar = text::shows_bar(r);
+  Cells header{"op", "dtype", "shape", "A ms", "B ms", "speedup", ci_header(), "noise", "verdict"};
+  if (bar) header.insert(header.end(), {"bar", "floor"});
+  header.insert(header.end(), {"torch A ms", "torch B ms", "torch A/B", "note"});
+  std::vector<Cells> rows{header};
   for (const Compared& c : r.rows) {
-    rows.push_back({c.op, c.dtype, c.shape, text::ms(c.a_ms), text::ms(c.b_ms), text::ratio(c.speedup), text::pct(c.noise_pct),
-                    verdict_name(c.verdict), text::ms(c.a_base_ms), text::ms(c.b_base_ms), text::ratio(c.control), c.note});
+    Cells l{c.op, c.dtype, c.shape, text::ms(c.a_ms), text::ms(c.b_ms), text::ratio(c.speedup), text::interval(c.ci_lo, c.ci_hi),
+            text::pct(c.noise_pct), verdict_name(c.verdict)};
+    if (bar) l.insert(l.end(), {text::pct(c.bar * 100), c.floor ? text::pct(*c.floor * 100) : "-"});
+    l.insert(l.end(), {text::ms(c.a_base_ms), text::ms(c.b_base_ms), text::ratio(c.control), c.note});
+    rows.push_back(l);
   }
   out << "\n";
-  print_aligned(out, rows, "", {3, 4, 5, 6, 8, 9, 10});
+  std::vector<size_t> right{3, 4, 5, 7};
+  const size_t torch = bar ? 11 : 9;
+  if (bar) right.insert(right.end(), {9, 10});
+  right.insert(right.end(), {torch, torch + 1, torch + 2});
+  print_aligned(out, rows, "", right);
 
   if (!r.one_sided.empty()) {
     out << "\nonly on one side (not compared):\n";
@@ -69,11 +87,11 @@ void write_table(std::ostream& out, const Report& r) {
   }
 
   out << "\ngeometric means:\n";
-  std::vector<Cells> geo{{"", "", "speedup", "torch A/B", "rows"}};
+  std::vector<Cells> geo{{"", "", "speedup", ci_header(), "torch A/B", "rows"}};
   add_geomeans(geo, "overall", {r.overall});
   add_geomeans(geo, "op", r.by_op);
   add_geomeans(geo, "dtype", r.by_dtype);
-  print_aligned(out, geo, "  ", {2, 3, 4});
+  print_aligned(out, geo, "  ", {2, 4, 5});
   out << "\nverdicts: " << text::counts_line(r) << "\n";
   for (const Side* s : {&r.a, &r.b}) {
     for (const std::string& w : s->warnings) out << "warning: " << s->label << ": " << w << "\n";

@@ -77,7 +77,7 @@ std::string speedup_plot(const Report& r) {
   svg << "<text x=\"14\" y=\"" << kTop + kPlotH / 2 << "\" transform=\"rotate(-90 14 " << kTop + kPlotH / 2
       << ")\" text-anchor=\"middle\" fill=\"#24292f\">speedup A/B (log)</text>\n"
       << "<text x=\"" << kLeft << "\" y=\"" << kTop - 22 << "\" fill=\"#24292f\">above 1: B faster; below 1: B slower; "
-      << "grey band: within the threshold</text>\n";
+      << "grey band: within the threshold; whiskers: the interval</text>\n";
 
   double x = kLeft + kGroupGap / 2.0;
   size_t group_start = 0;
@@ -100,7 +100,17 @@ std::string speedup_plot(const Report& r) {
     svg << "<rect x=\"" << num(x) << "\" y=\"" << num(top) << "\" width=\"" << kBar << "\" height=\""
         << num(std::max(2.0, bottom - top)) << "\" fill=\"" << text::verdict_colour(c.verdict)
         << "\" shape-rendering=\"crispEdges\"><title>" << escape(c.op + " " + c.dtype + " " + c.shape) << ": "
-        << text::ratio(c.speedup) << " " << verdict_name(c.verdict) << "</title></rect>\n";
+        << text::ratio(c.speedup) << " " << text::interval(c.ci_lo, c.ci_hi) << " " << verdict_name(c.verdict)
+        << "</title></rect>\n";
+    if (c.ci_lo && c.ci_hi) {
+      // The interval as a whisker, clipped to the plot: a wide one should
+      // not squash every bar.
+      const double lim = std::exp2(span);
+      const double cx = x + kBar / 2.0, hi_y = y(std::min(*c.ci_hi, lim)), lo_y = y(std::max(*c.ci_lo, 1 / lim));
+      svg << "<path d=\"M" << num(cx) << " " << num(hi_y) << "V" << num(lo_y) << "M" << num(cx - 4) << " " << num(hi_y) << "H"
+          << num(cx + 4) << "M" << num(cx - 4) << " " << num(lo_y) << "H" << num(cx + 4)
+          << "\" stroke=\"#24292f\" stroke-width=\"1\" fill=\"none\"/>\n";
+    }
     const double lx = x + kBar / 2.0 + 4, ly = kTop + kPlotH + 6;
     svg << "<text x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" transform=\"rotate(-90 " << num(lx) << " " << num(ly)
         << ")\" text-anchor=\"end\" font-size=\"9\" fill=\"#57606a\">" << escape(clip(c.dtype + " " + c.shape, 22))

@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -84,6 +85,22 @@ std::optional<double> number_at(const rapidjson::Value& o, const char* key) {
   return it->value.GetDouble();
 }
 
+// A list of per-placement or per-repeat times. Only positive finite numbers
+// can enter a ratio; anything else is counted so the row can say so.
+std::vector<double> times_at(const rapidjson::Value& o, const char* key, size_t& unusable) {
+  std::vector<double> out;
+  auto it = o.FindMember(key);
+  if (it == o.MemberEnd() || !it->value.IsArray()) return out;
+  for (const auto& v : it->value.GetArray()) {
+    if (v.IsNumber() && std::isfinite(v.GetDouble()) && v.GetDouble() > 0) {
+      out.push_back(v.GetDouble());
+    } else {
+      ++unusable;
+    }
+  }
+  return out;
+}
+
 ResultRow parse_row(const rapidjson::Value& o) {
   ResultRow r;
   r.op = text_at(o, "op");
@@ -98,6 +115,11 @@ ResultRow parse_row(const rapidjson::Value& o) {
   r.timer = text_at(o, "timer");
   r.timer_base = text_at(o, "timer_base");
   r.error = text_at(o, "error");
+  size_t bad_placements = 0, bad_samples = 0;
+  r.placements_ms = times_at(o, "placements_ms", bad_placements);
+  r.samples_ms = times_at(o, "samples_ms", bad_samples);
+  // Count what was dropped from the list the test reads (placements, when the row has any).
+  r.unusable_samples = !r.placements_ms.empty() || bad_placements > 0 ? bad_placements : bad_samples;
   return r;
 }
 

@@ -1,5 +1,5 @@
 // Matching rows of the two sides on (op, dtype, shape), each matched row's
-// speedup and verdict, rows found on one side only, and the geometric means.
+// speedup, test values, bar and verdict, and rows found on one side only.
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -23,7 +23,34 @@ std::vector<const ResultRow*> all_rows(const Side& s) {
 
 bool usable(const std::optional<double>& ms) { return ms && std::isfinite(*ms) && *ms > 0; }
 
-Compared match(const ResultRow& a, const ResultRow& b, double threshold) {
+std::string sides_text(bool a, bool b) { return a && b ? "A, B" : (a ? "A" : "B"); }
+
+// What the test values of a row are, where that is not the placements the
+// method is built for.
+void note_samples(const Compared& c, const ResultRow& a, const ResultRow& b, std::vector<std::string>& notes) {
+  if (a.unusable_samples > 0 || b.unusable_samples > 0) {
+    notes.push_back("unusable values dropped: A " + std::to_string(a.unusable_samples) + ", B " +
+                    std::to_string(b.unusable_samples));
+  }
+  const bool none_a = c.kind_a == SampleKind::None, none_b = c.kind_b == SampleKind::None;
+  if (none_a || none_b) {
+    notes.push_back("no samples on " + sides_text(none_a, none_b) + ": the test needs " + std::to_string(kMinSamples) +
+                    " a side");
+    return;
+  }
+  const bool rep_a = c.kind_a == SampleKind::Repeats, rep_b = c.kind_b == SampleKind::Repeats;
+  if (rep_a || rep_b) {
+    notes.push_back("no placement samples on " + sides_text(rep_a, rep_b) +
+                    ": tested on in-run repeats, blind to placement variance");
+  }
+  const bool few_a = c.values_a.size() < kMinSamples, few_b = c.values_b.size() < kMinSamples;
+  if (few_a || few_b) {
+    notes.push_back(std::to_string(c.values_a.size()) + " vs " + std::to_string(c.values_b.size()) +
+                    " samples: the test needs " + std::to_string(kMinSamples) + " a side");
+  }
+}
+
+Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   Compared c;
   c.op = a.op;
   c.dtype = a.dtype;
@@ -35,6 +62,18 @@ Compared match(const ResultRow& a, const ResultRow& b, double threshold) {
   c.repeats_a = a.repeats;
   c.repeats_b = b.repeats;
   c.noise_pct = std::max(a.spread_pct, b.spread_pct);
+  c.kind_a = sample_kind(a);
+  c.kind_b = sample_kind(b);
+  c.values_a = test_values(a);
+  c.values_b = test_values(b);
+  c.bar = opt.threshold;
+  if (opt.noise_floor) {
+    auto it = opt.noise_floor->rows.find(key_of(a));
+    if (it != opt.noise_floor->rows.end()) {
+      c.floor = std::expm1(it->second.max_log_ratio);
+      c.bar = noise_bar(it->second, opt.threshold);
+    }
+  }
   if (usable(a.latency_base_ms) && usable(b.latency_base_ms)) c.control = *a.latency_base_ms / *b.latency_base_ms;
 
   std::vector<std::string> notes;
@@ -43,36 +82,22 @@ Compared match(const ResultRow& a, const ResultRow& b, double threshold) {
   // A shape timed by a different timer on each side is not a like-for-like pair.
   if (a.timer != b.timer) notes.push_back("timer " + a.timer + "->" + b.timer);
   if (a.timer_base != b.timer_base) notes.push_back("torch timer " + a.timer_base + "->" + b.timer_base);
+  const bool failed = !a.error.empty() || !b.error.empty() || !usable(a.latency_ms) || !usable(b.latency_ms);
+  if (!failed) note_samples(c, a, b, notes);
   for (const std::string& n : notes) c.note += (c.note.empty() ? "" : "; ") + n;
 
-  if (!a.error.empty() || !b.error.empty() || !usable(a.latency_ms) || !usable(b.latency_ms)) {
+  if (failed) {
     c.verdict = Verdict::Error;
     if (notes.empty()) c.note = "no latency";
     return c;
   }
   c.speedup = *a.latency_ms / *b.latency_ms;
-  c.verdict = decide({*c.speedup, a.spread_pct, b.spread_pct, a.repeats, b.repeats, threshold});
+  const Decision d = decide({*c.speedup, c.values_a, c.values_b, opt.threshold, c.bar});
+  c.verdict = d.verdict;
+  c.p_value = d.p_value;
+  c.ci_lo = d.ci_lo;
+  c.ci_hi = d.ci_hi;
   return c;
-}
-
-// Geometric mean: the one average of ratios for which A/B and B/A agree.
-Geomean geomean(const std::string& group, const std::vector<const Compared*>& rows) {
-  Geomean g;
-  g.group = group;
-  double log_sum = 0, control_log_sum = 0;
-  size_t controls = 0;
-  for (const Compared* c : rows) {
-    if (!c->speedup) continue;
-    ++g.rows;
-    log_sum += std::log(*c->speedup);
-    if (c->control) {
-      ++controls;
-      control_log_sum += std::log(*c->control);
-    }
-  }
-  if (g.rows > 0) g.speedup = std::exp(log_sum / static_cast<double>(g.rows));
-  if (controls > 0) g.control = std::exp(control_log_sum / static_cast<double>(controls));
-  return g;
 }
 
 template <typename KeyFn>
@@ -111,7 +136,7 @@ Report compare(Side a, Side b, const Options& options) {
       continue;
     }
     matched[it->first] = true;
-    r.rows.push_back(match(*row, *it->second, options.threshold));
+    r.rows.push_back(match(*row, *it->second, options));
   }
   for (const ResultRow* row : rows_b) {
     if (!matched.count(key_of(*row))) r.one_sided.push_back({"B", row->op, row->dtype, row->shape, row->latency_ms});
@@ -126,6 +151,9 @@ Report compare(Side a, Side b, const Options& options) {
   for (const Compared& c : r.rows) {
     all.push_back(&c);
     ++r.counts[c.verdict];
+    if (c.verdict != Verdict::Error && (c.kind_a == SampleKind::Repeats || c.kind_b == SampleKind::Repeats)) ++r.rows_on_repeats;
+    if (c.floor) ++r.rows_with_floor;
+    if (c.bar > options.threshold) ++r.rows_widened;
   }
   r.overall = geomean("all", all);
   r.by_op = grouped(r.rows, [](const Compared& c) -> const std::string& { return c.op; });

@@ -27,6 +27,20 @@ std::string pct(double v) {
 
 std::string geo(const Geomean& g) { return g.rows == 0 ? "-" : ratio(g.speedup); }
 
+std::string interval(const std::optional<double>& lo, const std::optional<double>& hi) {
+  if (!lo || !hi) return "-";
+  return "[" + ratio(lo) + ", " + ratio(hi) + "]";
+}
+
+std::string geo_interval(const Geomean& g) { return g.rows == 0 ? "-" : interval(g.lo, g.hi); }
+
+std::string p_value(const std::optional<double>& p) {
+  if (!p) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", *p);
+  return buf;
+}
+
 double round_sig(double v, int digits) {
   if (v == 0 || !std::isfinite(v)) return v;
   char buf[40];
@@ -43,16 +57,57 @@ std::string side_line(const Side& s) {
 }
 
 std::vector<std::string> legend(const Report& r) {
-  char threshold[64];
-  std::snprintf(threshold, sizeof threshold, "%.1f %%", r.options.threshold * 100);
-  return {
+  std::vector<std::string> lines{
       "speedup = A ms / B ms on the FlagGems side: FASTER means B is faster than A (speedup > 1), "
       "SLOWER means B is slower",
-      std::string("threshold ") + threshold +
-          "; a verdict needs repeats on both sides, else the row is UNCONFIRMED (ratio only)",
-      "torch A/B is the same ratio for torch's own kernel, a control: far from 1 means the environment moved",
   };
+  for (const std::string& l : method_lines(r.options)) lines.push_back(l);
+  lines.push_back("torch A/B is the same ratio for torch's own kernel, a control: far from 1 means the environment moved");
+  if (std::string nf = noise_floor_line(r); !nf.empty()) lines.push_back(nf);
+  if (std::string rep = repeats_line(r); !rep.empty()) lines.push_back(rep);
+  return lines;
 }
+
+std::string method_name() {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "two-sided Mann-Whitney U test on per-placement times, alpha = %g, plus the bar", kAlpha);
+  return buf;
+}
+
+std::vector<std::string> method_lines(const Options& o) {
+  char verdict[400], interval[300], rule[300];
+  std::snprintf(verdict, sizeof verdict,
+                "verdict: FASTER/SLOWER when a two-sided Mann-Whitney U test on both sides' per-placement times "
+                "rejects at alpha = %g in the direction of the speedup and |speedup - 1| is past the bar "
+                "(threshold %.1f %%%s): nominal false FASTER/SLOWER rate <= %g %% per row of identical code",
+                kAlpha, o.threshold * 100, o.noise_floor ? ", or the row's noise-floor bar" : "", kAlpha * 100);
+  std::snprintf(interval, sizeof interval,
+                "interval: %g %% Hodges-Lehmann interval of the speedup (the ratios that test does not reject); "
+                "geomean: %g %% two-stage bootstrap (rows, then each row's placement noise), %d seeded replicates",
+                kConfidence * 100, kConfidence * 100, kBootstrapReplicates);
+  std::snprintf(rule, sizeof rule,
+                "SAME: speedup and interval within the threshold; NOISY: cannot tell; UNCONFIRMED: fewer than %zu "
+                "samples on a side, the test needs %zu",
+                kMinSamples, kMinSamples);
+  return {verdict, interval, rule};
+}
+
+std::string noise_floor_line(const Report& r) {
+  const auto& nf = r.options.noise_floor;
+  if (!nf) return "";
+  return "noise floor applied: " + nf->path + " (sha256 " + nf->sha256.substr(0, 16) + ", " +
+         std::to_string(nf->calibration_runs) + " calibration runs): " + std::to_string(r.rows_with_floor) + " of " +
+         std::to_string(r.rows.size()) + " rows known, " + std::to_string(r.rows_widened) +
+         " with a bar above the threshold";
+}
+
+std::string repeats_line(const Report& r) {
+  if (r.rows_on_repeats == 0) return "";
+  return std::to_string(r.rows_on_repeats) + " row" + (r.rows_on_repeats == 1 ? " has" : "s have") +
+         " no placement samples (older runs): tested on in-run repeats, which cannot see placement variance";
+}
+
+bool shows_bar(const Report& r) { return r.rows_widened > 0 || r.options.noise_floor != nullptr; }
 
 std::string where(const Difference& d, const Caliber& c) {
   if (c.pairs > 1 && d.ops.size() == c.pairs) return "all ops";

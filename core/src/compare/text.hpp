@@ -12,14 +12,30 @@ namespace zl::compare::text {
 
 std::string ms(const std::optional<double>& v);     // 4 significant digits, "-" when absent
 std::string ratio(const std::optional<double>& v);  // 3 decimals, "-" when absent
-std::string pct(double v);
-std::string geo(const Geomean& g);                  // the geomean speedup, "-" over no rows                          // one decimal and "%"
+std::string pct(double v);                          // one decimal and "%"
+std::string geo(const Geomean& g);                  // the geomean speedup, "-" over no rows
+// "[0.991, 1.004]", "-" when absent.
+std::string interval(const std::optional<double>& lo, const std::optional<double>& hi);
+std::string geo_interval(const Geomean& g);
+// The p-value to 2 significant digits, "-" when untested.
+std::string p_value(const std::optional<double>& p);
 // Rounded for machine outputs, so golden files do not hinge on the last ulp.
 double round_sig(double v, int digits = 6);
 
 std::string side_line(const Side& s);  // "runs/a (run abs)" / "batch/a (batch, 3 runs)"
 // What the ratios mean, stated in every output's header.
 std::vector<std::string> legend(const Report& r);
+// The verdict method, its nominal false-positive rate and its intervals, in
+// every output's header (also the calibration report's).
+std::vector<std::string> method_lines(const Options& o);
+// The name of the method alone, for the JSON field.
+std::string method_name();
+// Which noise-floor file widened the bars, and how many: "" without one.
+std::string noise_floor_line(const Report& r);
+// Rows tested on in-run repeats: "" when there are none.
+std::string repeats_line(const Report& r);
+// Whether any row's bar is above the threshold: the outputs then show a bar column.
+bool shows_bar(const Report& r);
 // Where a difference was seen: "all ops" or the op names.
 std::string where(const Difference& d, const Caliber& c);
 // The one-line caliber verdict.

@@ -5,11 +5,16 @@ The files are committed; this script is how they were written, kept so that a
 change to the schema (docs/run-directory.md) is one edit here and a rerun:
     python3 tests/compare/data/make_data.py
 Every latency is chosen so that one row lands on one verdict; the comments
-next to the rows say which and why.
+next to the rows say which and why. Rows carry per-placement medians
+(`placements_ms`, latency_ms their mean) as placement-randomized timers write
+them; `legacy/` holds rows of older runs (in-run `samples_ms` only, or none),
+and `aa/` batches of the same code for `compare --calibrate`, drawn from a
+seeded generator so a rerun writes the same files.
 """
 import copy
 import json
 import os
+import random
 import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,17 +57,40 @@ def identity(op, run_id, autotune_mode="tune", source=None, **changes):
     return ident
 
 
-def row(op, dtype, shape, ms, base_ms, repeats=10, spread=1.0, spread_base=1.0, timer="graph", error=None):
-    return {
+def spaced(ms, spread, k=8, clusters=False):
+    """k placement medians around ms, (max - min) / ms = spread %, mean ms:
+    evenly spaced, or (clusters=True) half at each end, like the two clusters
+    of FACTS section 6."""
+    if ms is None or k == 0:
+        return []
+    if clusters:
+        offsets = [(-0.5 if i % 2 == 0 else 0.5) + (i // 2 - (k // 2 - 1) / 2) * 1e-3 for i in range(k)]
+    else:
+        offsets = [(i - (k - 1) / 2) / max(k - 1, 1) for i in range(k)]
+    return [float(f"{ms * (1 + o * spread / 100):.6g}") for o in offsets]
+
+
+def row(op, dtype, shape, ms, base_ms, repeats=8, spread=1.0, spread_base=1.0, timer="graph", error=None,
+        placements=None, samples=None, clusters=False):
+    """A results.jsonl row. By default `repeats` placements evenly spread by
+    `spread` %; `placements=[...]` gives them, `samples=[...]` writes an older
+    run's row (in-run repeats, no placements)."""
+    if samples is None and placements is None:
+        placements = spaced(ms, spread, repeats, clusters)
+    r = {
         "op": op, "test_node": f"benchmark/test_{op}.py::test_{op}", "dtype": dtype,
         "shape": json.dumps(shape), "shape_detail": shape, "mode": "kernel", "bench_level": "core",
         "latency_base_ms": base_ms, "latency_ms": ms,
         "speedup": None if ms is None else round(base_ms / ms, 4),
         "timer": timer, "timer_base": "graph", "fallback_reason": None if timer == "graph" else "capture failed",
-        "repeats": repeats, "samples_ms": [], "samples_base_ms": [],
+        "repeats": repeats, "samples_ms": samples or [], "samples_base_ms": [],
         "spread_pct": spread, "spread_base_pct": spread_base,
         "gbps": None, "tflops": None, "cluster_kernel": None, "error": error,
     }
+    if placements is not None:
+        r["placements_ms"] = placements
+        r["placements_base_ms"] = spaced(base_ms, spread_base, len(placements))
+    return r
 
 
 def write_run(path, ident, rows, torn_tail=False):
@@ -86,12 +114,15 @@ def verdict_pair():
         common = {k: v for k, v in kw.items() if not k.endswith(("_a", "_b"))}
         a.append(row("abs", dtype, shape, ms_a, 0.0100, **common, **kw_a))
         b.append(row("abs", dtype, shape, ms_b, 0.0100, **common, **kw_b))
-    both("float16", [[64, 64]], 0.0100, 0.0090)                 # FASTER: 1.111, noise 1 %
+    # 8 placements a side unless said otherwise.
+    both("float16", [[64, 64]], 0.0100, 0.0090)                 # FASTER: 1.111, placements 1 % apart: no overlap
     both("float16", [[256, 256]], 0.0200, 0.0220)               # SLOWER: 0.909
-    both("float16", [[1024, 1024]], 0.0500, 0.0501, spread=0.5)  # SAME: 0.998
-    both("float16", [[4096, 4096]], 0.4000, 0.3800, spread=8.0)  # NOISY: 5 % gain inside 8 % noise
-    both("float32", [[64, 64]], 0.0120, 0.0121, spread_b=5.0)    # NOISY: near 1 but noise 5 % > 2 %
-    both("float32", [[256, 256]], 0.0300, 0.0250, repeats=1, spread=0.0)  # UNCONFIRMED: one repeat
+    both("float16", [[1024, 1024]], 0.0500, 0.0501, spread=0.5)  # SAME: 0.998, interval within 2 %
+    # NOISY: a 5 % gain, but each side's placements sit in two clusters 8 %
+    # apart and the clusters interleave: the test cannot reject.
+    both("float16", [[4096, 4096]], 0.4000, 0.3800, spread=8.0, clusters=True)
+    both("float32", [[64, 64]], 0.0120, 0.0121, spread_b=5.0)    # NOISY: near 1, but the interval is wider than 2 %
+    both("float32", [[256, 256]], 0.0300, 0.0250, repeats=3)     # UNCONFIRMED: 3 placements, the test needs 5
     both("float32", [[1024, 1024]], 0.0800, None, error_b="replay_miss: no record for this key")  # ERROR
     both("float32", [[4096, 4096]], 0.9000, 0.8000, timer_b="direct")  # FASTER, timer fell back on B
     a.append(row("abs", "float16", [[8192, 8192]], 1.5, 1.6))   # A only
@@ -173,11 +204,93 @@ def repeated_shape_pair():
         write_run(os.path.join(HERE, "repeated", side), identity("mm", f"run-{side}-mm"), rows)
 
 
+def legacy_pair():
+    """Rows of runs older than placement-randomized timing: in-run repeats in
+    samples_ms (the test falls back to them, and says so), or no samples at
+    all (UNCONFIRMED); and one row whose A side is old and B side new."""
+    reps_a = [0.1 * (1 + (i - 4.5) * 4e-4) for i in range(10)]  # 0.2 % in-run spread
+    reps_b = [v * 1.03 for v in reps_a]
+    a = [row("abs", "float16", [[64, 64]], 0.1, 0.2, repeats=10, spread=0.2, samples=reps_a),
+         row("abs", "float16", [[256, 256]], 0.2, 0.4, repeats=10, spread=0.2, samples=[]),
+         row("abs", "float16", [[1024, 1024]], 0.3, 0.6, repeats=10, spread=0.2, samples=[v * 3 for v in reps_a])]
+    b = [row("abs", "float16", [[64, 64]], 0.103, 0.2, repeats=10, spread=0.2, samples=reps_b),  # SLOWER on repeats
+         row("abs", "float16", [[256, 256]], 0.2, 0.4, repeats=10, spread=0.2, samples=[]),   # UNCONFIRMED: nothing to test
+         row("abs", "float16", [[1024, 1024]], 0.3, 0.6, spread=0.2)]                         # repeats vs placements
+    write_run(os.path.join(HERE, "legacy/a"), identity("abs", "run-old-a", "record"), a)
+    write_run(os.path.join(HERE, "legacy/b"), identity("abs", "run-old-b", "replay", "run-old-a"), b)
+
+
+# ---- A/A batches for --calibrate ----------------------------------------------
+
+AA_SHAPES = {
+    # op: [(shape, FlagGems ms, torch ms)]
+    "abs": [([[64, 64]], 0.00108, 0.00161), ([[1024, 1024]], 0.0055, 0.0049), ([[4096, 4096]], 0.0214, 0.0163)],
+    "layer_norm": [([[20, 6, 65536]], 0.0437, 0.448), ([[4096, 4096]], 0.0350, 0.0410)],
+    "softmax": [([[1024, 1024]], 0.0120, 0.0140), ([[4096, 4096]], 0.1500, 0.1650)],
+}
+
+
+def aa_placements(rng, op, ms, k, effect, cluster_high_share):
+    """k placement medians of one process. abs: steady, 0.4 % per placement.
+    layer_norm: two clusters 4.6 % apart (43 and 45 us in FACTS section 6),
+    the process drawing the high one with probability cluster_high_share.
+    softmax: steady, but the whole process may sit `effect` off (a process
+    that settled differently): what an in-run test cannot see."""
+    out = []
+    for _ in range(k):
+        if op == "layer_norm":
+            centre = ms * (1.023 if rng.random() < cluster_high_share else 0.977)
+            v = centre * (1 + rng.gauss(0, 0.002))
+        else:
+            v = ms * (1 + rng.gauss(0, 0.004))
+        out.append(float(f"{v * effect:.6g}"))
+    return out
+
+
+def aa_batch(name, seed, softmax_effect=1.0, high_share=0.5, slow=None):
+    """One A/A batch; `slow` = {op: factor} makes a known-effect batch. b1
+    records its autotune winners and the others replay them, as an A/B of a
+    compiler switch would."""
+    rng = random.Random(seed)
+    root = os.path.join(HERE, "aa", name)
+    status = ["op,device,status,exit_code,run_dir"]
+    for op, shapes in AA_SHAPES.items():
+        rows = []
+        for shape, ms, base_ms in shapes:
+            effect = (softmax_effect if op == "softmax" else 1.0) * (slow or {}).get(op, 1.0)
+            p = aa_placements(rng, op, ms, 8, effect, high_share)
+            pb = [float(f"{base_ms * (1 + rng.gauss(0, 0.004)):.6g}") for _ in range(8)]
+            mean, mean_b = sum(p) / len(p), sum(pb) / len(pb)
+            r = row(op, "float16", shape, float(f"{mean:.6g}"), float(f"{mean_b:.6g}"),
+                    spread=round((max(p) - min(p)) / mean * 100, 3),
+                    spread_base=round((max(pb) - min(pb)) / mean_b * 100, 3), placements=p)
+            r["placements_base_ms"] = pb
+            rows.append(r)
+        ident = identity(op, f"aa-{name}-{op}", "record") if name == "b1" else \
+            identity(op, f"aa-{name}-{op}", "replay", f"aa-b1-{op}")
+        ident["timer"]["settings"]["placements"] = 8
+        write_run(os.path.join(root, "runs", op), ident, rows)
+        status.append(f"{op},0,passed,0,runs/{op}")
+    with open(os.path.join(root, "ops_status.csv"), "w") as f:
+        f.write("\n".join(status) + "\n")
+
+
+def aa_batches():
+    aa_batch("b1", 101)
+    aa_batch("b2", 202, high_share=0.9)       # this process mostly drew layer_norm's high cluster
+    aa_batch("b3", 303, softmax_effect=1.03)  # softmax's process sat 3 % slow
+    # A later batch with a real change: abs and layer_norm 10 % slower, and
+    # softmax's process off again, for compare --noise-floor.
+    aa_batch("slow", 404, softmax_effect=0.97, slow={"abs": 1.10, "layer_norm": 1.10})
+
+
 if __name__ == "__main__":
-    for d in ("verdicts", "caliber", "autotune", "batch_a", "batch_b", "repeated"):
+    for d in ("verdicts", "caliber", "autotune", "batch_a", "batch_b", "repeated", "legacy", "aa"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     verdict_pair()
     caliber_runs()
     autotune_runs()
     batches()
     repeated_shape_pair()
+    legacy_pair()
+    aa_batches()
