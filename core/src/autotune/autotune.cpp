@@ -7,7 +7,6 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include <sstream>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "libtuner_schema.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
@@ -45,18 +45,20 @@ std::string quote_ident(const std::string& name) {
 
 
 // Parsed JSON of a file, or an empty object when it is missing or unreadable:
-// side files are bookkeeping, never a reason to fail a finished run.
+// side files are bookkeeping, never a reason to fail a finished run. A file
+// that is there but does not parse gets one line naming it.
 rapidjson::Document load_json(const fs::path& file) {
   rapidjson::Document d;
   std::error_code ec;
   if (fs::is_regular_file(file, ec)) {
     try {
-      d.Parse(read_file(file.string()).c_str());
+      const std::string why = json::parse(d, read_file(file.string()));
+      if (!why.empty()) std::cerr << "zlcore: " << file.string() << " is not valid JSON (" << why << "); ignored\n";
     } catch (const std::exception&) {
       d.SetNull();
     }
   }
-  if (d.HasParseError() || !d.IsObject()) d.SetObject();
+  if (!d.IsObject()) d.SetObject();
   return d;
 }
 
@@ -443,11 +445,8 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     Record r;
     r.file = f;
     try {
-      r.doc.Parse(read_file(f.string()).c_str());
-      if (r.doc.HasParseError()) {
-        throw std::runtime_error(std::string("not valid JSON (") + rapidjson::GetParseError_En(r.doc.GetParseError()) +
-                                 " at offset " + std::to_string(r.doc.GetErrorOffset()) + ")");
-      }
+      const std::string why = json::parse(r.doc, read_file(f.string()));
+      if (!why.empty()) throw std::runtime_error("not valid JSON (" + why + ")");
       r.table = checked_libtuner_table(r.doc);
     } catch (const std::exception& e) {
       throw PreflightError("replay_from", "cannot replay " + f.string() + ": " + e.what());
@@ -523,8 +522,7 @@ AutotuneResult finish_autotune(const AutotuneSetup& setup, const CacheDirs& dirs
     bool refused = line.find("replay_refused:") != std::string::npos;
     if (!miss && !refused) continue;
     rapidjson::Document row;
-    row.Parse(line.c_str());
-    std::string error = row.HasParseError() ? std::string() : str_member(row, "error");
+    std::string error = json::parse(row, line).empty() ? str_member(row, "error") : std::string();
     if (error.find("replay_miss:") != std::string::npos) {
       r.replay_misses++;
     } else if (error.find("replay_refused:") != std::string::npos) {
