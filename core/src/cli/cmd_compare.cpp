@@ -1,9 +1,9 @@
 // `zlcore compare A B`: the A/B table with its caliber check (docs/compare.md).
-#include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "command.hpp"
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/errors.hpp"
 
@@ -18,17 +18,16 @@ void write_format(std::ostream& out, const std::string& format, const compare::R
 }
 
 // Through a temporary file and a rename, like every file zlcore writes: a
-// reader never sees half a page.
+// reader never sees half a page, and a link planted at the temporary's name
+// is never followed.
 void write_html_file(const std::string& path, const compare::Report& r) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw UsageError("compare: cannot write --html " + path);
-    compare::write_html(f, r);
-    f.flush();
-    if (!f) throw UsageError("compare: cannot write --html " + path);
+  std::ostringstream page;
+  compare::write_html(page, r);
+  try {
+    write_file_atomic(path, page.str());
+  } catch (const std::exception& e) {
+    throw UsageError("compare: cannot write --html " + path + " (" + e.what() + ")");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError("compare: cannot write --html " + path);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include "zlcore/shared_dir.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +61,7 @@ LoadReport load_backends(const std::string& dir) {
   std::error_code ec;
   std::vector<fs::path> files;
   trace("scanning " + dir);
+  warn_if_writable_by_others(dir, "backend directory");
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
     if (p.extension() != ".so") continue;

@@ -293,7 +293,7 @@ def run_op(request, snapshot, tracker, suite_root):
     """One op: pytest.main with the cold child's env/cwd/log, then back to the snapshot."""
     import pytest
 
-    log_fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log_fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     sys.stdout.flush()
     sys.stderr.flush()
     saved_fds = (os.dup(1), os.dup(2))
