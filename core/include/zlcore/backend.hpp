@@ -4,8 +4,10 @@
 
 #include <zl/backend.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,9 @@ class Backend {
   // "major.minor" as the backend was built.
   std::string abi() const;
 
+  // Asks the backend for its devices now. Waits at most backend_timeout_s()
+  // (ZL_BACKEND_TIMEOUT): a backend that does not answer in time gives a
+  // query with no devices and `error` saying so.
   DeviceQuery enumerate() const;
 
  private:
@@ -57,6 +62,9 @@ class Backend {
   std::string torch_device_;
   std::string framework_vendor_;
   std::string backend_version_;
+  // True while an enumerate_devices call is out (possibly stuck for good):
+  // shared by copies of this Backend and by the thread making the call.
+  std::shared_ptr<std::atomic<bool>> in_call_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Checks a table a plugin returned against the ABI this core speaks. Returns
