@@ -175,4 +175,23 @@ TEST(PluginFaults, AChangedFileIsProbedAgain) {
   EXPECT_EQ(parse_listing(r.out).rejected["z_good.so"], "aborted (SIGABRT) in the entry point");
 }
 
+// A hang verdict holds for limits no longer than the one it ran out at: given
+// more time, the file is probed again.
+TEST(PluginFaults, AHangVerdictIsProbedAgainWithALongerLimit) {
+  TempDir tmp;
+  const fs::path dir = plugin_dir(tmp, {"fault_hang_entry"});
+  const std::string file = (dir / "a_fault_hang_entry.so").string();
+  auto reason_with = [&](const std::string& limit, hostile::Ran* ran) {
+    *ran = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(),
+                           {{"ZL_BACKEND_TIMEOUT", limit}, {"ZL_DEBUG_LOADER", "1"}}, 30);
+    return parse_listing(ran->out).rejected["a_fault_hang_entry.so"];
+  };
+  hostile::Ran r;
+  EXPECT_EQ(reason_with("1", &r), "no answer in 1 s in the entry point") << hostile::describe(r);
+  EXPECT_EQ(reason_with("0.5", &r), "no answer in 1 s in the entry point") << hostile::describe(r);
+  EXPECT_NE(r.err.find("cached verdict for " + file), std::string::npos) << hostile::describe(r);
+  EXPECT_EQ(reason_with("1.5", &r), "no answer in 1.5 s in the entry point") << hostile::describe(r);
+  EXPECT_NE(r.err.find("probe " + file + ": no answer"), std::string::npos) << hostile::describe(r);
+}
+
 }  // namespace
