@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "hostile_util.hpp"
+#include "zlcore/loader.hpp"
 
 namespace {
 
@@ -149,6 +150,35 @@ TEST(PluginFaults, AnEnumerationThatHangsLaterIsCutOffInProcess) {
   ASSERT_FALSE(r.timed_out) << hostile::describe(r);
   EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
   EXPECT_NE(r.err.find("no answer in 1 s from enumerate_devices"), std::string::npos) << hostile::describe(r);
+}
+
+// In process: a call that ran out of time blocks new calls until it returns,
+// and the backend answers again once it does.
+TEST(PluginFaults, AnOverdueEnumerationHoldsBackNewCallsUntilItReturns) {
+  TempDir tmp;
+  const fs::path hang = tmp / "hang-now";
+  ::setenv("ZL_BACKEND_TIMEOUT", "0.5", 1);
+  ::setenv("ZL_FAKE_HANG_FILE", hang.c_str(), 1);
+  fs::create_directories(tmp / "plugins");
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "later_hang.so", tmp / "plugins" / "later_hang.so");
+  zl::LoadReport r = zl::load_backends((tmp / "plugins").string());  // in process: this one passes a probe
+  const zl::Backend* later = nullptr;
+  for (const zl::Backend& b : r.backends) later = b.name() == "laterhang" ? &b : later;
+  ASSERT_NE(later, nullptr);
+  EXPECT_EQ(later->enumerate().devices.size(), 2u);
+
+  hostile::spit(hang, "");
+  EXPECT_EQ(later->enumerate().error, "no answer in 0.5 s from enumerate_devices");
+  EXPECT_EQ(later->enumerate().error, "enumerate_devices has not returned from a call that ran out of time");
+  fs::remove(hang);
+  zl::DeviceQuery q;
+  for (int i = 0; i < 50 && q.devices.empty(); ++i) {  // the stuck call notices within a second
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    q = later->enumerate();
+  }
+  EXPECT_EQ(q.devices.size(), 2u) << q.error;
+  ::unsetenv("ZL_BACKEND_TIMEOUT");
+  ::unsetenv("ZL_FAKE_HANG_FILE");
 }
 
 // The probe's verdict is kept per file: a changed file is probed again.

@@ -62,9 +62,10 @@ class Backend {
   std::string torch_device_;
   std::string framework_vendor_;
   std::string backend_version_;
-  // True while an enumerate_devices call is out (possibly stuck for good):
-  // shared by copies of this Backend and by the thread making the call.
-  std::shared_ptr<std::atomic<bool>> in_call_ = std::make_shared<std::atomic<bool>>(false);
+  // enumerate_devices calls that ran out of time and have not returned yet
+  // (possibly never): shared by copies of this Backend and by the threads
+  // making the calls.
+  std::shared_ptr<std::atomic<int>> overdue_ = std::make_shared<std::atomic<int>>(0);
 };
 
 // Checks a table a plugin returned against the ABI this core speaks. Returns

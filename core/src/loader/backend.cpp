@@ -128,13 +128,14 @@ DeviceQuery enumerate_once(const zl_backend_api* api, const std::function<void(c
 // The call runs on a thread of its own so that a backend that never answers
 // costs the caller the time limit, not the command (batch enumerates between
 // dispatch rounds, run and devices before anything else). A thread cannot be
-// killed: one that is stuck stays stuck in the backend until the process
-// exits, and no second call is made while it is.
+// killed: one that ran out of time stays in the backend until it returns or
+// the process exits, and until then no new call is made.
 DeviceQuery Backend::enumerate() const {
   struct Call {
     std::mutex m;
     std::condition_variable cv;
     bool done = false;
+    bool abandoned = false;  // the caller stopped waiting
     DeviceQuery q;
   };
   auto failed = [](const std::string& why) {
@@ -143,32 +144,27 @@ DeviceQuery Backend::enumerate() const {
     q.reason = why;
     return q;
   };
-  if (in_call_->exchange(true)) {
-    return failed("enumerate_devices has not returned from an earlier call");
-  }
+  if (overdue_->load() > 0) return failed("enumerate_devices has not returned from a call that ran out of time");
   const double limit = backend_timeout_s();
   auto call = std::make_shared<Call>();
-  std::shared_ptr<std::atomic<bool>> in_call = in_call_;
+  std::shared_ptr<std::atomic<int>> overdue = overdue_;
   const zl_backend_api* api = api_;
   try {
-    std::thread([call, in_call, api] {
+    std::thread([call, overdue, api] {
       DeviceQuery q = loader::enumerate_once(api);
-      {
-        std::lock_guard<std::mutex> lock(call->m);
-        call->q = std::move(q);
-        call->done = true;
-      }
-      in_call->store(false);
+      std::lock_guard<std::mutex> lock(call->m);
+      call->q = std::move(q);
+      call->done = true;
+      if (call->abandoned) overdue->fetch_sub(1);
       call->cv.notify_all();
     }).detach();
   } catch (const std::system_error&) {
-    // No thread to be had: ask on this one, without the limit.
-    DeviceQuery q = loader::enumerate_once(api);
-    in_call->store(false);
-    return q;
+    return loader::enumerate_once(api);  // no thread to be had: ask on this one, without the limit
   }
   std::unique_lock<std::mutex> lock(call->m);
   if (!call->cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return call->done; })) {
+    call->abandoned = true;
+    overdue->fetch_add(1);
     return failed("no answer in " + loader::seconds_words(limit) + " from enumerate_devices");
   }
   return std::move(call->q);
