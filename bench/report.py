@@ -18,7 +18,10 @@ the targets are judged on it):
   preflight  `zlcore run` on a FlagGems dir without benchmark/ (exit 3)  vs
              that same pytest command line there (pytest: exit 4)
   backends   `zlcore backends` with every installed plugin  vs  the same
-             command on an empty plugin directory (the difference is loading)
+             command on an empty plugin directory (the difference is loading),
+             both with a warm probe cache; and, for information, the same
+             command with an empty probe cache each time (every plugin
+             probed in a child of its own, docs/backend-abi.md)
   batch      `zlcore batch` of N ops on one fake device  vs  a shell script
              that runs the very `zlcore run` command lines the batch ran, one
              after another; the difference per op is the batch's scheduling
@@ -136,11 +139,15 @@ def measure_preflight(zlcore, prefix, python, scratch, reps, op):
 def measure_backends(zlcore, scratch, reps):
     empty = scratch / "no-plugins"
     empty.mkdir()
-    n = len(json.loads(subprocess.run([zlcore, "backends", "--json"], capture_output=True, text=True,
+    # This first call fills the probe cache: the warm samples spawn no probe.
+    warm = dict(os.environ, ZL_CACHE_DIR=str(scratch / "probe-cache"))
+    n = len(json.loads(subprocess.run([zlcore, "backends", "--json"], capture_output=True, text=True, env=warm,
                                       check=True).stdout).get("backends", []))
-    zs, bs = alternate(reps, lambda i: wall([zlcore, "backends"]),
-                       lambda i: wall([zlcore, "--backend-dir", str(empty), "backends"]))
-    return zs, bs, n
+    zs, bs = alternate(reps, lambda i: wall([zlcore, "backends"], env=warm),
+                       lambda i: wall([zlcore, "--backend-dir", str(empty), "backends"], env=warm))
+    cold = [wall([zlcore, "backends"], env=dict(os.environ, ZL_CACHE_DIR=str(scratch / f"probe-cache-cold-{i}")))
+            for i in range(reps)]
+    return zs, bs, n, cold
 
 
 def results_writer_seconds(prefix, python, scratch, shapes=1000):
@@ -263,7 +270,10 @@ def main():
     ap.add_argument("--scratch", help="working directory (default: a temporary one, removed)")
     ap.add_argument("--markdown", help="also write the table as Markdown here")
     ap.add_argument("--json", help="also write every sample here")
+    ap.add_argument("--only", help="comma-separated measures to run: run, preflight, backends, identity, batch "
+                                   "(default: all)")
     a = ap.parse_args()
+    only = set(a.only.split(",")) if a.only else {"run", "preflight", "backends", "identity", "batch"}
 
     prefix = Path(a.prefix).resolve()
     zlcore = str(prefix / "bin" / "zlcore")
@@ -284,6 +294,20 @@ def main():
         # difference of medians does not.
         return med([z - b for z, b in zip(zs, bs)])
 
+    if "run" in only:
+        measure_run_rows(a, zlcore, prefix, scratch, samples, rows, med, paired, log)
+    if "preflight" in only:
+        measure_preflight_rows(a, zlcore, prefix, scratch, samples, rows, med, log)
+    if "backends" in only:
+        measure_backends_rows(a, zlcore, scratch, samples, rows, med, paired, log)
+    if "identity" in only:
+        measure_identity_rows(a, prefix, scratch, samples, rows, g, log)
+    if "batch" in only:
+        measure_batch_rows(a, zlcore, scratch, samples, rows, med, paired, log)
+    print_table(a, g, rows, samples, scratch)
+
+
+def measure_run_rows(a, zlcore, prefix, scratch, samples, rows, med, paired, log):
     log(f"zlcore run vs pytest ({a.reps} alternations)")
     zs, bs, cmd = measure_run(zlcore, prefix, a.python, scratch, a.reps, a.op)
     samples["run"] = {"zlcore": zs, "pytest": bs, "command": cmd}
@@ -300,19 +324,27 @@ def main():
     rows.append(("`zlcore run`: wall minus its pytest child's lifetime", ms(med(own)), "-", "-", "< 50 ms",
                  "pass" if med(own) < 0.050 else "FAIL"))
 
+
+def measure_preflight_rows(a, zlcore, prefix, scratch, samples, rows, med, log):
     log(f"preflight failure vs pytest failing the same way ({a.reps * 3} alternations)")
     zs, bs = measure_preflight(zlcore, prefix, a.python, scratch, a.reps * 3, a.op)
     samples["preflight"] = {"zlcore": zs, "pytest": bs}
     rows.append(("preflight failure reported (exit 3 vs pytest's 4)", ms(med(zs)), ms(med(bs)),
                  f"{med(zs) / med(bs):.3f}", "< 50 ms", "pass" if med(zs) < 0.050 else "FAIL"))
 
-    log(f"zlcore backends ({a.reps * 3} alternations)")
-    zs, bs, n = measure_backends(zlcore, scratch, a.reps * 3)
-    samples["backends"] = {"zlcore": zs, "empty_plugin_dir": bs}
+
+def measure_backends_rows(a, zlcore, scratch, samples, rows, med, paired, log):
+    log(f"zlcore backends ({a.reps * 3} alternations, then {a.reps * 3} with a cold probe cache)")
+    zs, bs, n, cold = measure_backends(zlcore, scratch, a.reps * 3)
+    samples["backends"] = {"zlcore": zs, "empty_plugin_dir": bs, "cold_probe_cache": cold}
     rows.append((f"`zlcore backends`, {n} plugins (baseline: no plugins)", ms(med(zs)), ms(med(bs)),
                  f"{med(zs) / med(bs):.3f} ({paired(zs, bs) * 1e3:+.1f} ms paired)", "< 10 ms",
                  "pass" if med(zs) < 0.010 else "FAIL"))
+    rows.append((f"`zlcore backends`, {n} plugins, cold probe cache (each probed in a child)", ms(med(cold)),
+                 "-", "-", "-", "info"))
 
+
+def measure_identity_rows(a, prefix, scratch, samples, rows, g, log):
     log("identity + results of 1,000 shapes")
     core = g.get("BM_identity_and_results_1000")
     py = results_writer_seconds(prefix, a.python, scratch)
@@ -322,6 +354,8 @@ def main():
         rows.append(("identity + results, 1,000 shapes (core + Python writer)", ms(total),
                      f"{ms(core)} + {ms(py)}", "-", "< 50 ms", "pass" if total < 0.050 else "FAIL"))
 
+
+def measure_batch_rows(a, zlcore, scratch, samples, rows, med, paired, log):
     log(f"zlcore batch of {a.batch_ops} ops vs a loop of its run command lines ({a.batch_reps} alternations)")
     zs, bs = measure_batch(zlcore, Path(a.vendor_dir).resolve(), scratch, a.batch_ops, a.batch_reps)
     samples["batch"] = {"zlcore": zs, "loop": bs, "ops": a.batch_ops}
@@ -331,6 +365,8 @@ def main():
                  f"{med(zs) / med(bs):.3f} ({per_op * 1e3:+.2f} ms/op paired)", "< +1 ms/op",
                  "pass" if per_op < 0.001 else "FAIL"))
 
+
+def print_table(a, g, rows, samples, scratch):
     # In process, no target of their own: where the time above goes.
     info = [
         ("load_backends, all plugins, warm (in process)", "BM_load_backends_warm"),

@@ -30,6 +30,43 @@
 extern int zl_fake_symbol_that_does_not_exist(void);
 #endif
 
+/* Faults (tests/hostile): FAKE_FAULT is what goes wrong, FAKE_FAULT_AT where:
+ * in a constructor (while the library loads), in the entry point, or in
+ * enumerate_devices. */
+#define FAKE_EXIT 1
+#define FAKE_ABORT 2
+#define FAKE_SEGV 3
+#define FAKE_HANG 4
+#define FAKE_AT_CTOR 1
+#define FAKE_AT_ENTRY 2
+#define FAKE_AT_ENUMERATE 3
+#ifdef FAKE_FAULT
+static void fake_fault(void) {
+#if FAKE_FAULT == FAKE_EXIT
+  exit(0);
+#elif FAKE_FAULT == FAKE_ABORT
+  abort();
+#elif FAKE_FAULT == FAKE_SEGV
+  volatile int* volatile nowhere = (volatile int*)(uintptr_t)8;
+  *nowhere = 1;
+#elif FAKE_FAULT == FAKE_HANG
+  for (;;) pause();
+#endif
+}
+#if FAKE_FAULT_AT == FAKE_AT_CTOR
+__attribute__((constructor)) static void fake_constructor(void) { fake_fault(); }
+#endif
+#endif
+
+/* Enumeration that hangs while the file named by ZL_FAKE_HANG_FILE exists:
+ * a backend that passes its probe and stops answering later. */
+#ifdef FAKE_HANG_WHILE_FILE
+static void fake_maybe_hang(void) {
+  const char* f = getenv("ZL_FAKE_HANG_FILE");
+  while (f != NULL && *f != '\0' && access(f, F_OK) == 0) sleep(1);
+}
+#endif
+
 FAKE_UNUSED static const char* const kAliases[] = {FAKE_NAME "-alias", NULL};
 FAKE_UNUSED static const char* const kVisibility[] = {FAKE_VISIBILITY_ENV, NULL};
 FAKE_UNUSED static const zl_capability kCaps[] = {
@@ -54,6 +91,12 @@ typedef struct {
 FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
 #ifdef FAKE_UNRESOLVED
   if (zl_fake_symbol_that_does_not_exist()) return NULL;
+#endif
+#if defined(FAKE_FAULT) && FAKE_FAULT_AT == FAKE_AT_ENUMERATE
+  fake_fault();
+#endif
+#ifdef FAKE_HANG_WHILE_FILE
+  fake_maybe_hang();
 #endif
   fake_list* l = (fake_list*)calloc(1, sizeof(fake_list));
   if (l == NULL) return NULL;
@@ -121,6 +164,9 @@ FAKE_UNUSED static fake_table kTable;
 ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint32_t minor) {
   (void)major;
   (void)minor;
+#if defined(FAKE_FAULT) && FAKE_FAULT_AT == FAKE_AT_ENTRY
+  fake_fault();
+#endif
 #ifdef FAKE_RETURN_NULL
   return NULL;
 #else

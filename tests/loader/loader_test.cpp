@@ -38,6 +38,21 @@ TEST(LoaderMatrix, GoodBackendsLoadAndEachBadFileHasItsReason) {
   EXPECT_EQ(rejected["i_duplicate_name.so"], std::string("name 'alpha' is already taken by ") + ZL_MATRIX_DIR "/a_good.so");
 }
 
+// Through the probe (a zlcore child per file, as every command loads): the
+// same backends and the same reasons, each file's checks made in the child.
+TEST(LoaderMatrix, ProbingGivesTheSameVerdicts) {
+  zl::LoadOptions opts;
+  opts.probe_program = ZL_CLI;
+  opts.cache_dir = "-";
+  zl::Registry direct(zl::load_backends(ZL_MATRIX_DIR));
+  zl::Registry probed(zl::load_backends(ZL_MATRIX_DIR, opts));
+  std::vector<std::string> a, b;
+  for (const zl::Backend& x : direct.backends()) a.push_back(x.name());
+  for (const zl::Backend& x : probed.backends()) b.push_back(x.name());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(rejected_by_file(direct.rejected()), rejected_by_file(probed.rejected()));
+}
+
 TEST(LoaderMatrix, OlderAndNewerMinorsNegotiate) {
   zl::Registry reg(zl::load_backends(ZL_MATRIX_DIR));
   const zl::Backend* older = reg.find("older");

@@ -1,5 +1,11 @@
 // Files written whole or not at all: a temporary in the same directory,
-// fsync, rename. A crash leaves the old file or the new one, never half.
+// fsync, rename, fsync of the directory. A crash leaves the old file or the
+// new one, never half.
+//
+// The directories zlcore writes into may be writable by someone else (a
+// shared --out), so no write here follows a symbolic link: temporaries are
+// created exclusively under a random name, and files opened for appending
+// must be regular files, not links (docs/cli.md, "Files zlcore writes").
 #pragma once
 
 #include <string>
@@ -15,6 +21,14 @@ void append_record(const std::string& path, const std::string& record);
 // the last lines to a power cut costs nothing that a record of truth holds.
 // ops_status.csv must use append_record (--resume trusts it).
 void append_log_line(const std::string& path, const std::string& line);
+// append_log_line for a log that nothing else depends on: a failure (a link
+// planted at the path, a full disk) is said on stderr as "<who>: <error>",
+// once per distinct error per process rather than at every line.
+void append_log_line_or_warn(const std::string& path, const std::string& line, const std::string& who);
+// Opens `path` for appending (created 0644 when missing) and returns the
+// descriptor (close-on-exec). Refuses a symbolic link and anything but a
+// regular file: throws std::runtime_error with one line naming the file.
+int open_for_append(const std::string& path);
 std::string read_file(const std::string& path);
 
 }  // namespace zl

@@ -44,7 +44,9 @@ struct AutotuneSetup {
 // records_hash, and rebuilds the LibTuner DBs from the records into the
 // run's (isolated) FLAGGEMS_CACHE_DIR; the Python plugin refuses a Triton
 // version mismatch at session start and a kernel source mismatch per kernel,
-// unless forced. Throws UsageError for a bad mode or source.
+// unless forced. Throws UsageError for a bad mode or a source without a
+// manifest, PreflightError (check replay_from) for a record that is not valid
+// JSON or names a table, column or type LibTuner never writes.
 AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::string& replay_from, bool force,
                                const CacheDirs& dirs, const std::string& run_dir);
 

@@ -4,8 +4,10 @@
 
 #include <zl/backend.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,9 @@ class Backend {
   // "major.minor" as the backend was built.
   std::string abi() const;
 
+  // Asks the backend for its devices now. Waits at most backend_timeout_s()
+  // (ZL_BACKEND_TIMEOUT): a backend that does not answer in time gives a
+  // query with no devices and `error` saying so.
   DeviceQuery enumerate() const;
 
  private:
@@ -57,6 +62,10 @@ class Backend {
   std::string torch_device_;
   std::string framework_vendor_;
   std::string backend_version_;
+  // enumerate_devices calls that ran out of time and have not returned yet
+  // (possibly never): shared by copies of this Backend and by the threads
+  // making the calls.
+  std::shared_ptr<std::atomic<int>> overdue_ = std::make_shared<std::atomic<int>>(0);
 };
 
 // Checks a table a plugin returned against the ABI this core speaks. Returns

@@ -18,6 +18,8 @@
 #include <sstream>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
+#include "libtuner_schema.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/sha256.hpp"
@@ -43,18 +45,20 @@ std::string quote_ident(const std::string& name) {
 
 
 // Parsed JSON of a file, or an empty object when it is missing or unreadable:
-// side files are bookkeeping, never a reason to fail a finished run.
+// side files are bookkeeping, never a reason to fail a finished run. A file
+// that is there but does not parse gets one line naming it.
 rapidjson::Document load_json(const fs::path& file) {
   rapidjson::Document d;
   std::error_code ec;
   if (fs::is_regular_file(file, ec)) {
     try {
-      d.Parse(read_file(file.string()).c_str());
+      const std::string why = json::parse(d, read_file(file.string()));
+      if (!why.empty()) std::cerr << "zlcore: " << file.string() << " is not valid JSON (" << why << "); ignored\n";
     } catch (const std::exception&) {
       d.SetNull();
     }
   }
-  if (d.HasParseError() || !d.IsObject()) d.SetObject();
+  if (!d.IsObject()) d.SetObject();
   return d;
 }
 
@@ -278,54 +282,49 @@ void summarize_triton_records(const fs::path& out_dir, Alloc& ma, Harvest* h) {
 
 // Recreates one recorded table in the replay's LibTuner DB, with the recorded
 // column types and primary key, so FlagGems' SQLAlchemy automap finds it as
-// if LibTuner had written it.
-int rebuild_table(const rapidjson::Document& doc, const fs::path& config_cache) {
-  std::string db_file = str_member(doc, "db_file");
-  std::string table = str_member(doc, "table");
-  const Value* columns = member(doc, "columns");
-  const Value* entries = member(doc, "entries");
-  if (db_file.empty() || table.empty() || columns == nullptr || !columns->IsArray() || entries == nullptr ||
-      !entries->IsArray()) {
-    throw std::runtime_error("not a LibTuner record (db_file, table, columns, entries)");
-  }
+// if LibTuner had written it. The SQL is built from `t` alone, whose names
+// and types checked_libtuner_table has checked and spelled canonically; every
+// value is bound, and each statement is prepared on its own, so nothing in a
+// record is ever run as SQL text.
+int rebuild_table(const LibTunerTable& t, const Value& entries, const fs::path& config_cache) {
   fs::create_directories(config_cache);
-  SQLite::Database db((config_cache / safe_file_name(db_file)).string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  SQLite::Database db((config_cache / t.db_file).string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   db.exec("PRAGMA busy_timeout = 5000");
-  std::vector<std::string> names;
   std::map<int, std::string> pks;  // PRAGMA table_info's pk: the column's place in the primary key
   std::string defs;
-  for (const Value& c : columns->GetArray()) {
-    std::string name = str_member(c, "name"), type = str_member(c, "type");
-    names.push_back(name);
-    if (int_member(c, "pk", 0) > 0) pks[int_member(c, "pk", 0)] = name;
-    defs += (defs.empty() ? "" : ", ") + quote_ident(name) + (type.empty() ? "" : " " + type) +
-            (int_member(c, "pk", 0) > 0 ? " NOT NULL" : "");
+  for (const LibTunerColumn& c : t.columns) {
+    if (c.pk > 0) pks[c.pk] = c.name;
+    defs += (defs.empty() ? "" : ", ") + quote_ident(c.name) + (c.type.empty() ? "" : " " + c.type) +
+            (c.pk > 0 ? " NOT NULL" : "");
   }
   std::string pk;
   for (const auto& [place, p] : pks) pk += (pk.empty() ? "" : ", ") + quote_ident(p);
   SQLite::Transaction tx(db);
-  db.exec("CREATE TABLE IF NOT EXISTS " + quote_ident(table) + " (" + defs + (pk.empty() ? "" : ", PRIMARY KEY (" + pk + ")") + ")");
+  SQLite::Statement create(db, "CREATE TABLE IF NOT EXISTS " + quote_ident(t.table) + " (" + defs +
+                                   (pk.empty() ? "" : ", PRIMARY KEY (" + pk + ")") + ")");
+  create.exec();
   std::string marks, cols;
-  for (const std::string& n : names) {
+  for (const LibTunerColumn& c : t.columns) {
     marks += marks.empty() ? "?" : ", ?";
-    cols += (cols.empty() ? "" : ", ") + quote_ident(n);
+    cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
   }
-  SQLite::Statement ins(db, "INSERT OR IGNORE INTO " + quote_ident(table) + " (" + cols + ") VALUES (" + marks + ")");
+  SQLite::Statement ins(db, "INSERT OR IGNORE INTO " + quote_ident(t.table) + " (" + cols + ") VALUES (" + marks + ")");
   int rows = 0;
-  for (const Value& e : entries->GetArray()) {
+  for (const Value& e : entries.GetArray()) {
     const Value* key = member(e, "key");
     const Value* config = member(e, "config");
     if (key == nullptr || !key->IsArray() || config == nullptr || !config->IsObject()) continue;
     size_t ki = 0;
     ins.reset();
     ins.clearBindings();
-    for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const std::string& name = t.columns[i].name;
       const Value* v = nullptr;
-      if (names[i].rfind("key_", 0) == 0) {
+      if (name.rfind("key_", 0) == 0) {
         v = ki < key->Size() ? &(*key)[static_cast<rapidjson::SizeType>(ki)] : nullptr;
         ++ki;
       } else {
-        v = member(*config, names[i].c_str());
+        v = member(*config, name.c_str());
       }
       int idx = static_cast<int>(i + 1);
       if (v == nullptr || v->IsNull()) {
@@ -337,7 +336,7 @@ int rebuild_table(const rapidjson::Document& doc, const fs::path& config_cache) 
       } else if (v->IsNumber()) {
         ins.bind(idx, v->GetDouble());
       } else if (v->IsString()) {
-        ins.bind(idx, std::string(v->GetString()));
+        ins.bind(idx, std::string(v->GetString(), v->GetStringLength()));
       } else {
         ins.bind(idx, json::compact(*v));
       }
@@ -434,13 +433,33 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   rapidjson::Document pins;
   pins.SetObject();
   Alloc& pa = pins.GetAllocator();
+  // Every record is read and checked before any is applied: a bad one
+  // stops the replay with nothing of it written.
+  struct Record {
+    fs::path file;
+    rapidjson::Document doc;
+    LibTunerTable table;
+  };
+  std::vector<Record> libtuner;
   for (const fs::path& f : json_files_under(records / "libtuner")) {
-    rapidjson::Document doc = load_json(f);
+    Record r;
+    r.file = f;
     try {
-      s.replay_rows += rebuild_table(doc, config_cache);
+      const std::string why = json::parse(r.doc, read_file(f.string()));
+      if (!why.empty()) throw std::runtime_error("not valid JSON (" + why + ")");
+      r.table = checked_libtuner_table(r.doc);
     } catch (const std::exception& e) {
-      throw UsageError("cannot replay " + f.string() + ": " + e.what());
+      throw PreflightError("replay_from", "cannot replay " + f.string() + ": " + e.what());
     }
+    libtuner.push_back(std::move(r));
+  }
+  for (const Record& r : libtuner) {
+    try {
+      s.replay_rows += rebuild_table(r.table, r.doc["entries"], config_cache);
+    } catch (const std::exception& e) {
+      throw PreflightError("replay_from", "cannot replay " + r.file.string() + ": " + e.what());
+    }
+    const rapidjson::Document& doc = r.doc;
     // The example suite's tuner is pinned by a file {kernel: {key: config}}
     // (ZL_SUITE_TUNER_PIN) rather than by its cache, so that a key missing
     // from the records fails with replay_miss instead of being tuned.
@@ -503,8 +522,7 @@ AutotuneResult finish_autotune(const AutotuneSetup& setup, const CacheDirs& dirs
     bool refused = line.find("replay_refused:") != std::string::npos;
     if (!miss && !refused) continue;
     rapidjson::Document row;
-    row.Parse(line.c_str());
-    std::string error = row.HasParseError() ? std::string() : str_member(row, "error");
+    std::string error = json::parse(row, line).empty() ? str_member(row, "error") : std::string();
     if (error.find("replay_miss:") != std::string::npos) {
       r.replay_misses++;
     } else if (error.find("replay_refused:") != std::string::npos) {

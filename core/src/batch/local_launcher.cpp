@@ -260,11 +260,8 @@ class BatchRun : public QueueEvents {
   }
 
   void log(const std::string& line) {
-    try {
-      append_log_line((dir_ / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n");
-    } catch (const std::exception& e) {
-      std::cerr << "zlcore batch: " << e.what() << "\n";
-    }
+    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n",
+                            "zlcore batch");
   }
 
   void record(const OpRow& row) {
@@ -286,7 +283,7 @@ class BatchRun : public QueueEvents {
     fs::create_directories(dir_);
     // One batch per directory at a time; flock is released even on SIGKILL.
     const std::string lock = (dir_ / ".batch.lock").string();
-    lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (lock_fd_ < 0 || flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
     }

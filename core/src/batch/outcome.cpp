@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "zlcore/atomic_file.hpp"
 
 namespace zl::batch {
@@ -79,8 +80,7 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
       text = read_file(identity_path);
     } catch (const std::exception&) {
     }
-    doc.Parse(text.c_str(), text.size());
-    if (!doc.HasParseError() && doc.IsObject()) {
+    if (json::parse(doc, text).empty() && doc.IsObject()) {
       out.test_node = member_string(doc, "test_node");
       out.bench_level = member_string(doc, "bench_level");
       if (doc.HasMember("started")) out.started = member_string(doc, "started");

@@ -123,11 +123,7 @@ std::string ops_yaml(const std::vector<OpSpec>& ops) {
 }
 
 void log_line(const fs::path& dir, const std::string& line) {
-  try {
-    append_log_line((dir / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n");
-  } catch (const std::exception& e) {
-    std::cerr << "zlcore batch: " << e.what() << "\n";
-  }
+  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n", "zlcore batch");
 }
 
 // ---- the plan ---------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 
 #include "../util/json.hpp"
@@ -184,7 +185,12 @@ class WarmExecutor : public Executor {
     for (std::string& s : argv) av.push_back(s.data());
     av.push_back(nullptr);
 
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int log_fd = -1;
+    try {
+      log_fd = open_for_append(log);  // never through a link planted in --out
+    } catch (const std::exception& e) {
+      std::cerr << "zlcore batch: " << e.what() << "\n";
+    }
     const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     pid_t pid = ::fork();
     if (pid == 0) {

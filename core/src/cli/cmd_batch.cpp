@@ -9,6 +9,7 @@
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/provider.hpp"
+#include "zlcore/shared_dir.hpp"
 
 namespace zl::cli {
 namespace {
@@ -180,6 +181,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   o.cold = vm.count("cold") > 0;
   if (o.resume && !vm.count("out")) throw UsageError("--resume needs --out, the batch directory to continue");
   o.out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(backend.name());
+  warn_if_writable_by_others(o.out_dir, "batch --out directory");
   o.timeout_s = parse_seconds(vm.count("timeout") ? vm["timeout"].as<std::string>() : "600", "--timeout");
   o.warmup_devices = parse_count(flag_or_env(vm, "parallel-warmup-gpus", "PARALLEL_WARMUP_GPUS", "0"),
                                  "--parallel-warmup-gpus / PARALLEL_WARMUP_GPUS");

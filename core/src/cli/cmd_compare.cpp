@@ -32,17 +32,16 @@ void write_calibration(std::ostream& out, const std::string& format, const compa
 }
 
 // Through a temporary file and a rename, like every file zlcore writes: a
-// reader never sees half a page.
+// reader never sees half a page, and a link planted at the temporary's name
+// is never followed.
 void write_html_file(const std::string& path, const compare::Report& r) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw UsageError("compare: cannot write --html " + path);
-    compare::write_html(f, r);
-    f.flush();
-    if (!f) throw UsageError("compare: cannot write --html " + path);
+  std::ostringstream page;
+  compare::write_html(page, r);
+  try {
+    write_file_atomic(path, page.str());
+  } catch (const std::exception& e) {
+    throw UsageError("compare: cannot write --html " + path + " (" + e.what() + ")");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError("compare: cannot write --html " + path);
 }
 
 // Checked before any run is read, so a typo costs nothing and leaves nothing.

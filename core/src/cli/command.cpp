@@ -9,7 +9,7 @@
 namespace zl::cli {
 
 const Registry& Context::registry() {
-  if (!registry_) registry_ = std::make_unique<Registry>(load_backends(backend_dir_));
+  if (!registry_) registry_ = std::make_unique<Registry>(load_backends(backend_dir_, probing_load_options()));
   return *registry_;
 }
 

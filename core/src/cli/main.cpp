@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/loader.hpp"
 #include "zlcore/paths.hpp"
 
 namespace {
@@ -23,6 +24,9 @@ void usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Hidden: the child side of probing a backend file (loader.hpp), run by
+  // zlcore itself before it loads that file in process.
+  if (argc == 3 && std::strcmp(argv[1], "__probe-backend") == 0) return zl::probe_backend_main(argv[2]);
   std::string backend_dir = zl::default_backend_dir();
   std::vector<std::string> rest;
   // --backend-dir is global and may stand before or after the command; a

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "zlcore/compare.hpp"
+#include "../util/json_read.hpp"
 #include "zlcore/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -136,8 +137,7 @@ void load_rows(const fs::path& file, const std::string& shown, RunInfo& run, std
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     rapidjson::Document d;
-    d.Parse(line.c_str(), line.size());
-    if (d.HasParseError() || !d.IsObject()) {
+    if (!json::parse(d, line).empty() || !d.IsObject()) {
       warnings.push_back(shown + ":" + std::to_string(lineno) + ": unreadable line skipped");
       continue;
     }
@@ -156,10 +156,9 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   const fs::path id_file = dir / "run_identity.json";
   rapidjson::Document id;
   const std::string text = read_text(id_file);
-  id.Parse(text.c_str(), text.size());
-  if (id.HasParseError() || !id.IsObject()) {
-    throw UsageError("compare: " + shown + "/run_identity.json is not a JSON object");
-  }
+  const std::string why = json::parse(id, text);
+  if (!why.empty()) throw UsageError("compare: " + shown + "/run_identity.json is not valid JSON: " + why);
+  if (!id.IsObject()) throw UsageError("compare: " + shown + "/run_identity.json is not a JSON object");
   RunInfo run;
   run.dir = shown;
   run.run_id = text_at(id, "run_id");

@@ -1,6 +1,16 @@
 #include "zlcore/backend.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "enumerate_once.hpp"
+#include "open_backend.hpp"
+#include "zlcore/loader.hpp"
 
 namespace zl {
 namespace {
@@ -67,14 +77,21 @@ std::string Backend::abi() const {
   return std::to_string(api_->abi_major) + "." + std::to_string(api_->abi_minor);
 }
 
-DeviceQuery Backend::enumerate() const {
+namespace loader {
+
+DeviceQuery enumerate_once(const zl_backend_api* api, const std::function<void(const char*)>& before) {
+  auto at = [&](const char* s) {
+    if (before) before(s);
+  };
   DeviceQuery q;
   zl_device_list* list = nullptr;
-  zl_error* err = api_->enumerate_devices(&list);
+  at(stage::kEnumerate);
+  zl_error* err = api->enumerate_devices(&list);
+  at(stage::kRelease);
   if (err != nullptr) {
     q.error = str(err->message);
     if (q.error.empty()) q.error = "error code " + std::to_string(static_cast<int>(err->code));
-    api_->error_destroy(err);
+    api->error_destroy(err);
   }
   if (list == nullptr) {
     if (q.error.empty()) q.error = "backend returned no device list";
@@ -102,8 +119,55 @@ DeviceQuery Backend::enumerate() const {
   q.reason = str(list->reason);
   q.source = str(list->source);
   if (q.devices.empty() && q.reason.empty()) q.reason = "the backend reports no devices and gives no reason";
-  api_->device_list_destroy(list);
+  api->device_list_destroy(list);
   return q;
+}
+
+}  // namespace loader
+
+// The call runs on a thread of its own so that a backend that never answers
+// costs the caller the time limit, not the command (batch enumerates between
+// dispatch rounds, run and devices before anything else). A thread cannot be
+// killed: one that ran out of time stays in the backend until it returns or
+// the process exits, and until then no new call is made.
+DeviceQuery Backend::enumerate() const {
+  struct Call {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    bool abandoned = false;  // the caller stopped waiting
+    DeviceQuery q;
+  };
+  auto failed = [](const std::string& why) {
+    DeviceQuery q;
+    q.error = why;
+    q.reason = why;
+    return q;
+  };
+  if (overdue_->load() > 0) return failed("enumerate_devices has not returned from a call that ran out of time");
+  const double limit = backend_timeout_s();
+  auto call = std::make_shared<Call>();
+  std::shared_ptr<std::atomic<int>> overdue = overdue_;
+  const zl_backend_api* api = api_;
+  try {
+    std::thread([call, overdue, api] {
+      DeviceQuery q = loader::enumerate_once(api);
+      std::lock_guard<std::mutex> lock(call->m);
+      call->q = std::move(q);
+      call->done = true;
+      if (call->abandoned) overdue->fetch_sub(1);
+      call->cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    return loader::enumerate_once(api);  // no thread to be had: ask on this one, without the limit
+  }
+  std::unique_lock<std::mutex> lock(call->m);
+  if (!call->cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return call->done; })) {
+    call->abandoned = true;
+    overdue->fetch_add(1);
+    return failed("no answer in " + loader::seconds_words(limit) + " from enumerate_devices");
+  }
+  return std::move(call->q);
 }
 
 }  // namespace zl

@@ -1,19 +1,24 @@
 #include "zlcore/loader.hpp"
-
-#include <boost/dll/shared_library.hpp>
+#include "zlcore/paths.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <system_error>
+
+#include "open_backend.hpp"
+#include "probe.hpp"
+#include "probe_cache.hpp"
+#include "zlcore/shared_dir.hpp"
 
 namespace zl {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr double kDefaultTimeoutS = 10;
 
 bool tracing() {
   static const bool on = [] {
@@ -35,30 +40,81 @@ std::vector<boost::dll::shared_library>& keep_alive() {
   return *libs;
 }
 
-// dlopen's message for a file that is not ELF is long and names the path
-// again; keep the part after the last ": " when it is the useful one.
-std::string short_dl_error(std::string msg, const std::string& path) {
-  const std::string prefix = path + ": ";
-  size_t at = msg.find(prefix);
-  if (at != std::string::npos) msg = msg.substr(at + prefix.size());
-  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-  return msg;
-}
+std::string ms(double seconds) { return std::to_string(static_cast<int>(seconds * 1000 + 0.5)) + " ms"; }
 
-bool looks_like_elf(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, 4);
-  return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+// Every file's verdict: the ELF check in process (no child for a text file),
+// then the cache, then a probe child for the rest, all at once.
+std::vector<loader::ProbeVerdict> verdicts_for(const std::string& dir, const std::vector<fs::path>& files,
+                                               const LoadOptions& opts) {
+  const double timeout_s = opts.timeout_s > 0 ? opts.timeout_s : backend_timeout_s();
+  loader::ProbeCache cache(opts.cache_dir.empty() ? user_cache_dir() : opts.cache_dir, dir);
+  std::vector<loader::ProbeVerdict> verdicts(files.size());
+  std::vector<std::optional<loader::FileId>> ids(files.size());
+  std::vector<std::string> paths, to_probe;
+  std::vector<size_t> probed_at;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string path = files[i].string();
+    paths.push_back(path);
+    if (!loader::looks_like_elf(files[i])) {
+      verdicts[i].reason = "not an ELF shared object";
+      continue;
+    }
+    ids[i] = loader::file_id(path);
+    if (ids[i]) {
+      if (const loader::ProbeVerdict* v = cache.find(path, *ids[i], timeout_s)) {
+        trace("cached verdict for " + path + ": " + (v->ok ? "ok" : v->reason));
+        verdicts[i] = *v;
+        continue;
+      }
+    }
+    to_probe.push_back(path);
+    probed_at.push_back(i);
+  }
+  if (!to_probe.empty()) {
+    std::vector<loader::ProbeVerdict> fresh = loader::probe_files(to_probe, opts.probe_program, timeout_s);
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      const size_t i = probed_at[k];
+      trace("probe " + paths[i] + ": " + (fresh[k].ok ? "ok" : fresh[k].reason) + " (" + ms(fresh[k].seconds) + ")");
+      verdicts[i] = fresh[k];
+      if (ids[i]) cache.put(paths[i], *ids[i], fresh[k], timeout_s);
+    }
+  }
+  const std::string saved = cache.save(paths);
+  if (!to_probe.empty()) trace(saved.empty() ? "no probe cache written" : "probe cache " + saved);
+  return verdicts;
 }
 
 }  // namespace
 
-LoadReport load_backends(const std::string& dir) {
+double backend_timeout_s() {
+  const char* v = std::getenv("ZL_BACKEND_TIMEOUT");
+  if (v == nullptr || *v == '\0') return kDefaultTimeoutS;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(s > 0) || s > 86400) {
+    static bool warned = false;
+    if (!warned) {
+      std::fprintf(stderr, "zlcore: ZL_BACKEND_TIMEOUT=%s is not a number of seconds in (0, 86400]; using %g\n", v,
+                   kDefaultTimeoutS);
+      warned = true;
+    }
+    return kDefaultTimeoutS;
+  }
+  return s;
+}
+
+LoadOptions probing_load_options() {
+  LoadOptions o;
+  o.probe_program = "/proc/self/exe";
+  return o;
+}
+
+LoadReport load_backends(const std::string& dir, const LoadOptions& opts) {
   LoadReport report;
   std::error_code ec;
   std::vector<fs::path> files;
   trace("scanning " + dir);
+  warn_if_writable_by_others(dir, "backend directory");
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
     if (p.extension() != ".so") continue;
@@ -75,42 +131,29 @@ LoadReport load_backends(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
 
-  for (const fs::path& p : files) {
-    const std::string path = p.string();
+  std::vector<loader::ProbeVerdict> verdicts;
+  if (!opts.probe_program.empty()) verdicts = verdicts_for(dir, files, opts);
+
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string path = files[i].string();
     auto reject = [&](const std::string& reason) {
       trace("reject " + path + ": " + reason);
       report.rejected.push_back({path, reason});
     };
-    // A short, stable reason instead of the dynamic linker's wording.
-    if (!looks_like_elf(p)) {
-      reject("not an ELF shared object");
+    if (!verdicts.empty() && !verdicts[i].ok) {
+      reject(verdicts[i].reason);
       continue;
     }
     trace("load " + path);
-    boost::dll::shared_library lib;
-    try {
-      // rtld_now: an unresolved symbol fails here, with the linker's text,
-      // rather than killing the process at the first call.
-      lib.load(p, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-    } catch (const std::exception& e) {
-      reject("cannot load: " + short_dl_error(e.what(), path));
+    loader::OpenedBackend o = loader::open_backend(files[i], {});
+    if (!o.reason.empty()) {
+      reject(o.reason);
       continue;
     }
-    if (!lib.has(ZL_BACKEND_ENTRY_SYMBOL)) {
-      reject(std::string("no entry symbol ") + ZL_BACKEND_ENTRY_SYMBOL);
-      continue;
-    }
-    auto entry = lib.get<const zl_backend_api*(uint32_t, uint32_t)>(ZL_BACKEND_ENTRY_SYMBOL);
-    const zl_backend_api* api = entry(ZL_BACKEND_ABI_MAJOR, ZL_BACKEND_ABI_MINOR);
-    std::string why = negotiate_abi(api);
-    if (!why.empty()) {
-      reject(why);
-      continue;
-    }
-    trace("accept " + path + " as '" + api->name + "' (ABI " + std::to_string(api->abi_major) + "." +
-          std::to_string(api->abi_minor) + ", struct_size " + std::to_string(api->struct_size) + ")");
-    keep_alive().push_back(std::move(lib));
-    report.backends.emplace_back(api, path);
+    trace("accept " + path + " as '" + o.api->name + "' (ABI " + std::to_string(o.api->abi_major) + "." +
+          std::to_string(o.api->abi_minor) + ", struct_size " + std::to_string(o.api->struct_size) + ")");
+    keep_alive().push_back(std::move(o.lib));
+    report.backends.emplace_back(o.api, path);
   }
   return report;
 }

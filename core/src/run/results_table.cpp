@@ -7,6 +7,8 @@
 #include <fstream>
 #include <vector>
 
+#include "../util/json_read.hpp"
+
 namespace zl {
 namespace {
 
@@ -32,17 +34,33 @@ std::string format_results_table(const std::string& results_jsonl) {
   std::ifstream in(results_jsonl);
   std::vector<std::vector<std::string>> rows;
   const std::vector<std::string> head{"op", "dtype", "shape", "torch ms", "gems ms", "speedup", "timer", "spread %", "note"};
+  // A line that does not parse is skipped, and the first one is named under
+  // the table: the child appends lines, so a torn last line is expected after
+  // a crash, and anything else is someone else's file.
+  int lineno = 0, unreadable = 0;
+  std::string first_unreadable;
   for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     rapidjson::Document d;
-    d.Parse(line.c_str());
-    if (d.HasParseError() || !d.IsObject()) continue;
+    const std::string why = json::parse(d, line);
+    if (!why.empty() || !d.IsObject()) {
+      if (unreadable++ == 0) {
+        first_unreadable = results_jsonl + ":" + std::to_string(lineno) + ": " + (why.empty() ? "not an object" : why);
+      }
+      continue;
+    }
     std::string note = field(d, "error");
     if (note == "-") note = field(d, "fallback_reason");
     if (note != "-" && note.size() > 60) note = note.substr(0, 57) + "...";
     rows.push_back({field(d, "op"), field(d, "dtype"), field(d, "shape"), field(d, "latency_base_ms"),
                     field(d, "latency_ms"), field(d, "speedup"), field(d, "timer"), field(d, "spread_pct"), note});
   }
-  if (rows.empty()) return "no results recorded\n";
+  std::string skipped;
+  if (unreadable > 0) {
+    skipped = std::to_string(unreadable) + " unreadable line(s) skipped, the first: " + first_unreadable + "\n";
+  }
+  if (rows.empty()) return "no results recorded\n" + skipped;
   std::vector<size_t> width(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
     width[c] = head[c].size();
@@ -59,7 +77,7 @@ std::string format_results_table(const std::string& results_jsonl) {
   };
   std::string out = line(head);
   for (const auto& r : rows) out += line(r);
-  return out;
+  return out + skipped;
 }
 
 }  // namespace zl

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "../util/json_read.hpp"
 #include "zlcore/atomic_file.hpp"
 
 namespace zl {
@@ -110,11 +111,11 @@ std::vector<KernelInfo> new_kernels(const CacheDirs& dirs, const CacheSnapshot& 
       if (p.extension() != ".json" || p.filename().string().rfind("__grp__", 0) == 0) continue;
       rapidjson::Document doc;
       try {
-        doc.Parse(read_file(p.string()).c_str());
+        if (!json::parse(doc, read_file(p.string())).empty()) continue;
       } catch (const std::exception&) {
         continue;
       }
-      if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("name")) continue;
+      if (!doc.IsObject() || !doc.HasMember("name")) continue;
       KernelInfo k;
       k.name = doc["name"].IsString() ? doc["name"].GetString() : p.stem().string();
       if (doc.HasMember("num_warps") && doc["num_warps"].IsInt()) k.num_warps = doc["num_warps"].GetInt();

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "zlcore/signals.hpp"
 
 extern char** environ;
@@ -95,8 +96,7 @@ bool WorkerSession::connect(const std::string& socket_path, double handshake_tim
     return false;
   }
   rapidjson::Document d;
-  d.Parse(line.c_str());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("pid") || !d["pid"].IsInt()) {
+  if (!json::parse(d, line).empty() || !d.IsObject() || !d.HasMember("pid") || !d["pid"].IsInt()) {
     *error = "bad handshake from the worker: " + line.substr(0, 200);
     return false;
   }
@@ -168,8 +168,8 @@ ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::
   const bool replied = read_line(fd_, pending_, &line, 0, tick);
   r.seconds = monotonic_seconds() - started;
   rapidjson::Document d;
-  if (replied) d.Parse(line.c_str());
-  if (replied && !d.HasParseError() && d.IsObject() && d.HasMember("exit_code") && d["exit_code"].IsInt()) {
+  const bool parsed = replied && json::parse(d, line).empty();
+  if (parsed && d.IsObject() && d.HasMember("exit_code") && d["exit_code"].IsInt()) {
     r.exit_code = d["exit_code"].GetInt();
     auto health = d.FindMember("health");
     if (health != d.MemberEnd() && health->value.IsObject()) {

@@ -1,11 +1,18 @@
 #include "zlcore/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -26,12 +33,57 @@ void write_fully(int fd, const std::string& data, const std::string& path) {
   }
 }
 
+std::string random_hex() {
+  unsigned char bytes[8] = {};
+  if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bytes)) {
+    // No entropy yet (early boot): the exclusive create below still refuses
+    // a name someone planted; this only makes a clash likelier.
+    const uint64_t mix = static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
+                         static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&bytes));
+    std::memcpy(bytes, &mix, sizeof bytes);
+  }
+  char out[17];
+  for (size_t i = 0; i < sizeof bytes; ++i) std::snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+  return out;
+}
+
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// A temporary beside `path`: .<name>.<random>.tmp, created with O_EXCL and
+// O_NOFOLLOW, so a name planted in advance (a link to someone's file) is
+// never opened; another name is drawn instead.
+int create_temp_beside(const std::string& path, std::string* tmp) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    *tmp = dir + "." + name + "." + random_hex() + ".tmp";
+    int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) throw std::runtime_error("cannot create " + *tmp + ": " + std::strerror(errno));
+  }
+  throw std::runtime_error("cannot create a temporary file beside " + path + ": every name tried exists");
+}
+
+// After a rename the new name lives in the directory: sync it too, or a
+// power cut can bring back the old file. Some file systems cannot sync a
+// directory (EINVAL); the file itself is synced either way.
+void sync_directory(const std::string& path) {
+  int fd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& contents) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot create " + tmp + ": " + std::strerror(errno));
+  std::string tmp;
+  int fd = create_temp_beside(path, &tmp);
   try {
     write_fully(fd, contents, tmp);
     if (fsync(fd) != 0) throw std::runtime_error("cannot sync " + tmp + ": " + std::strerror(errno));
@@ -41,18 +93,40 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
     throw;
   }
   close(fd);
+  // rename replaces a link at `path` itself, never the file it points to.
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     unlink(tmp.c_str());
     throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
   }
+  sync_directory(path);
+}
+
+int open_for_append(const std::string& path) {
+  // O_NONBLOCK: a FIFO planted at the path must not block us until someone
+  // reads it (it fails the regular-file check below instead).
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ELOOP) {
+      throw std::runtime_error("cannot append to " + path +
+                               ": it is a symbolic link, and zlcore does not follow links for files it writes");
+    }
+    throw std::runtime_error("cannot append to " + path + ": " + std::strerror(e));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error("cannot append to " + path + ": not a regular file");
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
 }
 
 namespace {
 
 void append_once(const std::string& path, const std::string& record, bool sync) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  int fd = open_for_append(path);
   // One write with O_APPEND: the record lands whole or (on a kill before the
   // call) not at all.
   ssize_t n = ::write(fd, record.data(), record.size());
@@ -69,6 +143,17 @@ void append_once(const std::string& path, const std::string& record, bool sync) 
 void append_record(const std::string& path, const std::string& record) { append_once(path, record, true); }
 
 void append_log_line(const std::string& path, const std::string& line) { append_once(path, line, false); }
+
+void append_log_line_or_warn(const std::string& path, const std::string& line, const std::string& who) {
+  try {
+    append_once(path, line, false);
+  } catch (const std::exception& e) {
+    static std::mutex m;
+    static auto* said = new std::set<std::string>();  // leaked: used until exit
+    std::lock_guard<std::mutex> lock(m);
+    if (said->insert(e.what()).second) std::cerr << who << ": " << e.what() << "\n";
+  }
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

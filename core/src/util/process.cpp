@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <stdexcept>
 
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/signals.hpp"
 
 extern char** environ;
@@ -74,9 +76,10 @@ bool ChildProcess::start() {
     return false;
   }
   if (!spec_.log_path.empty()) {
-    log_fd_ = open(spec_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd_ < 0) {
-      result_.spawn_error = "cannot open log " + spec_.log_path + ": " + std::strerror(errno);
+    try {
+      log_fd_ = open_for_append(spec_.log_path);
+    } catch (const std::exception& e) {
+      result_.spawn_error = e.what();
       return false;
     }
   }

@@ -287,7 +287,9 @@ class ReplayIndex:
         try:
             with open(os.path.join(directory, "manifest.json"), encoding="utf-8") as f:
                 self.manifest = json.load(f)
-        except (OSError, ValueError) as exc:
+        # RecursionError: json's decoder recurses per nesting level, and a
+        # record is someone else's file (300,000 `[` stop it there).
+        except (OSError, ValueError, RecursionError) as exc:
             self.errors.append(f"manifest.json: {exc}")
         for path in sorted(self._files("triton_autotune")):
             doc = self._load(path)
@@ -319,7 +321,7 @@ class ReplayIndex:
         try:
             with open(path, encoding="utf-8") as f:
                 return json.load(f)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             self.errors.append(f"{os.path.relpath(path, self.directory)}: {exc}")
             return None
 

@@ -43,12 +43,15 @@ class _Writer:
             line = json.dumps(_child.jsonable(row)) + "\n"
         if self.path:
             try:
+                # O_NOFOLLOW: a link planted in the run directory is refused
+                # (a write error), never appended through.
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                 try:
-                    fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                    fd = os.open(self.path, flags, 0o644)
                 except FileNotFoundError:
                     # The directory only when it is missing, not a makedirs per row.
                     os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-                    fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                    fd = os.open(self.path, flags, 0o644)
                 try:
                     os.write(fd, line.encode("utf-8"))
                 finally:

@@ -298,7 +298,7 @@ def run_op(request, snapshot, tracker, suite_root):
 
     threads_before = _health.threads_now()
 
-    log_fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log_fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     sys.stdout.flush()
     sys.stderr.flush()
     saved_fds = (os.dup(1), os.dup(2))

@@ -1,0 +1,78 @@
+#include "open_backend.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include "zlcore/backend.hpp"
+
+namespace zl::loader {
+namespace {
+
+// dlopen's message for a file that is not ELF is long and names the path
+// again; keep the part after the last ": " when it is the useful one.
+std::string short_dl_error(std::string msg, const std::string& path) {
+  const std::string prefix = path + ": ";
+  size_t at = msg.find(prefix);
+  if (at != std::string::npos) msg = msg.substr(at + prefix.size());
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  return msg;
+}
+
+}  // namespace
+
+std::string stage_words(const std::string& stage) {
+  if (stage == stage::kLoad) return "during load";
+  if (stage == stage::kEntry) return "in the entry point";
+  if (stage == stage::kTable) return "while its table was read";
+  if (stage == stage::kEnumerate) return "in enumerate_devices";
+  if (stage == stage::kRelease) return "while its device list was released";
+  if (stage == stage::kExit) return "at exit";
+  return "before loading";
+}
+
+std::string seconds_words(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", seconds);
+  return buf;
+}
+
+bool looks_like_elf(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+OpenedBackend open_backend(const std::filesystem::path& file, const std::function<void(const char*)>& before) {
+  auto at = [&](const char* s) {
+    if (before) before(s);
+  };
+  OpenedBackend o;
+  const std::string path = file.string();
+  if (!looks_like_elf(file)) {
+    o.reason = "not an ELF shared object";
+    return o;
+  }
+  at(stage::kLoad);
+  try {
+    // rtld_now: an unresolved symbol fails here, with the linker's text,
+    // rather than killing the process at the first call.
+    o.lib.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    o.reason = "cannot load: " + short_dl_error(e.what(), path);
+    return o;
+  }
+  if (!o.lib.has(ZL_BACKEND_ENTRY_SYMBOL)) {
+    o.reason = std::string("no entry symbol ") + ZL_BACKEND_ENTRY_SYMBOL;
+    return o;
+  }
+  auto entry = o.lib.get<const zl_backend_api*(uint32_t, uint32_t)>(ZL_BACKEND_ENTRY_SYMBOL);
+  at(stage::kEntry);
+  const zl_backend_api* api = entry(ZL_BACKEND_ABI_MAJOR, ZL_BACKEND_ABI_MINOR);
+  at(stage::kTable);
+  o.reason = negotiate_abi(api);
+  if (o.reason.empty()) o.api = api;
+  return o;
+}
+
+}  // namespace zl::loader

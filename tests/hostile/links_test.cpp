@@ -1,0 +1,143 @@
+// Issue 20, item 9: in a directory someone else can write, a planted link
+// made zlcore write through it (a symlinked batch.log made root append to its
+// target; temporaries were X.tmp.<pid>, opened without O_EXCL/O_NOFOLLOW).
+// Temporaries are now exclusive and randomly named, appends refuse links, and
+// a backend directory or batch --out open to other users gets one warning.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <functional>
+
+#include "hostile_util.hpp"
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/shared_dir.hpp"
+
+namespace {
+
+using hostile::TempDir;
+namespace fs = std::filesystem;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Links, AtomicWriteNeverOpensAPlantedTemporary) {
+  TempDir tmp;
+  const fs::path victim = tmp / "victim", target = tmp / "identity.json";
+  hostile::spit(victim, "precious\n");
+  // The names the old code used, and a few around them.
+  for (int pid = getpid() - 2; pid <= getpid() + 2; ++pid) {
+    fs::create_symlink(victim, target.string() + ".tmp." + std::to_string(pid));
+  }
+  zl::write_file_atomic(target.string(), "{\"new\": true}\n");
+  EXPECT_EQ(hostile::slurp(victim), "precious\n");
+  EXPECT_EQ(hostile::slurp(target), "{\"new\": true}\n");
+  EXPECT_FALSE(fs::is_symlink(target));
+  size_t leftovers = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path())) leftovers += e.path().extension() == ".tmp";
+  EXPECT_EQ(leftovers, 0u) << "a temporary was left behind";
+}
+
+TEST(Links, AtomicWriteReplacesALinkRatherThanItsTarget) {
+  TempDir tmp;
+  const fs::path victim = tmp / "victim", target = tmp / "ops_status.csv";
+  hostile::spit(victim, "precious\n");
+  fs::create_symlink(victim, target);
+  zl::write_file_atomic(target.string(), "op,status\n");
+  EXPECT_EQ(hostile::slurp(victim), "precious\n");
+  EXPECT_FALSE(fs::is_symlink(target));
+  EXPECT_EQ(hostile::slurp(target), "op,status\n");
+}
+
+TEST(Links, AppendsRefuseALinkWithOneLineNamingTheFile) {
+  TempDir tmp;
+  const fs::path victim = tmp / "victim", log = tmp / "batch.log", csv = tmp / "ops_status.csv";
+  hostile::spit(victim, "precious\n");
+  fs::create_symlink(victim, log);
+  fs::create_symlink(victim, csv);
+  const std::string why = "it is a symbolic link, and zlcore does not follow links for files it writes";
+  EXPECT_EQ(error_of([&] { zl::append_log_line(log.string(), "line\n"); }),
+            "cannot append to " + log.string() + ": " + why);
+  EXPECT_EQ(error_of([&] { zl::append_record(csv.string(), "a,b\n"); }),
+            "cannot append to " + csv.string() + ": " + why);
+  EXPECT_EQ(hostile::slurp(victim), "precious\n");
+  // A dangling link must not create its target either.
+  const fs::path dangling = tmp / "run.log", would_be = tmp / "created-through-link";
+  fs::create_symlink(would_be, dangling);
+  EXPECT_NE(error_of([&] { zl::append_log_line(dangling.string(), "x\n"); }), "no error");
+  EXPECT_FALSE(fs::exists(would_be));
+}
+
+TEST(Links, AFifoAtALogPathFailsInsteadOfBlocking) {
+  TempDir tmp;
+  const fs::path fifo = tmp / "batch.log";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  // Without a reader the open itself fails (ENXIO); with one, the type check.
+  EXPECT_EQ(error_of([&] { zl::append_log_line(fifo.string(), "x\n"); }).rfind("cannot append to " + fifo.string(), 0),
+            0u);
+}
+
+TEST(Links, DirectoriesOthersCanWriteAreNamed) {
+  TempDir tmp;
+  const fs::path d = tmp / "d";
+  fs::create_directory(d);
+  ::chmod(d.c_str(), 0755);
+  EXPECT_EQ(zl::writable_by_others(d.string()), "");
+  ::chmod(d.c_str(), 0775);
+  EXPECT_EQ(zl::writable_by_others(d.string()), "writable by its group (mode 0775) without the sticky bit");
+  ::chmod(d.c_str(), 0777);
+  EXPECT_EQ(zl::writable_by_others(d.string()),
+            "writable by its group and by everyone (mode 0777) without the sticky bit");
+  ::chmod(d.c_str(), 01777);  // like /tmp: others cannot remove or rename our files
+  EXPECT_EQ(zl::writable_by_others(d.string()), "");
+  EXPECT_EQ(zl::writable_by_others((tmp / "missing").string()), "");
+}
+
+TEST(Links, AnOpenBackendDirectoryIsWarnedAboutOnce) {
+  TempDir tmp;
+  const fs::path plugins = tmp / "plugins";
+  fs::create_directory(plugins);
+  ::chmod(plugins.c_str(), 0777);
+  hostile::Ran r = hostile::zlcore({"--backend-dir", plugins.string(), "backends"}, tmp.path());
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: warning: the backend directory " + plugins.string() +
+                       " is writable by its group and by everyone (mode 0777) without the sticky bit; other users "
+                       "can change what zlcore reads and writes there\n");
+  ::chmod(plugins.c_str(), 01777);
+  r = hostile::zlcore({"--backend-dir", plugins.string(), "backends"}, tmp.path());
+  EXPECT_EQ(r.err, "") << hostile::describe(r);
+}
+
+// The issue's case end to end: a batch into an --out where someone planted
+// batch.log as a link to a file of ours.
+TEST(Links, ABatchNeverAppendsThroughAPlantedLog) {
+  TempDir tmp;
+  const fs::path out = tmp / "out", victim = tmp / "victim";
+  fs::create_directory(out);
+  ::chmod(out.c_str(), 0777);
+  hostile::spit(victim, "precious\n");
+  fs::create_symlink(victim, out / "batch.log");
+  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host",
+                                    "--flaggems-dir", ZL_EXAMPLE_SUITE, "--ops", "abs", "--cold", "--no-idle-check",
+                                    "--python", "/usr/bin/python3", "--out", out.string()},
+                                   tmp.path(), {{"HOME", (tmp / "home").string()}}, 180);
+  EXPECT_EQ(hostile::slurp(victim), "precious\n");
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_NE(r.err.find("zlcore: warning: the batch --out directory " + out.string() + " is writable by"),
+            std::string::npos)
+      << hostile::describe(r);
+  const std::string refused = "zlcore batch: cannot append to " + out.string() +
+                              "/batch.log: it is a symbolic link, and zlcore does not follow links for files it "
+                              "writes\n";
+  const size_t at = r.err.find(refused);
+  EXPECT_NE(at, std::string::npos) << hostile::describe(r);
+  EXPECT_EQ(r.err.find(refused, at + 1), std::string::npos) << "said more than once\n" << hostile::describe(r);
+}
+
+}  // namespace

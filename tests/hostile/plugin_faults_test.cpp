@@ -1,0 +1,227 @@
+// Issue 20, item 2: one bad backend decided the fate of every command. A
+// plugin that exits, aborts, segfaults or hangs in a constructor, its entry
+// point or enumerate_devices is now probed in a child first and rejected with
+// what happened and where, while the good plugin beside it loads; nothing
+// hangs. A plugin that passes its probe and hangs later costs an enumerate
+// the time limit, not the command.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <tuple>
+
+#include "hostile_util.hpp"
+#include "zlcore/loader.hpp"
+
+namespace {
+
+using hostile::TempDir;
+namespace fs = std::filesystem;
+
+// A backend directory: the faulty file sorted first, a good one after it.
+fs::path plugin_dir(const TempDir& tmp, const std::vector<std::string>& faults) {
+  const fs::path dir = tmp / "plugins";
+  fs::create_directories(dir);
+  for (const std::string& f : faults) fs::copy_file(fs::path(ZL_FAULTS_DIR) / (f + ".so"), dir / ("a_" + f + ".so"));
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "good.so", dir / "z_good.so");
+  return dir;
+}
+
+struct Listing {
+  std::vector<std::string> loaded;
+  std::map<std::string, std::string> rejected;  // file name -> reason
+};
+
+Listing parse_listing(const std::string& json) {
+  Listing l;
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  if (d.HasParseError() || !d.IsObject()) return l;
+  for (const auto& b : d["backends"].GetArray()) l.loaded.push_back(b["name"].GetString());
+  for (const auto& r : d["rejected"].GetArray()) {
+    l.rejected[fs::path(r["path"].GetString()).filename().string()] = r["reason"].GetString();
+  }
+  return l;
+}
+
+std::string where_words(const std::string& where) {
+  if (where == "ctor") return "during load";
+  if (where == "entry") return "in the entry point";
+  return "in enumerate_devices";
+}
+
+std::string expected_reason(const std::string& what, const std::string& where) {
+  if (what == "exit") return "exited with 0 " + where_words(where);
+  if (what == "abort") return "aborted (SIGABRT) " + where_words(where);
+  if (what == "segv") return "killed by SIGSEGV " + where_words(where);
+  return "no answer in 1 s " + where_words(where);
+}
+
+const std::map<std::string, std::string> kShortLimit{{"ZL_BACKEND_TIMEOUT", "1"}};
+
+class PluginFault : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(PluginFault, RejectedBesideAGoodOne) {
+  const auto& [what, where] = GetParam();
+  const std::string fault = "fault_" + what + "_" + where;
+  TempDir tmp;
+  const fs::path dir = plugin_dir(tmp, {fault});
+
+  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(), kShortLimit, 30);
+  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  Listing l = parse_listing(r.out);
+  EXPECT_EQ(l.loaded, std::vector<std::string>{"good"}) << hostile::describe(r);
+  EXPECT_EQ(l.rejected["a_" + fault + ".so"], expected_reason(what, where)) << hostile::describe(r);
+  std::printf("  %s: backends in %.3f s (cold)\n", fault.c_str(), r.seconds);
+
+  // The plain listing says the same, and the verdict comes from the cache.
+  r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(),
+                      {{"ZL_BACKEND_TIMEOUT", "1"}, {"ZL_DEBUG_LOADER", "1"}}, 30);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_NE(r.out.find("\ngood  (ABI"), std::string::npos) << hostile::describe(r);
+  EXPECT_NE(r.out.find("rejected:\n  " + (dir / ("a_" + fault + ".so")).string() + ": " + expected_reason(what, where)),
+            std::string::npos)
+      << hostile::describe(r);
+  EXPECT_NE(r.err.find("cached verdict for " + (dir / ("a_" + fault + ".so")).string()), std::string::npos)
+      << hostile::describe(r);
+  std::printf("  %s: backends in %.3f s (warm)\n", fault.c_str(), r.seconds);
+
+  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good"}, tmp.path(), kShortLimit, 30);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(r.out.rfind("good: 2 device(s) via fake\n", 0), 0u) << hostile::describe(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, PluginFault,
+                         ::testing::Combine(::testing::Values("exit", "abort", "segv", "hang"),
+                                            ::testing::Values("ctor", "entry", "enumerate")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+// A directory of every fault at once costs about one time limit, not twelve.
+TEST(PluginFaults, AllTwelveBesideAGoodOne) {
+  TempDir tmp;
+  std::vector<std::string> faults;
+  for (const char* what : {"exit", "abort", "segv", "hang"}) {
+    for (const char* where : {"ctor", "entry", "enumerate"}) faults.push_back(std::string("fault_") + what + "_" + where);
+  }
+  const fs::path dir = plugin_dir(tmp, faults);
+  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(), kShortLimit, 60);
+  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  Listing l = parse_listing(r.out);
+  EXPECT_EQ(l.loaded, std::vector<std::string>{"good"}) << hostile::describe(r);
+  EXPECT_EQ(l.rejected.size(), 12u) << hostile::describe(r);
+  std::printf("  12 faulty plugins and a good one: backends in %.3f s (cold)\n", r.seconds);
+}
+
+// Passed its probe, stops answering later: the command gets the time limit
+// and a reason, for devices, run and batch alike.
+TEST(PluginFaults, AnEnumerationThatHangsLaterIsCutOffInProcess) {
+  TempDir tmp;
+  const fs::path dir = tmp / "plugins", hang = tmp / "hang-now";
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "later_hang.so", dir / "later_hang.so");
+  std::map<std::string, std::string> env{{"ZL_BACKEND_TIMEOUT", "1"}, {"ZL_FAKE_HANG_FILE", hang.string()}};
+
+  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env, 30);
+  EXPECT_NE(r.out.find("\nlaterhang  (ABI"), std::string::npos) << hostile::describe(r);
+
+  hostile::spit(hang, "");
+  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "laterhang"}, tmp.path(), env, 30);
+  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(r.out, "laterhang: no devices: no answer in 1 s from enumerate_devices\n") << hostile::describe(r);
+  std::printf("  devices with a hanging enumerate: %.3f s\n", r.seconds);
+
+  r = hostile::zlcore({"--backend-dir", dir.string(), "run", "--backend", "laterhang", "--flaggems-dir",
+                       ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--out",
+                       (tmp / "R").string()},
+                      tmp.path(), env, 30);
+  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  EXPECT_EQ(r.err,
+            "PREFLIGHT_FAILED check=device backend 'laterhang' reports no devices: no answer in 1 s from "
+            "enumerate_devices\n")
+      << hostile::describe(r);
+
+  r = hostile::zlcore({"--backend-dir", dir.string(), "batch", "--backend", "laterhang", "--flaggems-dir",
+                       ZL_EXAMPLE_SUITE, "--ops", "abs", "--python", "/usr/bin/python3", "--out",
+                       (tmp / "B").string()},
+                      tmp.path(), env, 30);
+  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  EXPECT_NE(r.err.find("no answer in 1 s from enumerate_devices"), std::string::npos) << hostile::describe(r);
+}
+
+// In process: a call that ran out of time blocks new calls until it returns,
+// and the backend answers again once it does.
+TEST(PluginFaults, AnOverdueEnumerationHoldsBackNewCallsUntilItReturns) {
+  TempDir tmp;
+  const fs::path hang = tmp / "hang-now";
+  ::setenv("ZL_BACKEND_TIMEOUT", "0.5", 1);
+  ::setenv("ZL_FAKE_HANG_FILE", hang.c_str(), 1);
+  fs::create_directories(tmp / "plugins");
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "later_hang.so", tmp / "plugins" / "later_hang.so");
+  zl::LoadReport r = zl::load_backends((tmp / "plugins").string());  // in process: this one passes a probe
+  const zl::Backend* later = nullptr;
+  for (const zl::Backend& b : r.backends) later = b.name() == "laterhang" ? &b : later;
+  ASSERT_NE(later, nullptr);
+  EXPECT_EQ(later->enumerate().devices.size(), 2u);
+
+  hostile::spit(hang, "");
+  EXPECT_EQ(later->enumerate().error, "no answer in 0.5 s from enumerate_devices");
+  EXPECT_EQ(later->enumerate().error, "enumerate_devices has not returned from a call that ran out of time");
+  fs::remove(hang);
+  zl::DeviceQuery q;
+  for (int i = 0; i < 50 && q.devices.empty(); ++i) {  // the stuck call notices within a second
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    q = later->enumerate();
+  }
+  EXPECT_EQ(q.devices.size(), 2u) << q.error;
+  ::unsetenv("ZL_BACKEND_TIMEOUT");
+  ::unsetenv("ZL_FAKE_HANG_FILE");
+}
+
+// The probe's verdict is kept per file: a changed file is probed again.
+TEST(PluginFaults, AChangedFileIsProbedAgain) {
+  TempDir tmp;
+  const fs::path dir = plugin_dir(tmp, {});
+  std::map<std::string, std::string> env{{"ZL_DEBUG_LOADER", "1"}};
+  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
+  EXPECT_NE(r.err.find("probe " + (dir / "z_good.so").string() + ": ok"), std::string::npos) << hostile::describe(r);
+  r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
+  EXPECT_NE(r.err.find("cached verdict for " + (dir / "z_good.so").string() + ": ok"), std::string::npos)
+      << hostile::describe(r);
+  // Same name, another file: a fault now.
+  fs::remove(dir / "z_good.so");
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "fault_abort_entry.so", dir / "z_good.so");
+  r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
+  Listing l = parse_listing(r.out);
+  EXPECT_TRUE(l.loaded.empty()) << hostile::describe(r);
+  EXPECT_EQ(l.rejected["z_good.so"], "aborted (SIGABRT) in the entry point") << hostile::describe(r);
+  // A cache that is not JSON is ignored, and rewritten.
+  for (const auto& e : fs::directory_iterator(tmp / ".zlcache")) hostile::spit(e.path(), std::string(5000, '['));
+  r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(parse_listing(r.out).rejected["z_good.so"], "aborted (SIGABRT) in the entry point");
+}
+
+// A hang verdict holds for limits no longer than the one it ran out at: given
+// more time, the file is probed again.
+TEST(PluginFaults, AHangVerdictIsProbedAgainWithALongerLimit) {
+  TempDir tmp;
+  const fs::path dir = plugin_dir(tmp, {"fault_hang_entry"});
+  const std::string file = (dir / "a_fault_hang_entry.so").string();
+  auto reason_with = [&](const std::string& limit, hostile::Ran* ran) {
+    *ran = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(),
+                           {{"ZL_BACKEND_TIMEOUT", limit}, {"ZL_DEBUG_LOADER", "1"}}, 30);
+    return parse_listing(ran->out).rejected["a_fault_hang_entry.so"];
+  };
+  hostile::Ran r;
+  EXPECT_EQ(reason_with("1", &r), "no answer in 1 s in the entry point") << hostile::describe(r);
+  EXPECT_EQ(reason_with("0.5", &r), "no answer in 1 s in the entry point") << hostile::describe(r);
+  EXPECT_NE(r.err.find("cached verdict for " + file), std::string::npos) << hostile::describe(r);
+  EXPECT_EQ(reason_with("1.5", &r), "no answer in 1.5 s in the entry point") << hostile::describe(r);
+  EXPECT_NE(r.err.find("probe " + file + ": no answer"), std::string::npos) << hostile::describe(r);
+}
+
+}  // namespace
