@@ -126,26 +126,27 @@ def shape_of(bench, args, kwargs):
         return None
 
 
-def build_fn(bench, op, args, kwargs):
-    """The callable FlagGems' get_latency times, and its grad_to_none.
+def build_fn(bench, op, args, kwargs, grad_output=None):
+    """The callable FlagGems' get_latency times, its grad_to_none, and its grad output.
 
     Mirrors base.Benchmark.get_latency: a backward bench runs the forward once,
-    then times torch.autograd.grad over the tensors that require grad.
+    then times torch.autograd.grad over the tensors that require grad, with
+    `grad_output` (drawn with randn_like when not given) as the output's grad.
     """
     fn = lambda: op(*args, **kwargs)  # noqa: E731
     if not getattr(bench, "is_backward", False):
-        return fn, None
+        return fn, None, None
     try:
         import torch  # only backward benches need it
     except ImportError:
-        return fn, None  # a torch-less suite (the host example) times its backward op as given
+        return fn, None, None  # a torch-less suite (the host example) times its backward op as given
     if not any(torch.is_tensor(a) and a.requires_grad for a in args):
-        return fn, None
+        return fn, None, None
     out = fn()
-    dout = torch.randn_like(out)
+    dout = grad_output if grad_output is not None else torch.randn_like(out)
     xs = [a for a in args if torch.is_tensor(a) and a.requires_grad]
     grad_fn = lambda: torch.autograd.grad((out,), xs, grad_outputs=(dout,), retain_graph=True)  # noqa: E731
-    return grad_fn, xs
+    return grad_fn, xs, dout
 
 
 def device_module():

@@ -49,6 +49,10 @@ def empty_cache():
     pass
 
 
+def is_current_stream_capturing():
+    return _stub.capture is not None and _stub.capture[1] is current_stream()
+
+
 class Stream:
     def wait_stream(self, other):
         pass
