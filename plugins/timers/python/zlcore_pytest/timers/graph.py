@@ -56,6 +56,7 @@ class GraphTimer:
         self.settings = settings.graph
         self.placer = placer
         self._resolved = None
+        self._stream = None  # one side stream for every side (graph_device.py says why)
 
     def settings_report(self):
         return self.settings.report()
@@ -66,10 +67,12 @@ class GraphTimer:
             if not api:
                 raise CaptureFailed("no graph API named (ZL_GRAPH_API is empty)")
             try:
-                self._resolved = (_bench.device_module(), resolve_dotted(api))
+                device = _bench.device_module()
+                self._resolved = (device, resolve_dotted(api))
+                self._stream = device.Stream()
             except Exception as exc:
                 raise CaptureFailed(f"graph API {api} unavailable: {one_line(exc)}") from exc
-        return GraphDevice(*self._resolved)
+        return GraphDevice(*self._resolved, stream=self._stream)
 
     def measure(self, call):
         mech = self._mechanism()

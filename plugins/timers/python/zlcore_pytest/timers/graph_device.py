@@ -4,11 +4,15 @@ Thin on purpose: every decision is the policy's (graph_policy.py); this only
 does what it is told on the device and measures it. `device` is the torch
 device module (torch.cuda, torch.musa, torch.npu, ...) and `graph_class` the
 graph API the backend named (torch.cuda.CUDAGraph, ...). All work runs on one
-side stream, opened by `side_stream()`.
+side stream, entered by `side_stream()`: the caller passes the same stream
+for every side, because caching allocators keep freed blocks per stream, and
+each placement's clones and shift, allocated there, must be reusable by the
+next side rather than pile up in the caches of ever new streams.
 
-A capture that fails must leave nothing open: a capture left open on a stream
-makes every later launch in the process fail (a warm worker would then lose
-every op after this one). On every error path of `capture` the capture is
+A capture that fails must leave nothing open: work later queued on a stream
+still capturing is captured instead of run, and in the global capture mode
+other streams' synchronizing calls fail, so a warm worker would lose every op
+after this one. On every error path of `capture` the capture is
 ended where it failed, the graph dropped, the side stream and the device
 synchronized, and the stream's capture status checked.
 """
@@ -21,9 +25,10 @@ from .base import CaptureFailed, clear_grads, one_line
 
 
 class GraphDevice:
-    def __init__(self, device, graph_class, sleep=time.sleep, clock=time.perf_counter):
+    def __init__(self, device, graph_class, stream=None, sleep=time.sleep, clock=time.perf_counter):
         self.device = device
         self.graph_class = graph_class
+        self._side = stream
         self.stream = None
         self.capture_ms = 0.0  # host time spent capturing since the last reset
         self._sleep = sleep
@@ -31,9 +36,9 @@ class GraphDevice:
 
     @contextlib.contextmanager
     def side_stream(self):
-        """A fresh side stream that has waited for the current one, and is waited for after."""
+        """The side stream (a new one if none was given), after the current one's work, and waited for after."""
         device = self.device
-        stream = device.Stream()
+        stream = self._side if self._side is not None else device.Stream()
         stream.wait_stream(device.current_stream())
         self.stream = stream
         try:
