@@ -206,6 +206,22 @@ def test_failed_capture_falls_back_for_that_shape_only(run_child):
     state = run.stub_state()
     assert state["captures_open"] == 0 and state["captures_failed"] == 4
     assert run.child("results")["fallback_rows"] == 2
+    assert run.child("timing")["captures_left_open"] == 0
+
+
+def test_a_capture_that_stays_open_is_named_and_counted(run_child):
+    # Ending the failed capture leaves the stream capturing: the process is
+    # poisoned (the fallback's launches fail too), and the run says why.
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
+                    STUB_CAPTURE_FAIL_NUMEL="1024", STUB_CAPTURE_STAYS_OPEN="1")
+    assert run.rc == 1
+    rows = by_shape(run.rows())
+    assert rows["[[64, 64]]"]["error"] is None
+    error = rows["[[1024]]"]["error"]
+    assert error.startswith("direct timer failed (RuntimeError: stub: launch on another stream while a "
+                            "capture is open) after: graph capture of ")
+    assert error.endswith("(the stream still reads as capturing)")
+    assert run.child("timing")["captures_left_open"] == 1
 
 
 def test_failed_capture_without_fallback_is_a_shape_error(run_child):

@@ -21,7 +21,7 @@ import pytest
 
 from . import _bench, _child, _env, _state
 from . import timers as registry
-from .timers.base import CaptureFailed, SideCall, SideTiming
+from .timers.base import CaptureFailed, SideCall, SideTiming, one_line
 from .timers.placement import Placer, clone_inputs, memory_for
 from .timers.settings import SettingsError, TimerSettings
 
@@ -259,7 +259,10 @@ class Timing:
         if not fallback:
             raise RuntimeError(f"{self.effective} timer failed and no fallback timer is planned: {reason}") from failed
         call.probe = None  # the probe ran in the failed attempt
-        timing = self.timer(fallback).measure(call)
+        try:
+            timing = self.timer(fallback).measure(call)
+        except Exception as exc:
+            raise RuntimeError(f"{fallback} timer failed ({one_line(exc)}) after: {reason}") from exc
         timing.cluster = failed.cluster
         timing.fallback_reason = reason
         self.fallback_shapes.append(dict(context, reason=reason, timer=fallback))

@@ -5,6 +5,7 @@ Knobs (environment, read when used):
   STUB_DEVICE_UUID           the uuid of device 0
   STUB_CAPTURE_FAIL_NUMEL    comma list of numels whose launch fails inside a capture
   STUB_CAPTURE_FAIL_CLUSTER  "1": cluster launches fail inside a capture
+  STUB_CAPTURE_STAYS_OPEN    "1": ending a failed capture leaves the stream capturing
   STUB_GRAPH_SLOWDOWN        factor applied to every replay (cluster replays only
                              with STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY=1)
   STUB_GRAPH_STEP            "N:F" or "N:F:each": replays after the process's (or
