@@ -297,6 +297,32 @@ def test_backward_benches_time_autograd_grad(run_child, timer):
         assert all(a["grad_to_none"] for a in state["do_bench_args"])
 
 
+@pytest.mark.parametrize("timer", ["graph", "direct", "host"])
+def test_ops_whose_inputs_are_not_tensors_are_placed_too(run_child, timer):
+    # zeros(*sizes): nothing to clone, but every placement still shifts the
+    # allocator the op's output comes from.
+    run = run_child(["benchmark/test_ops.py", "-m", "zeros"] + FAST, ZL_TIMER=timer)
+    assert run.rc == 0, run.output
+    rows = run.rows()
+    assert [r["shape"] for r in rows] == ["[64, 64]", "[1024]", "[64, 512, 8]"]
+    for row in rows:
+        assert row["timer"] == timer and row["error"] is None and row["fallback_reason"] is None
+        assert row["repeats"] == {"graph": 4, "direct": 1, "host": 5}[timer]
+        if timer != "host":
+            assert row["latency_base_ms"] == approx(SHAPES["[[" + row["shape"][1:-1] + "]]"] * COST)
+    state = run.stub_state()
+    assert state["clones"] == 0 and len(state["empty_bytes"]) == 2 * 3 * 2 * row["repeats"]
+
+
+def test_an_in_place_op_runs_on_each_placements_own_storage(run_child):
+    run = run_child(["benchmark/test_ops.py", "-m", "abs_"] + FAST)
+    assert run.rc == 0, run.output
+    assert len(run.rows()) == 3
+    # Per shape: the suite's input (the warm-up of both sides) and one clone
+    # for each of the 4 placements of each side.
+    assert run.stub_state()["inplace_storages"] == 3 * (1 + 2 * 4)
+
+
 def test_host_timer_repeats_wall_clock(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
                     ZL_TIMER="host", ZL_TIMER_FALLBACK="", ZL_HOST_REPEAT="4")

@@ -126,6 +126,12 @@ def randn(*shape, dtype=float32, device=None, requires_grad=False):
     return Tensor(_shape(shape), dtype, requires_grad, device=device or "cpu")
 
 
+def zeros(*shape, dtype=float32, device=None):
+    t = Tensor(_shape(shape), dtype, device=device or "cpu")
+    _stub.launch(t.numel() * _stub.COST_PER_ELEMENT_MS, numel=t.numel())
+    return t
+
+
 def randn_like(t):
     _stub.counters["randn_like"] += 1
     return Tensor(t.shape, t.dtype, device=t.device)

@@ -37,6 +37,9 @@ counters = {"launches": 0, "captures_begun": 0, "captures_failed": 0, "replays":
             "do_bench_calls": 0, "do_bench_args": [], "autograd_grad_calls": 0, "captured_autograd": 0,
             "clones": 0, "randn_like": 0, "empty_bytes": [], "storages": 0}
 
+# storage address -> calls of the fake suite's in-place op that reached it
+inplace_calls = {}
+
 MIB = 1 << 20
 _next_address = [1 << 32]
 
@@ -94,7 +97,8 @@ def launch(cost_ms, numel=None, cluster=False, kind="kernel"):
 def write_state():
     path = os.environ.get("STUB_STATE_FILE")
     if path:
-        state = dict(counters, captures_open=1 if capture is not None else 0)
+        state = dict(counters, captures_open=1 if capture is not None else 0,
+                     inplace_storages=len(inplace_calls), inplace_calls_max=max(inplace_calls.values(), default=0))
         with open(path, "w") as f:
             json.dump(state, f)
 
