@@ -129,8 +129,9 @@ def test_steady_pace_reads_the_same_on_every_placement():
     # The first placement: two windows after the settling; the others one each.
     assert [w.placement for w in reading.windows] == [0, 0, 1, 2, 3]
     assert reading.windows[0].load_ms >= SETTINGS.settle_ms
-    # Samples per window: placement_ms (4) of 1 ms replays.
-    assert [len(w.samples) for w in reading.windows] == [4] * 5
+    # Samples per window: the first placement's windows judge the pace, so
+    # they hold ZL_GRAPH_SAMPLES (10); the others placement_ms (4) of 1 ms replays.
+    assert [len(w.samples) for w in reading.windows] == [10, 10, 4, 4, 4]
     assert mech.rests == [SETTINGS.probe_rest_ms]  # the probe, once
     assert reading.pace[2] == [pytest.approx(reading.windows[2].load_ms, abs=0.1), 0.01, 1]
 

@@ -13,7 +13,6 @@ make the kernels last ~10 us to ~1 ms instead of the host's ~0.1-2 ms calls.
 """
 
 import gc
-import os
 import statistics
 import time
 

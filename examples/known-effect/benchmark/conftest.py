@@ -9,7 +9,6 @@ FlagGems' base.py does.
 import json
 import os
 
-import pytest
 
 from . import consts
 

@@ -8,9 +8,11 @@ reasons in docs/graph-timer.md:
   steady pass, on `placements` input placements:
     each placement: capture n calls (n sized on the first so a replay lasts
     about replay_ms), one discarded replay (a fresh graph's first runs slow),
-    then the samples. The first placement is settled first (settle_ms of
-    untimed load) and takes min_windows windows, whose medians must agree
-    within half of stable_pct; the last one ends with the probe: the device
+    then placement_ms of samples. The first placement is settled first
+    (settle_ms of untimed load) and takes min_windows windows of up to
+    `samples` samples (no more than ~WINDOW_MS of them), whose medians must
+    agree within half of stable_pct; the last one ends
+    with the probe: the device
     idles probe_rest_ms, then a few replays, and if the fastest beats that
     placement's median by more than boost_pct the side is power-limited.
   held: the latency is the mean of the placements' medians.
@@ -37,9 +39,11 @@ from .base import CaptureFailed
 # boost after a short rest may last only a few replays, and a long kernel's
 # probe costs its replays.
 PROBE_MS = 20.0
-# A window's length inside a sustained reading: the cut at sustained_from_ms
-# falls on a window boundary.
-SUSTAINED_WINDOW_MS = 20.0
+# The most load a window may take where the pace is judged (the first
+# placement's windows, the sustained readings'), which otherwise hold
+# `samples` samples: enough that two windows' medians 0.5 % apart are a moved
+# pace rather than replay noise.
+WINDOW_MS = 20.0
 # Triton's do_bench_cudagraph uses this n when the eager estimate reads 0 ms.
 CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
 
@@ -159,13 +163,14 @@ class _Side:
                 else:
                     graph = self.mech.capture(placed, self.calls)
                 try:
-                    count = _count(s.placement_ms, self.replay_ms, s)
                     if index == 0:
+                        count = _count(WINDOW_MS, self.replay_ms, s)
                         settle = int(math.ceil(s.settle_ms / self.replay_ms)) if self.replay_ms > 0 else 0
                         mine = [self._window(graph, index, count, settle)]
                         mine += [self._window(graph, index, count, 0) for _ in range(s.min_windows - 1)]
                         drift = _stats.range_pct([w.median for w in mine])
                     else:
+                        count = _count(s.placement_ms, self.replay_ms, s)
                         mine = [self._window(graph, index, count, 1)]  # after the discarded replay
                     taken = [x for w in mine for x in w.samples]
                     placements.append(_stats.median(taken))
@@ -197,7 +202,7 @@ class _Side:
 
     def sustained(self):
         s = self.s
-        count = _count(SUSTAINED_WINDOW_MS, self.replay_ms, s)
+        count = _count(WINDOW_MS, self.replay_ms, s)
         readings, counted_all, complete = [], [], True
         for j in range(s.sustained_readings):
             index = s.placements + j
