@@ -112,14 +112,14 @@ def quantile(values, q):
 
 
 def table_cost(dirs):
-    print("| run | op | sides | measure ms median | p90 | max | over 100 ms | capture ms median | windows: <= 3 / 4+ "
+    print("| run | op | sides | measure ms median | p90 | max | over 100 ms | capture ms median | held / sustained "
           "| warm-up ms median |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     for d in map(pathlib.Path, dirs):
         files = sorted(d.glob("runs/*/results.jsonl")) or sorted(d.glob("results.jsonl"))
         every = []
         for f in files:
-            measure, capture, windows, warmup = [], [], [], []
+            measure, capture, sustained, warmup = [], [], [], []
             op = f.parent.name if f.parent != d else d.name
             for r in map(json.loads, f.read_text().splitlines()):
                 for suffix in ("", "_base"):
@@ -127,12 +127,12 @@ def table_cost(dirs):
                         continue
                     measure.append(r[f"measure{suffix}_ms"])
                     capture.append(r.get(f"capture{suffix}_ms") or 0.0)
-                    windows.append(r.get(f"windows{suffix}") or 0)
+                    sustained.append(bool(r.get(f"sustained{suffix}")))
                     warmup.append(r.get(f"warmup{suffix}_ms") or 0.0)
             every += measure
             if measure:
-                # 3 windows: the pace held at once (the default minimum); more: it moved
-                spread = f"{sum(w <= 3 for w in windows)} / {sum(w > 3 for w in windows)}"
+                # held: the steady pass stood; sustained: a power-limited pace, one reading per placement
+                spread = f"{sum(not x for x in sustained)} / {sum(sustained)}"
                 print(f"| {d.name} | {op} | {len(measure)} | {quantile(measure, 0.5):.1f} | {quantile(measure, 0.9):.1f} "
                       f"| {max(measure):.1f} | {sum(m > 100 for m in measure)} | {quantile(capture, 0.5):.1f} | {spread} "
                       f"| {quantile(warmup, 0.5):.1f} |")

@@ -18,7 +18,7 @@ UUID = "967ef875-e3f7-55c2-abf0-64b93b0c7e36"
 # The fixture suite and the stubs are run by the tests, never collected as tests.
 collect_ignore = ["fixtures", "stubs"]
 
-ALL_PLUGINS = ["device_setup", "graph_capture", "cluster_fix", "autotune", "timing", "results", "outcomes"]
+ALL_PLUGINS = ["device_setup", "cluster_fix", "autotune", "timing", "results", "outcomes"]
 
 
 class ChildRun:

@@ -12,17 +12,16 @@ sys.path[:0] = [str(PLUGINS)]
 from zlcore_pytest import _stats, device_setup  # noqa: E402
 
 
-def test_median_and_spread():
+def test_median_mean_and_spread():
     assert _stats.median([3.0, 1.0, 2.0]) == 2.0
     assert _stats.median([1.0, 2.0, 3.0, 4.0]) == 2.5
-    assert _stats.spread_pct([1.0]) == 0.0
-    assert _stats.spread_pct([0.9, 1.0, 1.2]) == pytest.approx(30.0)
-    # A sustained reading: two clock levels and an excursion; the middle half spans the levels.
-    sustained = [1.0] * 40 + [1.02] * 40 + [1.5] * 10
-    assert _stats.spread_pct(sustained) == pytest.approx(50.0 / 1.02)
-    assert _stats.middle_half_pct(sustained) == pytest.approx(2.0 / 1.02)
-    assert _stats.middle_half_pct([1.0] * 6 + [2.0] * 2) == 0.0  # the quartiles mirror each other
-    assert _stats.middle_half_pct([1.0, 2.0, 3.0]) == pytest.approx(100.0)  # too few: the full range
+    assert _stats.mean([1.0, 2.0, 6.0]) == 3.0
+    # A row's spread: across its placements, over their mean.
+    assert _stats.range_over_mean_pct([1.0]) == 0.0
+    assert _stats.range_over_mean_pct([0.9, 1.0, 1.1]) == pytest.approx(20.0)
+    assert _stats.range_over_mean_pct([43.0, 45.0, 43.0, 45.0]) == pytest.approx(2.0 / 44.0 * 100)
+    # Window medians: how far the pace moved, over the slower.
+    assert _stats.range_pct([1.0, 1.15]) == pytest.approx(15.0)
 
 
 def test_uuid_and_pci_normalization():
@@ -83,13 +82,30 @@ def test_cluster_probe_restores_hooks_when_the_op_raises(stub_triton):
 
 
 def test_graph_api_resolves_dotted_names(stub_triton):
-    from zlcore_pytest import graph_capture
+    from zlcore_pytest.timers import graph
 
     import torch
 
-    assert graph_capture.resolve_dotted("torch.cuda.CUDAGraph") is torch.cuda.CUDAGraph
+    assert graph.resolve_dotted("torch.cuda.CUDAGraph") is torch.cuda.CUDAGraph
     with pytest.raises(ImportError):
-        graph_capture.resolve_dotted("no_such_module_zl.Graph")
+        graph.resolve_dotted("no_such_module_zl.Graph")
+
+
+def test_the_registry_maps_rule_names_to_modules():
+    from zlcore_pytest import timers
+
+    assert timers.module_name("graph", {}) == "zlcore_pytest.timers.graph"
+    env = {"ZL_TIMER": "graph", "ZL_TIMER_MODULE": "vendor.graph_timer",
+           "ZL_TIMER_FALLBACK": "direct", "ZL_TIMER_FALLBACK_MODULE": "vendor.direct_timer"}
+    assert timers.module_name("graph", env) == "vendor.graph_timer"
+    assert timers.module_name("direct", env) == "vendor.direct_timer"
+    assert timers.module_name("host", env) == "zlcore_pytest.timers.host"
+    assert timers.module_name("stopwatch", {"ZL_TIMER": "stopwatch", "ZL_TIMER_MODULE": "sw"}) == "sw"
+    with pytest.raises(timers.UnknownTimer):
+        timers.module_name("stopwatch", {})
+    for name in timers.BUILTIN:
+        module = timers.load(name, {})
+        assert module.NAME == name and callable(module.create)
 
 
 # -- whose fault a failure is (_blame) and the warm worker's health check (_health) -------
@@ -117,7 +133,7 @@ def test_blame_the_op_raising_through_our_call_is_the_ops():
     class Bench:
         is_backward = False
 
-    fn, _ = _bench.build_fn(Bench(), int, ("not a number",), {})
+    fn, _, _ = _bench.build_fn(Bench(), int, ("not a number",), {})
     exc = _raise_through(fn)  # raised in C, called from zlcore's call_op
     judged = _blame.judge(exc, "/nonexistent-suite")
     assert judged["harness"] is False and judged["exc_type"] == "ValueError"

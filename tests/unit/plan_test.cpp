@@ -39,10 +39,13 @@ TEST(Plan, CudaGetsGraphAndClusterPluginsAndTheGraphTimer) {
   EXPECT_EQ(p.timer, "graph");
   EXPECT_EQ(p.timer_fallback, "direct");
   EXPECT_EQ(p.pytest_plugins,
-            (std::vector<std::string>{"zlcore_pytest.device_setup", "zlcore_pytest.graph_capture",
-                                      "zlcore_pytest.cluster_fix", "zlcore_pytest.autotune", "zlcore_pytest.timing",
-                                      "zlcore_pytest.results", "zlcore_pytest.outcomes"}));
+            (std::vector<std::string>{"zlcore_pytest.device_setup", "zlcore_pytest.cluster_fix",
+                                      "zlcore_pytest.autotune", "zlcore_pytest.timing", "zlcore_pytest.results",
+                                      "zlcore_pytest.outcomes"}));
   EXPECT_EQ(p.child_env.at("ZL_GRAPH_API"), "torch.cuda.CUDAGraph");
+  // The timer's module and its fallback's, from the rules, for the child's registry.
+  EXPECT_EQ(p.child_env.at("ZL_TIMER_MODULE"), "zlcore_pytest.timers.graph");
+  EXPECT_EQ(p.child_env.at("ZL_TIMER_FALLBACK_MODULE"), "zlcore_pytest.timers.direct");
 }
 
 TEST(Plan, RocmMusaAscendGetDirectAndNeitherPlugin) {
@@ -58,6 +61,8 @@ TEST(Plan, HostGetsTheHostTimer) {
   zl::Plan p = plan_for(*all().find("host"));
   EXPECT_EQ(p.timer, "host");
   EXPECT_EQ(p.pytest_plugins, kBase);
+  EXPECT_EQ(p.child_env.at("ZL_TIMER_MODULE"), "zlcore_pytest.timers.host");
+  EXPECT_EQ(p.child_env.count("ZL_TIMER_FALLBACK_MODULE"), 0u);
 }
 
 // No rule names this vendor: declaring graph_capture is enough.
@@ -65,8 +70,7 @@ TEST(Plan, AVendorBackendDeclaringGraphCaptureGetsTheGraphTimer) {
   zl::Plan p = plan_for(*all().find("vendorx"));
   EXPECT_EQ(p.timer, "graph");
   EXPECT_EQ(p.child_env.at("ZL_GRAPH_API"), "torch.vendorx.Graph");
-  EXPECT_NE(std::find(p.pytest_plugins.begin(), p.pytest_plugins.end(), "zlcore_pytest.graph_capture"),
-            p.pytest_plugins.end());
+  EXPECT_EQ(p.child_env.at("ZL_TIMER_MODULE"), "zlcore_pytest.timers.graph");
   // It declares no cluster_fix, so that plugin stays out, with the reason.
   EXPECT_EQ(std::find(p.pytest_plugins.begin(), p.pytest_plugins.end(), "zlcore_pytest.cluster_fix"),
             p.pytest_plugins.end());
@@ -109,7 +113,8 @@ TEST(Plan, RulesAreDataAndALaterFileReplacesARuleByName) {
   zl::parse_rules("timers:\n  - {name: base, priority: 1, requires: []}\n", "a.yaml", r);
   zl::parse_rules(
       "pytest_plugins:\n  - {name: probe, module: vendor.probe, requires: [probe_api]}\n"
-      "timers:\n  - {name: fancy, priority: 50, requires: [probe_api], env: {ZL_PROBE: probe_api}}\n",
+      "timers:\n  - {name: fancy, module: vendor.fancy_timer, priority: 50, requires: [probe_api],"
+      " env: {ZL_PROBE: probe_api}}\n",
       "b.yaml", r);
   zl::PlanInputs in;
   in.backend = "x";
@@ -118,8 +123,12 @@ TEST(Plan, RulesAreDataAndALaterFileReplacesARuleByName) {
   EXPECT_EQ(p.timer, "fancy");
   EXPECT_EQ(p.pytest_plugins, std::vector<std::string>{"vendor.probe"});
   EXPECT_EQ(p.child_env.at("ZL_PROBE"), "vendor.Probe");
+  // A new timer is its module plus this rule: the child imports what the rule names.
+  EXPECT_EQ(p.child_env.at("ZL_TIMER_MODULE"), "vendor.fancy_timer");
   in.capabilities.clear();
-  EXPECT_EQ(zl::derive_plan(r, in).timer, "base");
+  zl::Plan plain = zl::derive_plan(r, in);
+  EXPECT_EQ(plain.timer, "base");
+  EXPECT_EQ(plain.child_env.count("ZL_TIMER_MODULE"), 0u);  // no module named: the child's built-in
   EXPECT_THROW(zl::parse_rules("timers: {name: x}\n", "bad.yaml", r), zl::UsageError);
   EXPECT_THROW(zl::parse_rules("pytest_plugins:\n  - {name: nomodule}\n", "bad.yaml", r), zl::UsageError);
 }

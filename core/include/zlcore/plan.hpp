@@ -26,6 +26,7 @@ struct PluginRule {
 
 struct TimerRule {
   std::string name;
+  std::string module;                            // the Python module implementing it; empty: the child's built-in
   int priority = 0;
   std::vector<std::string> requires_caps;
   std::string fallback;                          // empty: none

@@ -98,9 +98,15 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
   }
 
   plan.timer = chosen->name;
+  // The child maps timer names to modules through these, so a timer that the
+  // rules add needs no change in the child.
+  if (!chosen->module.empty()) plan.child_env["ZL_TIMER_MODULE"] = chosen->module;
   if (!chosen->fallback.empty()) {
     const TimerRule* fb = find_timer(chosen->fallback);
-    if (fb != nullptr && !ineligible.count(fb->name)) plan.timer_fallback = fb->name;
+    if (fb != nullptr && !ineligible.count(fb->name)) {
+      plan.timer_fallback = fb->name;
+      if (!fb->module.empty()) plan.child_env["ZL_TIMER_FALLBACK_MODULE"] = fb->module;
+    }
   }
   for (const auto& [var, cap] : chosen->env_from) {
     auto it = in.capabilities.find(cap);

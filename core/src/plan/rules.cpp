@@ -74,6 +74,7 @@ void parse_rules(const std::string& yaml_text, const std::string& source, Rules&
       for (const YAML::Node& t : timers) {
         TimerRule r;
         r.name = required(t, "name", source, "a timer");
+        r.module = t["module"] ? t["module"].as<std::string>() : "";
         r.priority = t["priority"] ? t["priority"].as<int>() : 0;
         r.requires_caps = string_list(t["requires"], source, "requires");
         r.fallback = t["fallback"] ? t["fallback"].as<std::string>() : "";

@@ -126,11 +126,12 @@ def shape_of(bench, args, kwargs):
         return None
 
 
-def build_fn(bench, op, args, kwargs):
-    """The callable FlagGems' get_latency times, and its grad_to_none.
+def build_fn(bench, op, args, kwargs, grad_output=None):
+    """The callable FlagGems' get_latency times, its grad_to_none, and its grad output.
 
     Mirrors base.Benchmark.get_latency: a backward bench runs the forward once,
-    then times torch.autograd.grad over the tensors that require grad.
+    then times torch.autograd.grad over the tensors that require grad, with
+    `grad_output` (drawn with randn_like when not given) as the output's grad.
     """
     # The closures that call the op are named: _blame.OP_CALLERS counts a
     # failure raised through them as the op's, never as zlcore's.
@@ -139,21 +140,21 @@ def build_fn(bench, op, args, kwargs):
 
     fn = call_op
     if not getattr(bench, "is_backward", False):
-        return fn, None
+        return fn, None, None
     try:
         import torch  # only backward benches need it
     except ImportError:
-        return fn, None  # a torch-less suite (the host example) times its backward op as given
+        return fn, None, None  # a torch-less suite (the host example) times its backward op as given
     if not any(torch.is_tensor(a) and a.requires_grad for a in args):
-        return fn, None
+        return fn, None, None
     out = fn()
-    dout = torch.randn_like(out)
+    dout = grad_output if grad_output is not None else torch.randn_like(out)
     xs = [a for a in args if torch.is_tensor(a) and a.requires_grad]
 
     def call_op_backward():
         return torch.autograd.grad((out,), xs, grad_outputs=(dout,), retain_graph=True)
 
-    return call_op_backward, xs
+    return call_op_backward, xs, dout
 
 
 def device_module():

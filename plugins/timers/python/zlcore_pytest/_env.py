@@ -1,13 +1,11 @@
 """The child's view of the environment zlcore sets (docs/run-directory.md).
 
 Read lazily on each call rather than cached at import: tests and plugins set
-variables after this module may already have been imported.
+variables after this module may already have been imported. The timers'
+settings are parsed, with errors, by timers/settings.py.
 """
 
 import os
-
-TIMERS = ("graph", "direct", "host")
-
 
 def text(name, default=""):
     value = os.environ.get(name)
@@ -28,17 +26,8 @@ def _number(name, default, parse, accept):
     return value if accept(value) else default
 
 
-def positive_int(name, default):
-    return _number(name, default, int, lambda v: v > 0)
-
-
 def positive_float(name, default):
     return _number(name, default, float, lambda v: v > 0)
-
-
-def non_negative_float(name, default):
-    """Like positive_float, but 0 is a value (no settling, no rest)."""
-    return _number(name, default, float, lambda v: v >= 0)
 
 
 def bench_package():
@@ -67,10 +56,6 @@ def fallback_timer():
 
 def graph_api():
     return text("ZL_GRAPH_API")
-
-
-def direct_repeat():
-    return positive_int("ZL_DIRECT_REPEAT", 1)
 
 
 def child_dir():

@@ -6,7 +6,8 @@ flag_gems.use_gems() for latency, fills speedup / gbps / tflops into the metric,
 and at the end of each dtype calls update_result(op_name, asdict(result)).
 
 The results plugin hooks the metric's constructor, update_result and each test's
-end; the timing plugin reports every side it measures. A shape's row is final
+end; the timing plugin reports every side it measures. Both reach the one
+Tracker of the session through config.stash (_state.ROWS). A shape's row is final
 (and written) when the next metric is created, update_result runs, or the test
 ends, whichever comes first. Without metric tracking (a suite or subclass whose
 loop builds its own metrics), a row ends when the shape changes or both sides
@@ -207,6 +208,8 @@ def build_row(row):
         "timer_base": base.timer if base is not None else ("suite" if suite_timed and latency_base else None),
         "fallback_reason": _combined_reason(base, gems),
         "repeats": main.repeats if main is not None else None,
+        "placements_ms": list(gems.placements_ms) if gems is not None else None,
+        "placements_base_ms": list(base.placements_ms) if base is not None else None,
         "samples_ms": list(gems.samples_ms) if gems is not None else None,
         "samples_base_ms": list(base.samples_ms) if base is not None else None,
         "spread_pct": gems.spread_pct if gems is not None else None,
@@ -236,6 +239,3 @@ def build_row(row):
 
 def _extra(timing, key):
     return timing.extra.get(key) if timing is not None else None
-
-
-TRACKER = Tracker()

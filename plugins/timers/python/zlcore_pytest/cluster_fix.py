@@ -21,6 +21,7 @@ Row field: cluster_kernel (true/false; null where no probe ran).
 import importlib
 
 from . import _child, _env, _state
+from .timers.base import CaptureFailed
 
 DEFAULT_TOLERANCE_PCT = 30.0
 DEFAULT_CHECK_MIN_MS = 0.05
@@ -145,7 +146,7 @@ class ClusterProbe:
             return
         gap_pct = abs(timing.latency_ms - eager) / eager * 100.0
         if gap_pct > _tolerance_pct():
-            raise _state.CaptureFailed(
+            raise CaptureFailed(
                 f"graph replay of a cluster kernel ran {timing.latency_ms:.6g} ms per call against "
                 f"{eager:.6g} ms eager ({gap_pct:.1f} % apart, tolerance {_tolerance_pct():g} %)",
                 cluster=True,
@@ -211,7 +212,7 @@ def _write_report():
 def pytest_configure(config):
     global PROBE
     PROBE = ClusterProbe()
-    _state.CLUSTER = PROBE
+    config.stash[_state.CLUSTER] = PROBE
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -225,4 +226,4 @@ def pytest_unconfigure(config):
     if PROBE is not None:
         PROBE.restore()
     PROBE = None
-    _state.CLUSTER = None
+    config.stash[_state.CLUSTER] = None

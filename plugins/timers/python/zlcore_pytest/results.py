@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-from . import _bench, _child, _env, _rows
+from . import _bench, _child, _env, _state
 
 
 class _Writer:
@@ -97,13 +97,14 @@ def _count(table, key):
 
 
 WRITER = None
+_TRACKER = None  # the session's tracker (config.stash), for hooks that get no config
 _restore = []
 _hooked_names = []
 _hooked_history = []  # what was hooked, kept for results.json after restoring
 _hook_error = None
 
 
-def _install():
+def _install(tracker):
     global _hook_error
     if _restore:
         return True
@@ -114,7 +115,6 @@ def _install():
         _hook_error = f"{type(exc).__name__}: {exc}"
         return False
     _hook_error = None
-    tracker = _rows.TRACKER
     prefix = _bench.base_module_name()
 
     metrics_class = getattr(base, "BenchmarkMetrics", None)
@@ -146,7 +146,7 @@ def _install():
     if run is not None:
 
         def tracked_run(self, *args, **kwargs):
-            _track_dtype(self)
+            _track_dtype(self, tracker)
             return run(self, *args, **kwargs)
 
         _replace(bench_class, "run", tracked_run, f"{prefix}.Benchmark.run")
@@ -161,7 +161,7 @@ def _replace(owner, name, value, label):
         _hooked_history.append(label)
 
 
-def _track_dtype(bench):
+def _track_dtype(bench, tracker):
     """Shadow get_input_iter on the instance so each dtype loop announces its dtype."""
     if bench.__dict__.get("_zl_input_iter_tracked"):
         return
@@ -170,7 +170,7 @@ def _track_dtype(bench):
         return
 
     def tracked_get_input_iter(dtype, *args, **kwargs):
-        _rows.TRACKER.set_dtype(bench, dtype)
+        tracker.set_dtype(bench, dtype)
         return get_input_iter(dtype, *args, **kwargs)
 
     bench.get_input_iter = tracked_get_input_iter
@@ -200,42 +200,46 @@ def _crash_message(report):
 
 
 def pytest_configure(config):
-    global WRITER
+    global WRITER, _TRACKER
     WRITER = _Writer(_env.results_file())
-    _rows.TRACKER.sink = WRITER
+    _TRACKER = _state.tracker(config)
+    _TRACKER.sink = WRITER
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session):
-    _install()
+    _install(_state.tracker(session.config))
 
 
 def pytest_collection_finish(session):
     if not _restore:
-        _install()
+        _install(_state.tracker(session.config))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    _rows.TRACKER.begin_test(item.nodeid)
+    tracker = _state.tracker(item.config)
+    tracker.begin_test(item.nodeid)
     try:
         yield
     finally:
-        _rows.TRACKER.end_test()
+        tracker.end_test()
 
 
 def pytest_runtest_logreport(report):
-    if report.when == "call" and report.failed:
-        _rows.TRACKER.note_failure(_crash_message(report))
+    if report.when == "call" and report.failed and _TRACKER is not None:
+        _TRACKER.note_failure(_crash_message(report))
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
-    _rows.TRACKER.flush()
+    _state.tracker(session.config).flush()
     _uninstall()
     if WRITER is not None:
         _child.write_json("results", WRITER.as_json())
 
 
 def pytest_unconfigure(config):
-    _rows.TRACKER.sink = None
+    global _TRACKER
+    _state.tracker(config).sink = None
+    _TRACKER = None

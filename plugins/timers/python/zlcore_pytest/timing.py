@@ -6,70 +6,27 @@ conftest's pytest_configure. triton.testing.do_bench is never patched: Triton's
 autotuner looks it up there, so a global patch would become the tuning timer.
 
 Timer per FlagGems mode:
-  kernel, cudagraph  -> ZL_TIMER (graph | direct | host), per-shape fallback to
+  kernel, cudagraph  -> ZL_TIMER (a name rules.yaml gives; the timers package
+                        maps it to its module), with a per-shape fallback to
                         ZL_TIMER_FALLBACK where the graph timer cannot measure;
   operator, wrapper  -> FlagGems' own get_latency (they measure host overhead on
                         purpose); the row's timer is the mode name.
+The settings are parsed once, at configure: a bad one stops the run (exit 4).
 """
 
+import os
 import time
 
 import pytest
 
-from . import _bench, _child, _env, _rows, _state, _stats
+from . import _bench, _child, _env, _state
+from . import timers as registry
+from .timers.base import CaptureFailed, SideCall, SideTiming, one_line
+from .timers.placement import Placer, clone_inputs, memory_for
+from .timers.settings import SettingsError, TimerSettings
 
 GOVERNED_MODES = ("kernel", "cudagraph")
-DEFAULT_HOST_REPEAT = 5
-# A host-timer sample never loops more than this many calls, however fast the op.
-HOST_MAX_CALLS_PER_SAMPLE = 1_000_000
-
-
-class _Plan:
-    def __init__(self):
-        self.planned = None
-        self.effective = None
-        self.reason = None
-        self.fallback = None
-
-
-class _Report:
-    def __init__(self):
-        self.patched = None
-        self.patch_error = None
-        self.sides_by_timer = {}
-        self.fallback_shapes = []
-        # Graph-timed sides read by the sustained procedure (a power-limited
-        # pace), and those among them the window cap cut short.
-        self.sides_extended = 0
-        self.sides_unsettled = 0
-
-    def as_json(self, plan):
-        return {
-            "schema": 1,
-            "planned_timer": plan.planned,
-            "timer_effective": plan.effective,
-            "timer_reason": plan.reason,
-            "fallback_timer": plan.fallback or None,
-            "mode": _safe(_bench.mode),
-            "governed": _safe(_bench.mode) in GOVERNED_MODES,
-            "bench_package": _env.bench_package(),
-            "patched": self.patched,
-            "patch_error": self.patch_error,
-            "graph_plugin_loaded": _state.GRAPH is not None,
-            "graph_api": _env.graph_api() or None,
-            "cluster_fix_loaded": _state.CLUSTER is not None,
-            "settings": _settings(),
-            "sides_by_timer": dict(sorted(self.sides_by_timer.items())),
-            "fallback_shapes": list(self.fallback_shapes),
-            "sides_extended": self.sides_extended,
-            "sides_unsettled": self.sides_unsettled,
-        }
-
-
-PLAN = _Plan()
-REPORT = _Report()
-_original = None
-_patched_class = None
+_SESSION = pytest.StashKey()
 
 
 def _safe(fn):
@@ -79,255 +36,264 @@ def _safe(fn):
         return None
 
 
-def _settings():
-    settings = {
-        "direct_repeat": _env.direct_repeat(),
-        "host_repeat": _env.positive_int("ZL_HOST_REPEAT", DEFAULT_HOST_REPEAT),
-        "warmup_ms": _safe(_bench.warmup_ms),
-        "repetition_ms": _safe(_bench.repetition_ms),
-    }
-    graph = _state.GRAPH
-    if graph is not None and hasattr(graph, "settings"):
-        settings["graph"] = graph.settings()
-    return settings
+class _Builder:
+    """SideCall.build for one side: FlagGems' callable on given arguments.
+
+    A backward bench's grad output is drawn once and cloned into each later
+    placement, so the suite's random stream advances as it would without them.
+    """
+
+    def __init__(self, bench, op):
+        self.bench = bench
+        self.op = op
+        self.grad_output = None
+
+    def __call__(self, args, kwargs):
+        given = None
+        if self.grad_output is not None:
+            (given,), _ = clone_inputs((self.grad_output,), {})
+        fn, grad_to_none, grad_output = _bench.build_fn(self.bench, self.op, args, kwargs, grad_output=given)
+        if self.grad_output is None:
+            self.grad_output = grad_output
+        return fn, grad_to_none
 
 
-def write_report():
-    return _child.write_json("timing", REPORT.as_json(PLAN))
+class Timing:
+    """One session's timing: the plan, the timers, the patch and the report."""
 
-
-# -- plan ------------------------------------------------------------------------
-
-
-def _resolve_plan():
-    planned = _env.planned_timer()
-    fallback = _env.fallback_timer()
-    PLAN.planned = planned or None
-    PLAN.fallback = fallback
-    if not planned:
-        # Outside zlcore: the closest timer to FlagGems' own kernel mode.
-        PLAN.effective = "direct" if _env.uses_torch_device() else "host"
-        PLAN.reason = "ZL_TIMER unset"
-        return
-    if planned not in _env.TIMERS:
-        raise pytest.UsageError(f"zlcore timing: unknown ZL_TIMER={planned!r} (known: {', '.join(_env.TIMERS)})")
-    if fallback and fallback not in _env.TIMERS:
-        raise pytest.UsageError(f"zlcore timing: unknown ZL_TIMER_FALLBACK={fallback!r}")
-    PLAN.effective = planned
-    PLAN.reason = None
-    if planned == "graph" and _state.GRAPH is None:
-        PLAN.effective = fallback if fallback and fallback != "graph" else "direct"
-        PLAN.reason = "graph timer planned but zlcore_pytest.graph_capture is not loaded"
-
-
-# -- patching --------------------------------------------------------------------
-
-
-def _install():
-    global _original, _patched_class
-    if _patched_class is not None:
-        return True
-    try:
-        cls = _bench.benchmark_class(_bench.base_module())
-        original = cls.__dict__["get_latency"]
-    except Exception as exc:
-        REPORT.patch_error = f"{type(exc).__name__}: {exc}"
-        return False
-    _original = original
-    cls.get_latency = _get_latency
-    _patched_class = cls
-    REPORT.patched = f"{_bench.base_module_name()}.Benchmark.get_latency"
-    REPORT.patch_error = None
-    return True
-
-
-def _uninstall():
-    global _original, _patched_class
-    if _patched_class is not None:
-        _patched_class.get_latency = _original
-    _original = None
-    _patched_class = None
-
-
-def _get_latency(self, op, *args, **kwargs):
-    tracker = _rows.TRACKER
-    row, side = tracker.side_for(self, op, args, kwargs)
-    try:
-        timing = _measure(self, op, args, kwargs, row, side)
-    except Exception as exc:
-        tracker.side_failed(row, side, exc)
-        raise
-    tracker.side_done(row, side, timing)
-    REPORT.sides_by_timer[timing.timer] = REPORT.sides_by_timer.get(timing.timer, 0) + 1
-    REPORT.sides_extended += 1 if timing.extra.get("sustained") else 0
-    REPORT.sides_unsettled += 1 if timing.extra.get("settled") is False else 0
-    return timing.latency_ms
-
-
-# -- measuring -------------------------------------------------------------------
-
-
-def _measure(bench, op, args, kwargs, row, side):
-    started = time.perf_counter()
-    timing = _measure_side(bench, op, args, kwargs, row, side)
-    if timing.measure_ms is None:
-        timing.measure_ms = (time.perf_counter() - started) * 1000.0
-    return timing
-
-
-def _measure_side(bench, op, args, kwargs, row, side):
-    mode = _bench.mode()
-    if mode not in GOVERNED_MODES:
-        latency = float(_original(bench, op, *args, **kwargs))
-        return _state.SideTiming(timer=mode, latency_ms=latency, samples_ms=[latency], spread_pct=0.0)
-
-    fn, grad_to_none = _bench.build_fn(bench, op, args, kwargs)
-    context = {
-        "op": getattr(bench, "op_name", None),
-        "dtype": row.dtype,
-        "shape": _bench.shape_key(row.shape_detail),
-        "side": side,
-    }
-    cluster = _state.CLUSTER
-    probe = (lambda f: cluster.probe(f, context)) if cluster is not None else None
-
-    timer = PLAN.effective
-    if timer == "graph":
+    def __init__(self, config):
+        self.config = config
         try:
-            timing = _state.GRAPH.measure(fn, grad_to_none, probe=probe)
+            self.settings = TimerSettings.from_env()
+        except SettingsError as exc:
+            raise pytest.UsageError(f"zlcore timing: {exc}") from None
+        self.placer = Placer(self.settings.placement, memory_for(_env.torch_device()))
+        self.planned = _env.planned_timer() or None
+        self.fallback = _env.fallback_timer()
+        self.effective = None
+        self.reason = None
+        self.modules = {}
+        self.timers = {}
+        self.patched = None
+        self.patch_error = None
+        self._original = None
+        self._patched_class = None
+        self.sides_by_timer = {}
+        self.fallback_shapes = []
+        # Graph-timed sides read by the sustained procedure (a power-limited
+        # pace), and those among them the window cap cut short.
+        self.sides_extended = 0
+        self.sides_unsettled = 0
+        # Failed captures after which the stream still read as capturing.
+        self.captures_left_open = 0
+        self._resolve_plan()
+
+    # -- plan ----------------------------------------------------------------------
+
+    def _resolve_plan(self):
+        env = os.environ
+        for name in filter(None, (self.planned, self.fallback)):
+            try:
+                registry.module_name(name, env)
+            except registry.UnknownTimer as exc:
+                var = "ZL_TIMER" if name == self.planned else "ZL_TIMER_FALLBACK"
+                raise pytest.UsageError(f"zlcore timing: {var}={name!r}: {exc}") from None
+        if not self.planned:
+            # Outside zlcore: the closest timer to FlagGems' own kernel mode.
+            self.effective = "direct" if _env.uses_torch_device() else "host"
+            self.reason = "ZL_TIMER unset"
+        else:
+            self.effective = self.planned
+            try:
+                self.timer(self.planned)
+            except ImportError as exc:
+                self.effective = self.fallback if self.fallback and self.fallback != self.planned else "direct"
+                self.reason = f"{self.planned} timer unavailable: {exc}"
+        # A timer that cannot be created is a usage error now rather than mid-run.
+        self.timer(self.effective)
+        if self.fallback and self.fallback != self.effective:
+            try:
+                self.timer(self.fallback)
+            except ImportError as exc:
+                raise pytest.UsageError(f"zlcore timing: fallback {exc}") from None
+
+    def timer(self, name):
+        """The timer object for `name`, created on first use."""
+        timer = self.timers.get(name)
+        if timer is None:
+            module = registry.load(name, os.environ)
+            try:
+                timer = module.create(self.settings, self.placer)
+            except SettingsError as exc:
+                raise pytest.UsageError(f"zlcore timing: {exc}") from None
+            self.modules[name] = module.__name__
+            self.timers[name] = timer
+        return timer
+
+    # -- report --------------------------------------------------------------------
+
+    def settings_report(self):
+        s = self.settings
+        out = {
+            "direct_repeat": s.direct.repeat,
+            "host_repeat": s.host.repeat,
+            "host_loops": s.host.loops,
+            "warmup_ms": _safe(_bench.warmup_ms),
+            "repetition_ms": _safe(_bench.repetition_ms),
+            "placement": {"seed": s.placement.seed, "max_shift_mb": s.placement.max_shift_mb},
+        }
+        for name, timer in sorted(self.timers.items()):
+            own = timer.settings_report()
+            if own is not None:
+                out[name] = own
+        return out
+
+    def as_json(self):
+        return {
+            "schema": 1,
+            "planned_timer": self.planned,
+            "timer_effective": self.effective,
+            "timer_reason": self.reason,
+            "fallback_timer": self.fallback or None,
+            "timer_modules": dict(sorted(self.modules.items())),
+            "mode": _safe(_bench.mode),
+            "governed": _safe(_bench.mode) in GOVERNED_MODES,
+            "bench_package": _env.bench_package(),
+            "patched": self.patched,
+            "patch_error": self.patch_error,
+            "graph_api": _env.graph_api() or None,
+            "cluster_fix_loaded": self.config.stash.get(_state.CLUSTER, None) is not None,
+            "settings": self.settings_report(),
+            "sides_by_timer": dict(sorted(self.sides_by_timer.items())),
+            "fallback_shapes": list(self.fallback_shapes),
+            "sides_extended": self.sides_extended,
+            "sides_unsettled": self.sides_unsettled,
+            "captures_left_open": self.captures_left_open,
+        }
+
+    def write_report(self):
+        return _child.write_json("timing", self.as_json())
+
+    # -- patching ------------------------------------------------------------------
+
+    def install(self):
+        if self._patched_class is not None:
+            return True
+        try:
+            cls = _bench.benchmark_class(_bench.base_module())
+            original = cls.__dict__["get_latency"]
+        except Exception as exc:
+            self.patch_error = f"{type(exc).__name__}: {exc}"
+            return False
+        timing = self
+
+        def get_latency(bench, op, *args, **kwargs):
+            return timing.get_latency(bench, op, args, kwargs)
+
+        self._original = original
+        cls.get_latency = get_latency
+        self._patched_class = cls
+        self.patched = f"{_bench.base_module_name()}.Benchmark.get_latency"
+        self.patch_error = None
+        return True
+
+    def uninstall(self):
+        if self._patched_class is not None:
+            self._patched_class.get_latency = self._original
+        self._original = None
+        self._patched_class = None
+
+    def get_latency(self, bench, op, args, kwargs):
+        tracker = _state.tracker(self.config)
+        row, side = tracker.side_for(bench, op, args, kwargs)
+        started = time.perf_counter()
+        try:
+            timing = self._measure_side(bench, op, args, kwargs, row, side)
+        except Exception as exc:
+            tracker.side_failed(row, side, exc)
+            raise
+        if timing.measure_ms is None:
+            timing.measure_ms = (time.perf_counter() - started) * 1000.0
+        tracker.side_done(row, side, timing)
+        self.sides_by_timer[timing.timer] = self.sides_by_timer.get(timing.timer, 0) + 1
+        self.sides_extended += 1 if timing.extra.get("sustained") else 0
+        self.sides_unsettled += 1 if timing.extra.get("settled") is False else 0
+        return timing.latency_ms
+
+    # -- measuring -----------------------------------------------------------------
+
+    def _measure_side(self, bench, op, args, kwargs, row, side):
+        mode = _bench.mode()
+        if mode not in GOVERNED_MODES:
+            latency = float(self._original(bench, op, *args, **kwargs))
+            return SideTiming.over_placements(mode, [latency])
+
+        context = {
+            "op": getattr(bench, "op_name", None),
+            "dtype": row.dtype,
+            "shape": _bench.shape_key(row.shape_detail),
+            "side": side,
+        }
+        cluster = self.config.stash.get(_state.CLUSTER, None)
+        probe = (lambda f: cluster.probe(f, context)) if cluster is not None else None
+        call = SideCall(tuple(args), dict(kwargs), _Builder(bench, op), context, probe)
+
+        name = self.effective
+        try:
+            timing = self.timer(name).measure(call)
             if cluster is not None and timing.cluster:
                 cluster.check(timing)
-            return timing
-        except _state.CaptureFailed as failed:
-            reason = failed.reason
-            if cluster is not None:
-                reason = cluster.explain(reason, failed.cluster)
-            fallback = PLAN.fallback if PLAN.fallback and PLAN.fallback != "graph" else ""
-            if not fallback:
-                raise RuntimeError(f"graph timer failed and no fallback timer is planned: {reason}") from failed
-            timing = _run_simple_timer(fallback, fn, grad_to_none, None)
-            timing.cluster = failed.cluster
-            timing.fallback_reason = reason
-            REPORT.fallback_shapes.append(dict(context, reason=reason, timer=fallback))
-            _safe(write_report)  # keep the list on disk in case the child dies later
-            return timing
+        except CaptureFailed as failed:
+            return self._fall_back(call, failed, cluster, context)
+        if self.planned and name != self.planned:
+            timing.fallback_reason = self.reason
+        return timing
 
-    timing = _run_simple_timer(timer, fn, grad_to_none, probe)
-    if PLAN.planned and timer != PLAN.planned:
-        timing.fallback_reason = PLAN.reason
-    return timing
-
-
-def _run_simple_timer(name, fn, grad_to_none, probe):
-    cluster = probe(fn) if probe is not None else None
-    if name == "direct":
-        timing = _direct(fn, grad_to_none)
-    elif name == "host":
-        timing = _host(fn, grad_to_none)
-    else:
-        raise RuntimeError(f"timer {name!r} cannot be used here")
-    timing.cluster = cluster
-    return timing
-
-
-def _direct_bench():
-    """triton.testing.do_bench, or the vendor's own where FlagGems uses one in kernel mode."""
-    import triton
-
-    if _env.vendor() == "ascend":
-        backend = getattr(getattr(triton, "backends", None), "ascend", None)
-        npu_bench = getattr(getattr(backend, "testing", None), "do_bench_npu", None)
-        if npu_bench is not None:
-            return lambda fn, grad_to_none: npu_bench(fn)
-    do_bench = triton.testing.do_bench
-    warmup = _bench.warmup_ms()
-    rep = _bench.repetition_ms()
-
-    def bench(fn, grad_to_none):
-        return do_bench(fn, warmup=int(warmup), rep=int(rep), return_mode="median", grad_to_none=grad_to_none)
-
-    return bench
-
-
-def _direct(fn, grad_to_none):
-    bench = _direct_bench()
-    samples = [float(bench(fn, grad_to_none)) for _ in range(_env.direct_repeat())]
-    return _state.SideTiming(
-        timer="direct", latency_ms=_stats.median(samples), samples_ms=samples, spread_pct=_stats.spread_pct(samples)
-    )
-
-
-def _host_sync():
-    if not _env.uses_torch_device():
-        return lambda: None
-    return _bench.device_module().synchronize
-
-
-def _clear_grads(grad_to_none):
-    if grad_to_none:
-        for x in grad_to_none:
-            x.grad = None
-
-
-def _host(fn, grad_to_none):
-    """Wall clock: warm up for Config.warm_up ms, then split Config.repetition ms into repeats."""
-    sync = _host_sync()
-    clock = time.perf_counter
-    warmup_s = _bench.warmup_ms() / 1000.0
-    repetition_s = _bench.repetition_ms() / 1000.0
-    repeats = _env.positive_int("ZL_HOST_REPEAT", DEFAULT_HOST_REPEAT)
-
-    sync()
-    deadline = clock() + warmup_s
-    while True:
-        _clear_grads(grad_to_none)
-        fn()
-        if clock() >= deadline:
-            break
-    sync()
-    # Per-call estimate after warm-up, so compilation does not shrink the loops.
-    start = clock()
-    for _ in range(3):
-        fn()
-    sync()
-    estimate_s = max((clock() - start) / 3, 1e-9)
-    calls = int(min(max(1, repetition_s / repeats / estimate_s), HOST_MAX_CALLS_PER_SAMPLE))
-
-    samples = []
-    for _ in range(repeats):
-        _clear_grads(grad_to_none)
-        sync()
-        start = clock()
-        for _ in range(calls):
-            fn()
-        sync()
-        samples.append((clock() - start) / calls * 1000.0)
-    return _state.SideTiming(
-        timer="host",
-        latency_ms=_stats.median(samples),
-        samples_ms=samples,
-        spread_pct=_stats.spread_pct(samples),
-        extra={"calls_per_sample": calls},
-    )
+    def _fall_back(self, call, failed, cluster, context):
+        reason = failed.reason
+        if failed.left_open:
+            self.captures_left_open += 1
+        if cluster is not None:
+            reason = cluster.explain(reason, failed.cluster)
+        fallback = self.fallback if self.fallback and self.fallback != self.effective else ""
+        if not fallback:
+            raise RuntimeError(f"{self.effective} timer failed and no fallback timer is planned: {reason}") from failed
+        call.probe = None  # the probe ran in the failed attempt
+        try:
+            timing = self.timer(fallback).measure(call)
+        except Exception as exc:
+            raise RuntimeError(f"{fallback} timer failed ({one_line(exc)}) after: {reason}") from exc
+        timing.cluster = failed.cluster
+        timing.fallback_reason = reason
+        self.fallback_shapes.append(dict(context, reason=reason, timer=fallback))
+        _safe(self.write_report)  # keep the list on disk in case the child dies later
+        return timing
 
 
 # -- pytest hooks ----------------------------------------------------------------
 
 
+def pytest_configure(config):
+    config.stash[_SESSION] = Timing(config)
+    _state.tracker(config)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session):
-    _resolve_plan()
-    _install()  # may fail before the suite is importable; retried after collection
-    _safe(write_report)
+    timing = session.config.stash[_SESSION]
+    timing.install()  # may fail before the suite is importable; retried after collection
+    _safe(timing.write_report)
 
 
 def pytest_collection_finish(session):
-    if _patched_class is None:
-        _install()
-    _safe(write_report)
+    timing = session.config.stash[_SESSION]
+    if timing._patched_class is None:
+        timing.install()
+    _safe(timing.write_report)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
-    _uninstall()
-    write_report()
+    timing = session.config.stash[_SESSION]
+    timing.uninstall()
+    timing.write_report()

@@ -8,9 +8,10 @@ __version__ = "2.99.0+stub"
 
 
 class dtype:
-    def __init__(self, name, is_floating_point):
+    def __init__(self, name, is_floating_point, itemsize):
         self.name = name
         self.is_floating_point = is_floating_point
+        self.itemsize = itemsize
 
     def __repr__(self):
         return "torch." + self.name
@@ -18,22 +19,47 @@ class dtype:
     __str__ = __repr__
 
 
-float16 = dtype("float16", True)
-float32 = dtype("float32", True)
-bfloat16 = dtype("bfloat16", True)
-int32 = dtype("int32", False)
+float16 = dtype("float16", True, 2)
+float32 = dtype("float32", True, 4)
+bfloat16 = dtype("bfloat16", True, 2)
+int32 = dtype("int32", False, 4)
+uint8 = dtype("uint8", False, 1)
+
+strided = "torch.strided"
+sparse_coo = "torch.sparse_coo"
+preserve_format = "torch.preserve_format"
+contiguous_format = "torch.contiguous_format"
 
 
 class Size(tuple):
     pass
 
 
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
 class Tensor:
-    def __init__(self, shape, dtype=float32, requires_grad=False):
+    """Shape, dtype, strides and a storage at a fake address; no values."""
+
+    def __init__(self, shape, dtype=float32, requires_grad=False, device="cuda", storage=None, stride=None,
+                 offset=0, layout=strided):
         self.shape = Size(shape)
         self.dtype = dtype
         self.requires_grad = requires_grad
         self.grad = None
+        self.device = device
+        self.layout = layout
+        self._stride = tuple(stride) if stride is not None else _contiguous_strides(self.shape)
+        self._offset = offset
+        if storage is None:
+            extent = 1 + sum((n - 1) * st for n, st in zip(self.shape, self._stride)) if self.numel() else 0
+            storage = _stub.Storage((offset + extent) * dtype.itemsize)
+        self._storage = storage
 
     def size(self):
         return self.shape
@@ -45,12 +71,49 @@ class Tensor:
     def ndim(self):
         return len(self.shape)
 
-    def clone(self):
-        return Tensor(self.shape, self.dtype)
+    @property
+    def is_leaf(self):
+        return True
+
+    def stride(self):
+        return self._stride
+
+    def storage_offset(self):
+        return self._offset
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._storage
+
+    def data_ptr(self):
+        return self._storage.ptr + self._offset * self.dtype.itemsize
+
+    def detach(self):
+        return Tensor(self.shape, self.dtype, False, self.device, self._storage, self._stride, self._offset,
+                      self.layout)
+
+    def clone(self, memory_format=None):
+        dense = sorted(self._stride, reverse=True) == list(_contiguous_strides(sorted(self.shape, reverse=True)))
+        stride = self._stride if memory_format == preserve_format and dense else None
+        _stub.counters["clones"] += 1
+        return Tensor(self.shape, self.dtype, False, self.device, stride=stride, layout=self.layout)
+
+    def as_strided(self, size, stride, storage_offset=0):
+        return Tensor(size, self.dtype, False, self.device, self._storage, stride, storage_offset, self.layout)
 
     def requires_grad_(self, flag=True):
         self.requires_grad = flag
         return self
+
+    def t(self):
+        return self.as_strided(tuple(reversed(self.shape)), tuple(reversed(self._stride)), self._offset)
+
+
+def empty(*shape, dtype=float32, device=None):
+    _stub.counters["empty_bytes"].append(math.prod(_shape(shape)) * dtype.itemsize)
+    return Tensor(_shape(shape), dtype, device=device or "cpu")
 
 
 def _shape(args):
@@ -60,11 +123,18 @@ def _shape(args):
 
 
 def randn(*shape, dtype=float32, device=None, requires_grad=False):
-    return Tensor(_shape(shape), dtype, requires_grad)
+    return Tensor(_shape(shape), dtype, requires_grad, device=device or "cpu")
+
+
+def zeros(*shape, dtype=float32, device=None):
+    t = Tensor(_shape(shape), dtype, device=device or "cpu")
+    _stub.launch(t.numel() * _stub.COST_PER_ELEMENT_MS, numel=t.numel())
+    return t
 
 
 def randn_like(t):
-    return Tensor(t.shape, t.dtype)
+    _stub.counters["randn_like"] += 1
+    return Tensor(t.shape, t.dtype, device=t.device)
 
 
 def is_tensor(x):
@@ -76,8 +146,8 @@ def is_floating_point(x):
 
 
 def abs(x):
-    _stub.launch(x.numel() * _stub.COST_PER_ELEMENT_MS, numel=x.numel())
-    return Tensor(x.shape, x.dtype, requires_grad=x.requires_grad)
+    _stub.launch(x.numel() * _stub.COST_PER_ELEMENT_MS * _stub.placement_factor(x), numel=x.numel())
+    return Tensor(x.shape, x.dtype, requires_grad=x.requires_grad, device=x.device)
 
 
 class version:

@@ -5,6 +5,7 @@ Knobs (environment, read when used):
   STUB_DEVICE_UUID           the uuid of device 0
   STUB_CAPTURE_FAIL_NUMEL    comma list of numels whose launch fails inside a capture
   STUB_CAPTURE_FAIL_CLUSTER  "1": cluster launches fail inside a capture
+  STUB_CAPTURE_STAYS_OPEN    "1": ending a failed capture leaves the stream capturing
   STUB_GRAPH_SLOWDOWN        factor applied to every replay (cluster replays only
                              with STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY=1)
   STUB_GRAPH_STEP            "N:F" or "N:F:each": replays after the process's (or
@@ -14,6 +15,9 @@ Knobs (environment, read when used):
                              more (wall clock) without a replay, the next N replays
                              run F times as long, like a power-limited GPU back at
                              its boost after a rest
+  STUB_PLACEMENT_SLOW_PCT    P: a kernel whose input starts in an odd MiB of the fake
+                             address space runs P % slower, like inputs whose placement
+                             falls in the slow one of two clusters
   STUB_STATE_FILE            where the counters below are written at exit
 """
 
@@ -30,7 +34,37 @@ boost_left = 0
 cost_factor = 1.0  # flag_gems.use_gems() makes "gems" kernels 2x faster
 capture = None  # (graph, stream) while a capture is open
 counters = {"launches": 0, "captures_begun": 0, "captures_failed": 0, "replays": 0,
-            "do_bench_calls": 0, "do_bench_args": [], "autograd_grad_calls": 0, "captured_autograd": 0}
+            "do_bench_calls": 0, "do_bench_args": [], "autograd_grad_calls": 0, "captured_autograd": 0,
+            "clones": 0, "randn_like": 0, "empty_bytes": [], "storages": 0}
+
+# storage address -> calls of the fake suite's in-place op that reached it
+inplace_calls = {}
+
+MIB = 1 << 20
+_next_address = [1 << 32]
+
+
+class Storage:
+    """Bytes at a fake address from a bump allocator: a new storage never reuses an old address."""
+
+    def __init__(self, nbytes):
+        self.ptr = _next_address[0]
+        self._nbytes = nbytes
+        _next_address[0] += (nbytes + 511) // 512 * 512 or 512
+        counters["storages"] += 1
+
+    def nbytes(self):
+        return self._nbytes
+
+    def data_ptr(self):
+        return self.ptr
+
+
+def placement_factor(tensor):
+    pct = os.environ.get("STUB_PLACEMENT_SLOW_PCT")
+    if not pct:
+        return 1.0
+    return 1.0 + float(pct) / 100.0 if (tensor.data_ptr() // MIB) % 2 else 1.0
 
 
 def _numels(name):
@@ -63,7 +97,8 @@ def launch(cost_ms, numel=None, cluster=False, kind="kernel"):
 def write_state():
     path = os.environ.get("STUB_STATE_FILE")
     if path:
-        state = dict(counters, captures_open=1 if capture is not None else 0)
+        state = dict(counters, captures_open=1 if capture is not None else 0,
+                     inplace_storages=len(inplace_calls), inplace_calls_max=max(inplace_calls.values(), default=0))
         with open(path, "w") as f:
             json.dump(state, f)
 

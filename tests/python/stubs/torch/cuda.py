@@ -49,6 +49,10 @@ def empty_cache():
     pass
 
 
+def is_current_stream_capturing():
+    return _stub.capture is not None and _stub.capture[1] is current_stream()
+
+
 class Stream:
     def wait_stream(self, other):
         pass
@@ -132,6 +136,8 @@ class CUDAGraph:
     def capture_end(self):
         if _stub.capture is None or _stub.capture[0] is not self:
             raise RuntimeError("stub: no capture open for this graph")
+        if self._invalid and os.environ.get("STUB_CAPTURE_STAYS_OPEN") == "1":
+            raise RuntimeError("stub: capture invalidated, and the stream is still capturing")
         _stub.capture = None
         if self._invalid:
             _stub.counters["captures_failed"] += 1

@@ -1,0 +1,132 @@
+"""The `graph` timer: capture calls of the op into a device graph, time replays, on several placements.
+
+For backends that declare graph_capture (rules.yaml). The graph class comes
+from ZL_GRAPH_API ("torch.cuda.CUDAGraph", "torch.musa.MUSAGraph",
+"torch_npu.npu.NPUGraph", ...); streams, events and synchronize from
+torch.<ZL_TORCH_DEVICE>. This module joins the pieces: the warm-up on the
+suite's own inputs (compilation and tuning happen there, never inside a
+graph), the mechanism (graph_device.py), the placements (placement.py) and
+the policy (graph_policy.py), and turns the policy's reading into a row's
+SideTiming.
+"""
+
+import contextlib
+import importlib
+import time
+
+from .. import _bench
+from . import graph_policy
+from .base import CaptureFailed, SideTiming, clear_grads, one_line
+from .graph_device import GraphDevice
+
+NAME = "graph"
+
+
+def resolve_dotted(name):
+    """Import the longest importable module prefix of `name`, then walk attributes."""
+    parts = name.split(".")
+    if not name or not all(parts):
+        raise ValueError(f"bad graph API name {name!r}")
+    last_error = None
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError as exc:
+            last_error = exc
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(f"cannot import any prefix of {name!r}: {last_error}")
+
+
+class _Placed:
+    """A placement's callable; emptied when the placement ends, so its clones can go."""
+
+    def __init__(self, index, fn, grad_to_none):
+        self.index = index
+        self.fn = fn
+        self.grad_to_none = grad_to_none
+
+
+class GraphTimer:
+    name = NAME
+
+    def __init__(self, settings, placer):
+        self.settings = settings.graph
+        self.placer = placer
+        self._resolved = None
+        self._stream = None  # one side stream for every side (graph_device.py says why)
+
+    def settings_report(self):
+        return self.settings.report()
+
+    def _mechanism(self):
+        if self._resolved is None:
+            api = self.settings.api
+            if not api:
+                raise CaptureFailed("no graph API named (ZL_GRAPH_API is empty)")
+            try:
+                device = _bench.device_module()
+                self._resolved = (device, resolve_dotted(api))
+                self._stream = device.Stream()
+            except Exception as exc:
+                raise CaptureFailed(f"graph API {api} unavailable: {one_line(exc)}") from exc
+        return GraphDevice(*self._resolved, stream=self._stream)
+
+    def measure(self, call):
+        mech = self._mechanism()
+        s = self.settings
+        started = time.perf_counter()
+        cluster = None
+        with mech.side_stream():
+            # Errors here are the op's own (the shape's error), so they propagate.
+            fn, grad_to_none = call.build(call.args, call.kwargs)
+            fn()
+            if call.probe is not None:
+                cluster = call.probe(fn)  # the second call: tuning is done, only winners launch
+            else:
+                fn()
+            clear_grads(grad_to_none)
+            mech.synchronize()
+            warmed = time.perf_counter()  # compilation and tuning are behind us
+            eager_ms = mech.eager_ms(fn, s.estimate_calls)
+            del fn, grad_to_none
+            rng = self.placer.rng(call.context)
+
+            @contextlib.contextmanager
+            def place(index):
+                with self.placer.place(index, call.args, call.kwargs, rng) as p:
+                    placed = _Placed(index, *call.build(p.args, p.kwargs))
+                    # One eager call on the new storage before capturing it: a
+                    # kernel variant that depends on where the inputs live
+                    # compiles here, not inside the capture.
+                    placed.fn()
+                    clear_grads(placed.grad_to_none)
+                    try:
+                        yield placed
+                    finally:
+                        placed.fn = placed.grad_to_none = None
+
+            try:
+                reading = graph_policy.measure(mech, place, eager_ms, s)
+            except CaptureFailed as failed:
+                failed.cluster = cluster
+                raise
+        timing = SideTiming.over_placements(
+            "graph", reading.placements_ms, reading.samples,
+            calls_per_replay=reading.calls, cluster=cluster, eager_ms=eager_ms,
+            extra={"calls_per_replay": reading.calls, "discarded_replay_ms": reading.discarded_ms,
+                   "windows": len(reading.windows), "settled": reading.settled,
+                   "sustained": reading.sustained, "capture_ms": mech.capture_ms, "pace": reading.pace,
+                   "after_rest_pct": reading.after_rest_pct, "readings": reading.readings},
+        )
+        # What this (shape, side) cost in wall time: the warm-up calls (any
+        # compilation and tuning) apart from the measurement itself.
+        timing.warmup_ms = (warmed - started) * 1000.0
+        timing.measure_ms = (time.perf_counter() - warmed) * 1000.0
+        return timing
+
+
+def create(settings, placer):
+    return GraphTimer(settings, placer)

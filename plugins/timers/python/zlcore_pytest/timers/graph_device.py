@@ -1,0 +1,188 @@
+"""The graph timer's mechanism: one device's streams, events, graph capture and replay.
+
+Thin on purpose: every decision is the policy's (graph_policy.py); this only
+does what it is told on the device and measures it. `device` is the torch
+device module (torch.cuda, torch.musa, torch.npu, ...) and `graph_class` the
+graph API the backend named (torch.cuda.CUDAGraph, ...). All work runs on one
+side stream, entered by `side_stream()`: the caller passes the same stream
+for every side, because caching allocators keep freed blocks per stream, and
+each placement's clones and shift, allocated there, must be reusable by the
+next side rather than pile up in the caches of ever new streams.
+
+A capture that fails must leave nothing open: work later queued on a stream
+still capturing is captured instead of run, and in the global capture mode
+other streams' synchronizing calls fail, so a warm worker would lose every op
+after this one. On every error path of `capture` the capture is
+ended where it failed, the graph dropped, the side stream and the device
+synchronized, and the stream's capture status checked.
+"""
+
+import contextlib
+import gc
+import time
+
+from .base import CaptureFailed, clear_grads, one_line
+
+
+class GraphDevice:
+    def __init__(self, device, graph_class, stream=None, sleep=time.sleep, clock=time.perf_counter):
+        self.device = device
+        self.graph_class = graph_class
+        self._side = stream
+        self.stream = None
+        self.capture_ms = 0.0  # host time spent capturing since the last reset
+        self._sleep = sleep
+        self._clock = clock
+
+    @contextlib.contextmanager
+    def side_stream(self):
+        """The side stream (a new one if none was given), after the current one's work, and waited for after."""
+        device = self.device
+        stream = self._side if self._side is not None else device.Stream()
+        stream.wait_stream(device.current_stream())
+        self.stream = stream
+        try:
+            with device.stream(stream):
+                yield stream
+        finally:
+            self.stream = None
+            device.current_stream().wait_stream(stream)
+
+    def synchronize(self):
+        self.device.synchronize()
+
+    def eager_ms(self, fn, calls):
+        """Per-call time of `calls` eager calls, between events on the side stream."""
+        start = self.device.Event(enable_timing=True)
+        end = self.device.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        self.device.synchronize()
+        return start.elapsed_time(end) / calls
+
+    # -- capture -----------------------------------------------------------------
+
+    def capture(self, placed, calls):
+        """A graph of `calls` calls of placed.fn; CaptureFailed, with nothing left open, if not."""
+        device = self.device
+        device.synchronize()
+        # No collector-driven frees mid-capture. torch.cuda.graph runs a full
+        # gc.collect() for this, whose cost grows with the heap torch and
+        # FlagGems leave; pausing the collector for the capture is enough.
+        collecting = gc.isenabled()
+        gc.disable()
+        started = self._clock()
+        graph = self.graph_class()
+        try:
+            with device.stream(self.stream):
+                graph.capture_begin()
+                try:
+                    for _ in range(calls):
+                        clear_grads(placed.grad_to_none)
+                        placed.fn()
+                except BaseException:
+                    self._end_capture(graph)
+                    raise
+                graph.capture_end()
+        except BaseException as exc:
+            left_open = self._clean_up_failed_capture(graph)
+            if not isinstance(exc, Exception):
+                raise
+            reason = f"graph capture of {calls} calls failed: {one_line(exc)}"
+            if left_open:
+                reason += " (the stream still reads as capturing)"
+            raise CaptureFailed(reason, left_open=left_open) from exc
+        finally:
+            self.capture_ms += (self._clock() - started) * 1000.0
+            if collecting:
+                gc.enable()
+        return graph
+
+    def is_capturing(self):
+        """Whether the side stream is capturing; None where the device module cannot say."""
+        query = getattr(self.device, "is_current_stream_capturing", None)
+        if query is None or self.stream is None:
+            return None
+        try:
+            with self.device.stream(self.stream):
+                return bool(query())
+        except Exception:
+            return None
+
+    def _end_capture(self, graph):
+        """End a capture the op broke off; an invalidated capture reports its error here too."""
+        try:
+            with self.device.stream(self.stream):
+                graph.capture_end()
+        except Exception:
+            pass  # the op's own error is the one to report
+
+    def _clean_up_failed_capture(self, graph):
+        """After any failed capture: end it if still open, drop the graph, synchronize.
+        True when the stream still reads as capturing afterwards."""
+        if self.is_capturing():
+            self._end_capture(graph)
+        self.release(graph)
+        for sync in (getattr(self.stream, "synchronize", None), self.device.synchronize):
+            if sync is not None:
+                try:
+                    sync()
+                except Exception:
+                    pass
+        return bool(self.is_capturing())
+
+    # -- replay ------------------------------------------------------------------
+
+    def replay_ms(self, graph):
+        """One replay between events; waits for it."""
+        try:
+            with self.device.stream(self.stream):
+                start = self.device.Event(enable_timing=True)
+                end = self.device.Event(enable_timing=True)
+                start.record()
+                graph.replay()
+                end.record()
+            end.synchronize()
+            return float(start.elapsed_time(end))
+        except Exception as exc:
+            self._sync_quietly()
+            raise CaptureFailed(f"graph replay failed: {one_line(exc)}") from exc
+
+    def replays(self, graph, count, untimed=0):
+        """`untimed` replays, then `count` back to back with an event between each;
+        no host gap, so the device stays under the same load for every sample."""
+        try:
+            with self.device.stream(self.stream):
+                for _ in range(untimed):
+                    graph.replay()
+                events = [self.device.Event(enable_timing=True) for _ in range(count + 1)]
+                events[0].record()
+                for i in range(count):
+                    graph.replay()
+                    events[i + 1].record()
+            events[-1].synchronize()
+            return [float(events[i].elapsed_time(events[i + 1])) for i in range(count)]
+        except Exception as exc:
+            self._sync_quietly()
+            raise CaptureFailed(f"graph replay failed: {one_line(exc)}") from exc
+
+    def rest(self, ms):
+        """Leave the device idle for `ms`: nothing queued, then a host sleep."""
+        self.device.synchronize()
+        self._sleep(ms / 1000.0)
+
+    def release(self, graph):
+        reset = getattr(graph, "reset", None)
+        if reset is not None:
+            try:
+                reset()
+            except Exception:
+                pass
+
+    def _sync_quietly(self):
+        try:
+            self.device.synchronize()
+        except Exception:
+            pass

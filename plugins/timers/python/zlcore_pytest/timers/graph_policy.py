@@ -1,0 +1,248 @@
+"""The graph timer's policy: what to replay, when to rest, what to keep.
+
+Pure: it only talks to a mechanism (graph_device.GraphDevice, or a fake that
+scripts per-call times in the tests) and to a `place(index)` context manager
+that yields a placement's callable. The procedure per (shape, side), with the
+reasons in docs/graph-timer.md:
+
+  steady pass, on `placements` input placements:
+    each placement: capture n calls (n sized on the first so a replay lasts
+    about replay_ms), one discarded replay (a fresh graph's first runs slow),
+    then placement_ms of samples. The first placement is settled first
+    (settle_ms of untimed load) and takes min_windows windows of up to
+    `samples` samples (no more than ~WINDOW_MS of them), whose medians must
+    agree within half of stable_pct; the last one ends
+    with the probe: the device
+    idles probe_rest_ms, then a few replays, and if the fastest beats that
+    placement's median by more than boost_pct the side is power-limited.
+  held: the latency is the mean of the placements' medians.
+  power-limited (the first placement's windows moved, or the probe found a
+    boost): the sustained procedure, one reading per placement on fresh
+    placements: idle rest_ms, replay until sustained_ms of load, the median
+    of the samples after sustained_from_ms. The latency is the mean of the
+    readings' medians.
+
+"Load" is device time spent replaying, counted from the side's first replay
+and again from zero after each rest; a window records the load before its
+samples. The first replay after the host synchronized is never timed: a
+window leads with an extra replay unless untimed replays precede it.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import List, Optional
+
+from .. import _stats
+from .base import CaptureFailed
+
+# The probe's replays span about this much load (at least one replay): a
+# boost after a short rest may last only a few replays, and a long kernel's
+# probe costs its replays.
+PROBE_MS = 20.0
+# The most load a window may take where the pace is judged (the first
+# placement's windows, the sustained readings'), which otherwise hold
+# `samples` samples: enough that two windows' medians 0.5 % apart are a moved
+# pace rather than replay noise.
+WINDOW_MS = 20.0
+# Triton's do_bench_cudagraph uses this n when the eager estimate reads 0 ms.
+CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
+
+
+@dataclass
+class Window:
+    placement: int
+    load_ms: float  # device load before its samples
+    samples: List[float]  # ms per call
+
+    @property
+    def median(self):
+        return _stats.median(self.samples)
+
+
+@dataclass
+class Reading:
+    """What the procedure read for one side."""
+
+    latency_ms: float
+    placements_ms: List[float]  # each placement's median (or sustained reading's), ms per call
+    samples: List[float]  # the samples those medians come from, in placement order
+    windows: List[Window]
+    sustained: Optional[str]  # why the sustained procedure ran; None: the pace held
+    settled: bool  # False: the window cap cut a sustained reading short
+    after_rest_pct: Optional[float]  # the probe's finding; None: no probe ran
+    calls: int  # calls per replay
+    discarded_ms: float  # the first placement's discarded replay
+
+    @property
+    def readings(self):
+        return list(self.placements_ms) if self.sustained else None
+
+    @property
+    def pace(self):
+        """Per window: load before its samples, its median, its placement."""
+        return [[round(w.load_ms, 1), float(f"{w.median:.6g}"), w.placement] for w in self.windows]
+
+
+def calls_for(eager_ms, s):
+    """Calls per replay so a replay lasts about replay_ms."""
+    if eager_ms <= 0:
+        calls = CALLS_WHEN_ESTIMATE_IS_ZERO
+    else:
+        calls = int(s.replay_ms / eager_ms)
+    return int(min(max(calls, 1), s.max_calls))
+
+
+def _count(window_ms, replay_ms, s):
+    if replay_ms <= 0:
+        return s.samples
+    return int(min(max(round(window_ms / replay_ms), s.min_samples), s.samples))
+
+
+class _Side:
+    def __init__(self, mech, place, eager_ms, s):
+        self.mech = mech
+        self.place = place
+        self.s = s
+        self.eager_ms = eager_ms
+        self.calls = calls_for(eager_ms, s)
+        self.replay_ms = 0.0  # per replay, once sized
+        self.load = 0.0
+        self.windows: List[Window] = []
+
+    # -- pieces ------------------------------------------------------------------
+
+    def _window(self, graph, placement, count, untimed):
+        lead = 0 if untimed else 1
+        times = self.mech.replays(graph, count + lead, untimed)
+        self.load += untimed * self.replay_ms + sum(times[:lead])
+        window = Window(placement, self.load, [t / self.calls for t in times[lead:]])
+        self.load += sum(times[lead:])
+        self.windows.append(window)
+        return window
+
+    def _rest(self, ms):
+        self.mech.rest(ms)
+        self.load = 0.0
+
+    def _sized_graph(self, placed):
+        """The first placement's graph, n checked against its discarded replay."""
+        s = self.s
+        graph = self.mech.capture(placed, self.calls)
+        try:
+            first = self.mech.replay_ms(graph)
+            if first < s.replay_ms and self.calls < s.max_calls:
+                # A host-bound eager estimate undersized n: capture once more, larger.
+                wanted = math.ceil(self.calls * s.replay_ms * 1.25 / max(first, 1e-6))
+                more = int(min(max(wanted, self.calls + 1), s.max_calls))
+                self.mech.release(graph)
+                graph = None
+                graph = self.mech.capture(placed, more)
+                self.calls = more
+                first = self.mech.replay_ms(graph)
+        except BaseException:
+            if graph is not None:
+                self.mech.release(graph)
+            raise
+        # The discarded replay can run 2x slow; the eager estimate is an upper
+        # bound too when launches are host-bound. The smaller one sizes the rest.
+        self.replay_ms = min(first, self.calls * self.eager_ms) if self.eager_ms > 0 else first
+        self.load += first
+        return graph, first
+
+    # -- the steady pass -----------------------------------------------------------
+
+    def steady(self):
+        s = self.s
+        placements, samples = [], []
+        drift = after_rest = None
+        discarded = 0.0
+        for index in range(s.placements):
+            with self.place(index) as placed:
+                if index == 0:
+                    graph, discarded = self._sized_graph(placed)
+                else:
+                    graph = self.mech.capture(placed, self.calls)
+                try:
+                    if index == 0:
+                        count = _count(WINDOW_MS, self.replay_ms, s)
+                        settle = int(math.ceil(s.settle_ms / self.replay_ms)) if self.replay_ms > 0 else 0
+                        mine = [self._window(graph, index, count, settle)]
+                        mine += [self._window(graph, index, count, 0) for _ in range(s.min_windows - 1)]
+                        drift = _stats.range_pct([w.median for w in mine])
+                    else:
+                        count = _count(s.placement_ms, self.replay_ms, s)
+                        mine = [self._window(graph, index, count, 1)]  # after the discarded replay
+                    taken = [x for w in mine for x in w.samples]
+                    placements.append(_stats.median(taken))
+                    samples += taken
+                    if drift is not None and drift > s.stable_pct / 2:
+                        return placements, samples, discarded, f"window medians {drift:.1f} % apart", None
+                    if index == s.placements - 1:
+                        after_rest = self._faster_after_rest_pct(graph, placements[-1])
+                finally:
+                    self.mech.release(graph)
+        why = None
+        if after_rest > s.boost_pct:
+            why = f"ran {after_rest:.1f} % faster after a {s.probe_rest_ms:g} ms rest"
+        return placements, samples, discarded, why, after_rest
+
+    def _faster_after_rest_pct(self, graph, held_ms):
+        """How much faster than `held_ms` a few replays run after a short rest:
+        a power-limited kernel is back at its boost, a steady one is not."""
+        s = self.s
+        self._rest(s.probe_rest_ms)
+        # The fastest replay, the first included; up to four, ~PROBE_MS of them.
+        replays = 1
+        if self.replay_ms > 0:
+            replays = int(min(s.min_samples + 1, max(1, math.ceil(PROBE_MS / self.replay_ms))))
+        probe = min(self.mech.replays(graph, replays, 0)) / self.calls
+        return (held_ms - probe) / held_ms * 100.0 if held_ms > 0 else 0.0
+
+    # -- the sustained procedure ---------------------------------------------------
+
+    def sustained(self):
+        s = self.s
+        count = _count(WINDOW_MS, self.replay_ms, s)
+        readings, counted_all, complete = [], [], True
+        for j in range(s.sustained_readings):
+            index = s.placements + j
+            with self.place(index) as placed:
+                graph = self.mech.capture(placed, self.calls)
+                try:
+                    self.mech.replay_ms(graph)  # a fresh graph's slow replay, before the rest
+                    self._rest(s.rest_ms)
+                    mine = []
+                    while not mine or not (self.load >= s.sustained_ms or len(mine) >= s.max_windows):
+                        mine.append(self._window(graph, index, count, 0))
+                finally:
+                    self.mech.release(graph)
+            counted = [x for w in mine if w.load_ms >= s.sustained_from_ms for x in w.samples]
+            # Cut short by the window cap: the last window stands in, and the
+            # side counts as unsettled.
+            complete = complete and bool(counted) and self.load >= s.sustained_ms
+            counted = counted or mine[-1].samples
+            readings.append(_stats.median(counted))
+            counted_all += counted
+        return readings, counted_all, complete
+
+
+def measure(mech, place, eager_ms, settings):
+    """Read one side; raises CaptureFailed where the mechanism cannot capture or replay."""
+    side = _Side(mech, place, eager_ms, settings)
+    placements, samples, discarded, why, after_rest = side.steady()
+    settled = True
+    if why is not None:
+        placements, samples, settled = side.sustained()
+    if not placements:
+        raise CaptureFailed("no placement was measured")
+    return Reading(
+        latency_ms=_stats.mean(placements),
+        placements_ms=placements,
+        samples=samples,
+        windows=side.windows,
+        sustained=why,
+        settled=settled,
+        after_rest_pct=None if after_rest is None else round(after_rest, 2),
+        calls=side.calls,
+        discarded_ms=discarded,
+    )

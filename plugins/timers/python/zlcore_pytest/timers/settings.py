@@ -1,0 +1,200 @@
+"""The timers' settings, typed, parsed once from the environment.
+
+Every knob is an environment variable (docs/cli.md). A value that does not
+parse, or is out of range, is an error that names the variable and what it
+accepts: the run stops before measuring (pytest usage error, exit 4) rather
+than silently measuring with a default the user did not ask for. An unset or
+empty variable means the default. `report()` gives what the timing report
+records under `settings` (copied into run_identity.json `timer.settings`, a
+caliber field of compare), defaults included.
+"""
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Mapping, Optional
+
+
+class SettingsError(ValueError):
+    """A variable that cannot be used as given; the message names it."""
+
+
+# -- parsing ---------------------------------------------------------------------
+
+
+def _raw(env, name):
+    value = env.get(name)
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None
+
+
+def _int(env, name, default, minimum):
+    raw = _raw(env, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not an integer") from None
+    if value < minimum:
+        raise SettingsError(f"{name}={raw!r} must be at least {minimum}")
+    return value
+
+
+def _float(env, name, default, minimum, inclusive=True):
+    raw = _raw(env, name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise SettingsError(f"{name}={raw!r} must be finite")
+    if value < minimum or (not inclusive and value == minimum):
+        raise SettingsError(f"{name}={raw!r} must be {'at least' if inclusive else 'above'} {minimum:g}")
+    return value
+
+
+# -- the settings ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlacementSettings:
+    """Where each placement's inputs go (every timer)."""
+
+    # Seeds the allocation shift drawn for each placement; a run with the same
+    # seed draws the same shifts for the same (op, dtype, shape, side).
+    seed: int = 0
+    # The largest shift (MiB). Each placement holds one allocation below 1 MiB
+    # (the caching allocators' small-block pool) and one of 1 MiB up to this;
+    # 0 clones without shifting.
+    max_shift_mb: float = 128.0
+
+    @classmethod
+    def from_env(cls, env):
+        return cls(
+            seed=_int(env, "ZL_PLACEMENT_SEED", cls.seed, 0),
+            max_shift_mb=_float(env, "ZL_PLACEMENT_MAX_SHIFT_MB", cls.max_shift_mb, 0.0),
+        )
+
+
+@dataclass(frozen=True)
+class GraphSettings:
+    """The graph timer (docs/graph-timer.md has the procedure and the reasons)."""
+
+    # Input placements per (shape, side); the latency is the mean of their medians.
+    placements: int = 4
+    # Timed replays per placement on a steady side, in ms of device time.
+    placement_ms: float = 4.0
+    # Target length of one replay: n calls are captured so one replay lasts this.
+    replay_ms: float = 1.0
+    # Untimed load on the first placement before anything is timed.
+    settle_ms: float = 70.0
+    # Windows on the first placement; their medians must agree within half of stable_pct.
+    min_windows: int = 2
+    stable_pct: float = 1.0
+    # Samples per window: at least min_samples, at most samples.
+    samples: int = 10
+    min_samples: int = 3
+    max_calls: int = 10000
+    estimate_calls: int = 5
+    # The probe: idle this long, then up to four replays; a side that runs
+    # more than boost_pct faster than its pace under load is power-limited.
+    probe_rest_ms: float = 100.0
+    boost_pct: float = 2.0
+    # A power-limited side: sustained readings, each on its own placement:
+    # idle rest_ms, replay until sustained_ms of load, the median of the
+    # samples after sustained_from_ms. 0 readings: one per placement.
+    readings: int = 0
+    rest_ms: float = 300.0
+    sustained_ms: float = 1200.0
+    sustained_from_ms: float = 200.0
+    max_windows: int = 1000
+    # The graph class, e.g. torch.cuda.CUDAGraph (from the backend's capability).
+    api: Optional[str] = None
+
+    @property
+    def sustained_readings(self):
+        return self.readings or self.placements
+
+    @classmethod
+    def from_env(cls, env):
+        s = cls(
+            placements=_int(env, "ZL_PLACEMENTS", cls.placements, 1),
+            placement_ms=_float(env, "ZL_PLACEMENT_MS", cls.placement_ms, 0.0, inclusive=False),
+            replay_ms=_float(env, "ZL_GRAPH_REPLAY_MS", cls.replay_ms, 0.0, inclusive=False),
+            settle_ms=_float(env, "ZL_GRAPH_SETTLE_MS", cls.settle_ms, 0.0),
+            min_windows=_int(env, "ZL_GRAPH_MIN_WINDOWS", cls.min_windows, 1),
+            stable_pct=_float(env, "ZL_GRAPH_STABLE_PCT", cls.stable_pct, 0.0, inclusive=False),
+            samples=_int(env, "ZL_GRAPH_SAMPLES", cls.samples, 1),
+            min_samples=_int(env, "ZL_GRAPH_MIN_SAMPLES", cls.min_samples, 1),
+            max_calls=_int(env, "ZL_GRAPH_MAX_CALLS", cls.max_calls, 1),
+            probe_rest_ms=_float(env, "ZL_GRAPH_PROBE_REST_MS", cls.probe_rest_ms, 0.0),
+            boost_pct=_float(env, "ZL_GRAPH_BOOST_PCT", cls.boost_pct, 0.0, inclusive=False),
+            readings=_int(env, "ZL_GRAPH_READINGS", cls.readings, 0),
+            rest_ms=_float(env, "ZL_GRAPH_REST_MS", cls.rest_ms, 0.0),
+            sustained_ms=_float(env, "ZL_GRAPH_SUSTAINED_MS", cls.sustained_ms, 0.0, inclusive=False),
+            sustained_from_ms=_float(env, "ZL_GRAPH_SUSTAINED_FROM_MS", cls.sustained_from_ms, 0.0),
+            max_windows=_int(env, "ZL_GRAPH_MAX_WINDOWS", cls.max_windows, 1),
+            api=_raw(env, "ZL_GRAPH_API"),
+        )
+        s.check()
+        return s
+
+    def check(self):
+        """The relations between settings that a reading needs."""
+        if self.min_samples > self.samples:
+            raise SettingsError(f"ZL_GRAPH_MIN_SAMPLES ({self.min_samples}) must not exceed "
+                                f"ZL_GRAPH_SAMPLES ({self.samples})")
+        if self.sustained_ms <= self.sustained_from_ms:
+            raise SettingsError(f"ZL_GRAPH_SUSTAINED_MS ({self.sustained_ms:g}) must exceed "
+                                f"ZL_GRAPH_SUSTAINED_FROM_MS ({self.sustained_from_ms:g}): no sample would count")
+
+    def report(self):
+        out = asdict(self)
+        out["readings"] = self.sustained_readings
+        return out
+
+
+@dataclass(frozen=True)
+class DirectSettings:
+    """The direct timer: one do_bench per placement."""
+
+    repeat: int = 1
+
+    @classmethod
+    def from_env(cls, env):
+        return cls(repeat=_int(env, "ZL_DIRECT_REPEAT", cls.repeat, 1))
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    """The host timer: ZL_HOST_REPEAT placements, each timed in `loops` loops."""
+
+    repeat: int = 5
+    loops: int = 3
+
+    @classmethod
+    def from_env(cls, env):
+        return cls(repeat=_int(env, "ZL_HOST_REPEAT", cls.repeat, 1),
+                   loops=_int(env, "ZL_HOST_LOOPS", cls.loops, 1))
+
+
+@dataclass(frozen=True)
+class TimerSettings:
+    placement: PlacementSettings = field(default_factory=PlacementSettings)
+    graph: GraphSettings = field(default_factory=GraphSettings)
+    direct: DirectSettings = field(default_factory=DirectSettings)
+    host: HostSettings = field(default_factory=HostSettings)
+
+    @classmethod
+    def from_env(cls, env: Optional[Mapping[str, str]] = None):
+        env = os.environ if env is None else env
+        return cls(
+            placement=PlacementSettings.from_env(env),
+            graph=GraphSettings.from_env(env),
+            direct=DirectSettings.from_env(env),
+            host=HostSettings.from_env(env),
+        )

@@ -1,0 +1,368 @@
+"""The graph timer's policy against synthetic replayers, and its mechanism's capture hygiene.
+
+No torch, no device: FakeReplayer stands in for graph_device.GraphDevice and
+scripts the per-call time of every replay from the placement it runs on, the
+device load since the last rest and the length of that rest, the way an H200
+behaved (docs/graph-timer.md).
+"""
+
+import contextlib
+import sys
+from dataclasses import replace
+
+import pytest
+
+from conftest import PLUGINS
+
+sys.path[:0] = [str(PLUGINS)]
+
+from zlcore_pytest.timers import graph_policy  # noqa: E402
+from zlcore_pytest.timers.base import CaptureFailed  # noqa: E402
+from zlcore_pytest.timers.graph_device import GraphDevice  # noqa: E402
+from zlcore_pytest.timers.settings import GraphSettings, SettingsError, TimerSettings  # noqa: E402
+
+# Rests short enough for a test: the fake replayer does not sleep anyway.
+SETTINGS = GraphSettings(api="fake.Graph")
+
+
+class FakeGraph:
+    def __init__(self, placement, calls):
+        self.placement = placement
+        self.calls = calls
+        self.replays = 0
+        self.released = False
+
+
+class FakeReplayer:
+    """A mechanism whose replay of n calls lasts n * pace(placement, load, rest) ms.
+
+    `load` is the device time replayed since the last rest, `rest` how long
+    that rest was (None before any). A fresh graph's first replay runs 2x
+    slow, like the H200's.
+    """
+
+    def __init__(self, pace, fail_capture=None):
+        self.pace = pace
+        self.fail_capture = fail_capture
+        self.load = 0.0
+        self.last_rest = None
+        self.captures = []
+        self.rests = []
+        self.replayed = 0
+
+    def capture(self, placed, calls):
+        if self.fail_capture is not None and self.fail_capture(placed.index, len(self.captures)):
+            raise CaptureFailed(f"graph capture of {calls} calls failed: RuntimeError: scripted")
+        graph = FakeGraph(placed.index, calls)
+        self.captures.append(graph)
+        return graph
+
+    def _one(self, graph):
+        per_call = self.pace(graph.placement, self.load, self.last_rest)
+        ms = graph.calls * per_call * (2.0 if graph.replays == 0 else 1.0)
+        graph.replays += 1
+        self.replayed += 1
+        self.load += ms
+        return ms
+
+    def replay_ms(self, graph):
+        return self._one(graph)
+
+    def replays(self, graph, count, untimed=0):
+        for _ in range(untimed):
+            self._one(graph)
+        return [self._one(graph) for _ in range(count)]
+
+    def rest(self, ms):
+        self.load = 0.0
+        self.last_rest = ms
+        self.rests.append(ms)
+
+    def release(self, graph):
+        graph.released = True
+
+
+class Placements:
+    """place(index) for the policy; counts what was placed and released."""
+
+    def __init__(self):
+        self.entered = []
+        self.exited = []
+
+    @contextlib.contextmanager
+    def __call__(self, index):
+        self.entered.append(index)
+
+        class Placed:
+            pass
+
+        placed = Placed()
+        placed.index = index
+        placed.fn = lambda: None
+        placed.grad_to_none = None
+        try:
+            yield placed
+        finally:
+            self.exited.append(index)
+
+
+def run(pace, settings=SETTINGS, eager_ms=None, **kw):
+    mech = FakeReplayer(pace, **kw)
+    places = Placements()
+    if eager_ms is None:
+        eager_ms = pace(0, 1e9, None)
+    reading = graph_policy.measure(mech, places, eager_ms, settings)
+    return reading, mech, places
+
+
+def test_steady_pace_reads_the_same_on_every_placement():
+    reading, mech, places = run(lambda p, load, rest: 0.010)
+    assert reading.sustained is None and reading.settled is True
+    assert reading.placements_ms == [pytest.approx(0.010)] * 4
+    assert reading.latency_ms == pytest.approx(0.010)
+    assert reading.after_rest_pct == pytest.approx(0.0)
+    assert reading.calls == 100  # replay_ms (1.0) / 0.010
+    # Four placements, each captured once, released, and its clones let go.
+    assert places.entered == places.exited == [0, 1, 2, 3]
+    assert [g.placement for g in mech.captures] == [0, 1, 2, 3]
+    assert all(g.released for g in mech.captures)
+    # The first placement: two windows after the settling; the others one each.
+    assert [w.placement for w in reading.windows] == [0, 0, 1, 2, 3]
+    assert reading.windows[0].load_ms >= SETTINGS.settle_ms
+    # Samples per window: the first placement's windows judge the pace, so
+    # they hold ZL_GRAPH_SAMPLES (10); the others placement_ms (4) of 1 ms replays.
+    assert [len(w.samples) for w in reading.windows] == [10, 10, 4, 4, 4]
+    assert mech.rests == [SETTINGS.probe_rest_ms]  # the probe, once
+    assert reading.pace[2] == [pytest.approx(reading.windows[2].load_ms, abs=0.1), 0.01, 1]
+
+
+def test_bimodal_placements_average_between_the_clusters_and_the_spread_shows_it():
+    # Like FlagGems' layer_norm on the H200: placements land near 43 or 45 us,
+    # each one stable on its own.
+    def pace(placement, load, rest):
+        return 0.045 if placement % 2 else 0.043
+
+    reading, _, _ = run(pace)
+    assert reading.placements_ms == [pytest.approx(v) for v in (0.043, 0.045, 0.043, 0.045)]
+    assert reading.latency_ms == pytest.approx(0.044)
+    assert 0.043 < reading.latency_ms < 0.045
+    assert reading.sustained is None
+    from zlcore_pytest.timers.base import SideTiming
+
+    timing = SideTiming.over_placements("graph", reading.placements_ms, reading.samples)
+    assert timing.latency_ms == pytest.approx(0.044) and timing.repeats == 4
+    assert timing.spread_pct == pytest.approx(0.002 / 0.044 * 100)
+
+
+def test_more_placements_cost_more_captures_not_more_settling():
+    settings = replace(SETTINGS, placements=8)
+    reading, mech, _ = run(lambda p, load, rest: 0.002, settings=settings)
+    assert len(reading.placements_ms) == 8 and len(mech.captures) == 8
+    settled = [w for w in reading.windows if w.load_ms >= settings.settle_ms]
+    assert len(settled) == len(reading.windows)  # every window after the one settling
+
+
+def power_limited(placement, load, rest):
+    """An H200 GEMM: 12 % fast for 60 ms of load after a rest of 20 ms or more, then its plateau."""
+    boosted = rest is None or rest >= 20
+    return 0.100 * (0.88 if boosted and load < 60 else 1.0)
+
+
+def test_a_boost_after_the_probe_rest_sends_the_side_to_sustained_readings():
+    reading, mech, places = run(power_limited)
+    assert reading.sustained == "ran 12.0 % faster after a 100 ms rest"
+    assert reading.after_rest_pct == pytest.approx(12.0)
+    # One sustained reading per placement, each on a fresh placement after its
+    # own rest, counted after the step down: the plateau.
+    assert mech.rests == [100.0] + [300.0] * 4
+    assert places.entered == list(range(8)) and places.exited == places.entered
+    assert reading.placements_ms == [pytest.approx(0.100)] * 4 == reading.readings
+    assert reading.latency_ms == pytest.approx(0.100)
+    assert reading.settled is True
+    sustained = [w for w in reading.windows if w.placement >= 4]
+    assert sustained[0].median == pytest.approx(0.088)  # each reading starts at its boost
+    assert all(w.load_ms < SETTINGS.sustained_ms for w in sustained)
+
+
+def test_a_pace_that_drifts_under_load_is_caught_on_the_first_placement():
+    # Slows by 0.2 % per ms of load, for 100 ms, then holds: the two windows of
+    # the first placement read apart, and the sustained readings see the plateau.
+    def drifting(placement, load, rest):
+        return 0.050 * (1 + 0.002 * min(load, 100.0))
+
+    reading, mech, places = run(drifting)
+    assert reading.sustained is not None and reading.sustained.startswith("window medians ")
+    assert reading.after_rest_pct is None  # no probe: the pace had already moved
+    assert places.entered[:1] == [0] and places.entered[1:] == [4, 5, 6, 7]  # straight to sustained
+    assert reading.placements_ms == [pytest.approx(0.060)] * 4
+    assert mech.rests == [300.0] * 4
+
+
+def test_a_boost_under_the_bar_is_not_one():
+    def small(placement, load, rest):
+        return 0.100 * (0.99 if rest is not None and load < 60 else 1.0)
+
+    reading, _, _ = run(small)
+    assert reading.sustained is None and reading.after_rest_pct == pytest.approx(1.0)
+
+
+def test_a_sustained_reading_cut_short_by_the_window_cap_says_so():
+    settings = replace(SETTINGS, max_windows=1)
+    reading, _, _ = run(power_limited, settings=settings)
+    assert reading.sustained is not None and reading.settled is False
+    assert reading.placements_ms == [pytest.approx(0.088)] * 4  # the one (boosted) window stands in
+
+
+def test_readings_may_be_fewer_than_placements():
+    settings = replace(SETTINGS, readings=2)
+    reading, mech, _ = run(power_limited, settings=settings)
+    assert len(reading.placements_ms) == 2 and mech.rests == [100.0, 300.0, 300.0]
+
+
+def test_an_undersized_graph_is_captured_again_larger():
+    # A host-bound eager estimate (10x the real per-call time) undersizes n.
+    reading, mech, _ = run(lambda p, load, rest: 0.001, eager_ms=0.010)
+    assert mech.captures[0].calls == 100 and mech.captures[1].calls > 100
+    assert mech.captures[0].released
+    assert reading.calls == mech.captures[1].calls
+    assert all(g.calls == reading.calls for g in mech.captures[1:])
+
+
+def test_a_capture_that_fails_releases_what_it_placed():
+    reading = None
+    mech = FakeReplayer(lambda p, load, rest: 0.01, fail_capture=lambda index, n: index == 2)
+    places = Placements()
+    with pytest.raises(CaptureFailed, match="scripted"):
+        reading = graph_policy.measure(mech, places, 0.01, SETTINGS)
+    assert reading is None
+    assert places.entered == places.exited == [0, 1, 2]
+    assert all(g.released for g in mech.captures)
+
+
+def test_settings_parse_with_clear_errors():
+    assert TimerSettings.from_env({}).graph == GraphSettings()
+    s = TimerSettings.from_env({"ZL_PLACEMENTS": " 6 ", "ZL_PLACEMENT_SEED": "7", "ZL_GRAPH_SETTLE_MS": "0",
+                                "ZL_DIRECT_REPEAT": "", "ZL_HOST_REPEAT": "2"})
+    assert s.graph.placements == 6 and s.placement.seed == 7 and s.graph.settle_ms == 0.0
+    assert s.direct.repeat == 1 and s.host.repeat == 2
+    assert s.graph.report()["readings"] == 6  # one sustained reading per placement
+    for env, message in [
+        ({"ZL_PLACEMENTS": "0"}, "ZL_PLACEMENTS='0' must be at least 1"),
+        ({"ZL_PLACEMENTS": "four"}, "ZL_PLACEMENTS='four' is not an integer"),
+        ({"ZL_PLACEMENT_MS": "0"}, "ZL_PLACEMENT_MS='0' must be above 0"),
+        ({"ZL_GRAPH_SETTLE_MS": "-1"}, "ZL_GRAPH_SETTLE_MS='-1' must be at least 0"),
+        ({"ZL_GRAPH_BOOST_PCT": "nan"}, "ZL_GRAPH_BOOST_PCT='nan' must be finite"),
+        ({"ZL_HOST_REPEAT": "1.5"}, "ZL_HOST_REPEAT='1.5' is not an integer"),
+        ({"ZL_GRAPH_SUSTAINED_MS": "150", "ZL_GRAPH_SUSTAINED_FROM_MS": "150"},
+         "ZL_GRAPH_SUSTAINED_MS (150) must exceed ZL_GRAPH_SUSTAINED_FROM_MS (150): no sample would count"),
+        ({"ZL_GRAPH_MIN_SAMPLES": "11"}, "ZL_GRAPH_MIN_SAMPLES (11) must not exceed ZL_GRAPH_SAMPLES (10)"),
+    ]:
+        with pytest.raises(SettingsError) as err:
+            TimerSettings.from_env(env)
+        assert str(err.value) == message
+
+
+# -- the mechanism's capture hygiene (issue 18) ----------------------------------------
+
+
+class FakeDeviceModule:
+    """torch.<device> as far as GraphDevice uses it, with one capture state."""
+
+    def __init__(self, end_ends_capture=True):
+        self.capturing = None  # the stream a capture is open on
+        self.end_ends_capture = end_ends_capture
+        self.syncs = 0
+        module = self
+
+        class Stream:
+            def __init__(self):
+                self.synced = 0
+
+            def wait_stream(self, other):
+                pass
+
+            def synchronize(self):
+                self.synced += 1
+
+        self.Stream = Stream
+        self._default = Stream()
+        self._stack = [self._default]
+
+        class stream:
+            def __init__(self, s):
+                self.s = s
+
+            def __enter__(self):
+                module._stack.append(self.s)
+
+            def __exit__(self, *exc):
+                module._stack.pop()
+                return False
+
+        self.stream = stream
+
+        class Graph:
+            def __init__(self):
+                self.reset_called = False
+                self.ends = 0
+
+            def capture_begin(self):
+                module.capturing = module.current_stream()
+
+            def capture_end(self):
+                self.ends += 1
+                if module.end_ends_capture:
+                    module.capturing = None
+                raise RuntimeError("capture invalidated")
+
+            def reset(self):
+                self.reset_called = True
+
+        self.Graph = Graph
+
+    def current_stream(self):
+        return self._stack[-1]
+
+    def synchronize(self):
+        self.syncs += 1
+
+    def is_current_stream_capturing(self):
+        return self.capturing is not None and self.capturing is self.current_stream()
+
+
+def capture_that_fails_midway(device):
+    mech = GraphDevice(device, device.Graph)
+    calls = []
+
+    def fn():
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing\nmore")
+
+    class Placed:
+        index = 0
+        grad_to_none = None
+
+    Placed.fn = staticmethod(fn)
+    with mech.side_stream() as stream:
+        with pytest.raises(CaptureFailed) as failed:
+            mech.capture(Placed, 10)
+        still = mech.is_capturing()
+    return failed.value, stream, still, mech
+
+
+def test_a_capture_that_fails_midway_is_ended_where_it_failed():
+    device = FakeDeviceModule()
+    failed, stream, still, _ = capture_that_fails_midway(device)
+    assert failed.reason == ("graph capture of 10 calls failed: RuntimeError: CUDA error: operation not "
+                             "permitted when stream is capturing")
+    assert failed.left_open is False
+    assert device.capturing is None and still is False
+    assert stream.synced >= 1 and device.syncs >= 2  # before the capture, and after the failure
+
+
+def test_a_capture_that_cannot_be_ended_is_reported_open():
+    device = FakeDeviceModule(end_ends_capture=False)
+    failed, _, still, _ = capture_that_fails_midway(device)
+    assert failed.left_open is True and still is True
+    assert failed.reason.endswith("(the stream still reads as capturing)")
