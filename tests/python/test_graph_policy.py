@@ -330,8 +330,8 @@ class FakeDeviceModule:
         return self.capturing is not None and self.capturing is self.current_stream()
 
 
-def capture_that_fails_midway(device):
-    mech = GraphDevice(device, device.Graph)
+def capture_that_fails_midway(device, random_draw=lambda: None):
+    mech = GraphDevice(device, device.Graph, random_draw=random_draw)
     calls = []
 
     def fn():
@@ -366,3 +366,57 @@ def test_a_capture_that_cannot_be_ended_is_reported_open():
     failed, _, still, _ = capture_that_fails_midway(device)
     assert failed.left_open is True and still is True
     assert failed.reason.endswith("(the stream still reads as capturing)")
+
+
+class FakeGenerator:
+    """A device random generator that a failed capture leaves in capture mode and
+    only a capture that begins and ends cleanly takes out of it (as torch's
+    per-generator flag behaves)."""
+
+    def __init__(self, repairable=True):
+        self.capturing = False
+        self.repairable = repairable
+        self.draws = 0
+
+    def draw(self):
+        self.draws += 1
+        if self.capturing:
+            raise RuntimeError("Offset increment outside graph capture encountered unexpectedly.")
+
+
+def device_with_generator(generator):
+    device = FakeDeviceModule()
+    failing = device.Graph
+
+    class Graph(failing):
+        first = True
+
+        def capture_begin(self):
+            super().capture_begin()
+            generator.capturing = True
+
+        def capture_end(self):
+            if Graph.first:  # the op's capture fails; the repair's empty one works
+                Graph.first = False
+                super().capture_end()
+            device.capturing = None
+            if generator.repairable:
+                generator.capturing = False
+
+    device.Graph = Graph
+    return device
+
+
+def test_a_failed_capture_puts_the_random_generator_back():
+    generator = FakeGenerator()
+    failed, _, _, mech = capture_that_fails_midway(device_with_generator(generator), generator.draw)
+    assert "random generator" not in failed.reason
+    assert generator.capturing is False and generator.draws == 2  # broken, then repaired
+    assert mech.generator_works()
+
+
+def test_a_generator_that_stays_broken_is_named():
+    generator = FakeGenerator(repairable=False)
+    failed, _, _, _ = capture_that_fails_midway(device_with_generator(generator), generator.draw)
+    assert failed.reason.endswith("(the random generator stays in capture mode: later random draws in this "
+                                  "process fail)")

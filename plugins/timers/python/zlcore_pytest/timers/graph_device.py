@@ -15,6 +15,15 @@ other streams' synchronizing calls fail, so a warm worker would lose every op
 after this one. On every error path of `capture` the capture is
 ended where it failed, the graph dropped, the side stream and the device
 synchronized, and the stream's capture status checked.
+
+The device's random generator too: a failed capture can leave it registered
+as capturing, and then every later random draw in the process raises ("Offset
+increment outside graph capture encountered unexpectedly"), so the op's next
+shape fails at its randn although FlagGems alone passes (a backward bench on an
+H200). After a failed capture the generator is tried; if it fails, the dead
+graphs are collected (dropping their capture states) and an empty capture is
+run (whose prologue and epilogue reset a per-generator capture flag), and the
+generator is tried again. A generator that stays broken is named in the reason.
 """
 
 import contextlib
@@ -25,9 +34,14 @@ from .base import CaptureFailed, clear_grads, one_line
 
 
 class GraphDevice:
-    def __init__(self, device, graph_class, stream=None, sleep=time.sleep, clock=time.perf_counter):
+    def __init__(self, device, graph_class, stream=None, sleep=time.sleep, clock=time.perf_counter,
+                 random_draw=None):
         self.device = device
         self.graph_class = graph_class
+        # One draw from the device's random generator; raises when a failed
+        # capture left it believing it is capturing. None: torch.rand on the
+        # device the plan named.
+        self._random_draw = random_draw
         self._side = stream
         self.stream = None
         self.capture_ms = 0.0  # host time spent capturing since the last reset
@@ -88,11 +102,14 @@ class GraphDevice:
                 graph.capture_end()
         except BaseException as exc:
             left_open = self._clean_up_failed_capture(graph)
+            del graph
             if not isinstance(exc, Exception):
                 raise
             reason = f"graph capture of {calls} calls failed: {one_line(exc)}"
             if left_open:
                 reason += " (the stream still reads as capturing)"
+            if not left_open and not self.repair_generator():
+                reason += " (the random generator stays in capture mode: later random draws in this process fail)"
             raise CaptureFailed(reason, left_open=left_open) from exc
         finally:
             self.capture_ms += (self._clock() - started) * 1000.0
@@ -132,6 +149,38 @@ class GraphDevice:
                 except Exception:
                     pass
         return bool(self.is_capturing())
+
+    def generator_works(self):
+        draw = self._random_draw
+        if draw is None:
+            import torch
+
+            from .. import _env
+
+            def draw():
+                torch.rand(1, device=_env.torch_device())
+
+        try:
+            draw()
+            self.device.synchronize()
+            return True
+        except Exception:
+            return False
+
+    def repair_generator(self):
+        """After a failed capture: True once the random generator draws again."""
+        if self.generator_works():
+            return True
+        gc.collect()  # graphs only a dead traceback holds: their reset drops their capture state
+        try:
+            empty = self.graph_class()
+            with self.device.stream(self.stream):
+                empty.capture_begin()
+                empty.capture_end()
+            self.release(empty)
+        except Exception:
+            pass
+        return self.generator_works()
 
     # -- replay ------------------------------------------------------------------
 
