@@ -65,6 +65,12 @@ def child_env(run_dir, **overrides):
         "ZL_TIMER": "graph",
         "ZL_TIMER_FALLBACK": "direct",
         "ZL_GRAPH_API": "torch.cuda.CUDAGraph",
+        # The plugin tests count captures, clones and readings for four
+        # placements, one sustained reading each, one direct repeat; the
+        # defaults (6, 2, 5) are tested in test_graph_policy.py.
+        "ZL_PLACEMENTS": "4",
+        "ZL_GRAPH_READINGS": "0",
+        "ZL_DIRECT_REPEAT": "1",
         "STUB_STATE_FILE": str(run_dir / "stub_state.json"),
         "FAKE_UPDATE_RESULT_FILE": str(run_dir / "update_result.json"),
     })

@@ -22,7 +22,9 @@ from zlcore_pytest.timers.graph_device import GraphDevice  # noqa: E402
 from zlcore_pytest.timers.settings import GraphSettings, SettingsError, TimerSettings  # noqa: E402
 
 # Rests short enough for a test: the fake replayer does not sleep anyway.
-SETTINGS = GraphSettings(api="fake.Graph")
+# Four placements and one sustained reading per placement: small numbers that
+# keep the mechanics visible. The defaults (six, two readings) have tests of their own.
+SETTINGS = GraphSettings(api="fake.Graph", placements=4, readings=0)
 
 
 class FakeGraph:
@@ -176,7 +178,7 @@ def test_a_boost_after_the_probe_rest_sends_the_side_to_sustained_readings():
     # own rest, counted after the step down: the plateau.
     assert mech.rests == [100.0] + [300.0] * 4
     assert places.entered == list(range(8)) and places.exited == places.entered
-    assert reading.placements_ms == [pytest.approx(0.100)] * 4 == reading.readings
+    assert reading.placements_ms == [pytest.approx(0.100)] * 4 == reading.readings  # no placement effect
     assert reading.latency_ms == pytest.approx(0.100)
     assert reading.settled is True
     sustained = [w for w in reading.windows if w.placement >= 4]
@@ -216,7 +218,33 @@ def test_a_sustained_reading_cut_short_by_the_window_cap_says_so():
 def test_readings_may_be_fewer_than_placements():
     settings = replace(SETTINGS, readings=2)
     reading, mech, _ = run(power_limited, settings=settings)
-    assert len(reading.placements_ms) == 2 and mech.rests == [100.0, 300.0, 300.0]
+    assert len(reading.readings) == 2 and mech.rests == [100.0, 300.0, 300.0]
+    assert len(reading.placements_ms) == 4  # one value per placement all the same
+
+
+def test_by_default_two_readings_set_the_level_and_placements_keep_their_factors():
+    # A power-limited side whose placements differ by 2 %: the steady pass
+    # sees the placements (at a boosted, unsettled pace), two sustained
+    # readings see the plateau; each placement is reported at the plateau.
+    def pace(placement, load, rest):
+        factor = 1.02 if placement in (1, 3, 5) else 1.0
+        return power_limited(placement, load, rest) * factor
+
+    reading, mech, places = run(pace, settings=GraphSettings(api="fake.Graph"))
+    assert GraphSettings().placements == 6 and GraphSettings().readings == 2
+    assert mech.rests == [100.0, 300.0, 300.0]  # the probe, then two readings
+    assert places.entered == list(range(8))  # six placements, two fresh ones for the readings
+    assert len(reading.readings) == 2 and len(reading.placements_ms) == 6
+    level = sum(reading.readings) / 2
+    assert reading.latency_ms == pytest.approx(level)
+    odd, even = reading.placements_ms[1], reading.placements_ms[0]
+    assert odd / even == pytest.approx(1.02, rel=1e-3)
+
+
+def test_scaled_to_level_keeps_the_mean_at_the_level():
+    values = graph_policy.scaled_to_level([1.0, 2.0, 3.0], 10.0)
+    assert values == [pytest.approx(5.0), pytest.approx(10.0), pytest.approx(15.0)]
+    assert graph_policy.scaled_to_level([0.0, 0.0], 4.0) == [4.0, 4.0]
 
 
 def test_an_undersized_graph_is_captured_again_larger():
@@ -244,8 +272,9 @@ def test_settings_parse_with_clear_errors():
     s = TimerSettings.from_env({"ZL_PLACEMENTS": " 6 ", "ZL_PLACEMENT_SEED": "7", "ZL_GRAPH_SETTLE_MS": "0",
                                 "ZL_DIRECT_REPEAT": "", "ZL_HOST_REPEAT": "2"})
     assert s.graph.placements == 6 and s.placement.seed == 7 and s.graph.settle_ms == 0.0
-    assert s.direct.repeat == 1 and s.host.repeat == 2
-    assert s.graph.report()["readings"] == 6  # one sustained reading per placement
+    assert s.direct.repeat == 5 and s.host.repeat == 2
+    assert s.graph.report()["readings"] == 2
+    assert TimerSettings.from_env({"ZL_GRAPH_READINGS": "0"}).graph.report()["readings"] == 6  # one per placement
     for env, message in [
         ({"ZL_PLACEMENTS": "0"}, "ZL_PLACEMENTS='0' must be at least 1"),
         ({"ZL_PLACEMENTS": "four"}, "ZL_PLACEMENTS='four' is not an integer"),
@@ -420,3 +449,12 @@ def test_a_generator_that_stays_broken_is_named():
     failed, _, _, _ = capture_that_fails_midway(device_with_generator(generator), generator.draw)
     assert failed.reason.endswith("(the random generator stays in capture mode: later random draws in this "
                                   "process fail)")
+
+
+def test_a_pace_that_moved_reports_its_readings_only():
+    def drifting(placement, load, rest):
+        return 0.050 * (1 + 0.002 * min(load, 100.0))
+
+    reading, _, places = run(drifting, settings=GraphSettings(api="fake.Graph"))
+    assert places.entered == [0, 6, 7]  # the first placement, then two readings on fresh ones
+    assert reading.placements_ms == reading.readings and len(reading.readings) == 2

@@ -152,7 +152,7 @@ def test_direct_timer_repeats_on_placements_with_mean_and_spread(run_child):
                for a in state["do_bench_args"])
 
 
-def test_direct_repeat_defaults_to_one(run_child):
+def test_one_direct_repeat_is_one_placement(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST, ZL_TIMER="direct")
     assert run.rc == 0, run.output
     assert {r["repeats"] for r in run.rows()} == {1}

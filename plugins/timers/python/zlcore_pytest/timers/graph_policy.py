@@ -17,10 +17,15 @@ reasons in docs/graph-timer.md:
     placement's median by more than boost_pct the side is power-limited.
   held: the latency is the mean of the placements' medians.
   power-limited (the first placement's windows moved, or the probe found a
-    boost): the sustained procedure, one reading per placement on fresh
-    placements: idle rest_ms, replay until sustained_ms of load, the median
-    of the samples after sustained_from_ms. The latency is the mean of the
-    readings' medians.
+    boost): the sustained procedure, `readings` readings on fresh placements:
+    idle rest_ms, replay until sustained_ms of load, the median of the
+    samples after sustained_from_ms. The level is the mean of the readings'
+    medians. When the probe found the boost, the steady pass read every
+    placement at a held pace, so each placement's value is the level times
+    its factor against the steady pass's mean: the row keeps one value per
+    placement for compare's rank test while a reading (~1.5 s) is paid only
+    `readings` times. When the windows moved, the placements after the first
+    were never read, and the values are the readings themselves.
 
 "Load" is device time spent replaying, counted from the side's first replay
 and again from zero after each rest; a window records the load before its
@@ -64,8 +69,11 @@ class Reading:
     """What the procedure read for one side."""
 
     latency_ms: float
-    placements_ms: List[float]  # each placement's median (or sustained reading's), ms per call
-    samples: List[float]  # the samples those medians come from, in placement order
+    # Each placement's median, ms per call; for a power-limited side, each
+    # placement's factor at the sustained level (scaled_to_level).
+    placements_ms: List[float]
+    readings_ms: Optional[List[float]]  # the sustained readings' medians; None: the pace held
+    samples: List[float]  # the samples the values come from
     windows: List[Window]
     sustained: Optional[str]  # why the sustained procedure ran; None: the pace held
     settled: bool  # False: the window cap cut a sustained reading short
@@ -75,7 +83,7 @@ class Reading:
 
     @property
     def readings(self):
-        return list(self.placements_ms) if self.sustained else None
+        return list(self.readings_ms) if self.readings_ms is not None else None
 
     @property
     def pace(self):
@@ -176,6 +184,8 @@ class _Side:
                     placements.append(_stats.median(taken))
                     samples += taken
                     if drift is not None and drift > s.stable_pct / 2:
+                        # The pace moves with load: later placements would be
+                        # read at other paces, so their factors would mean nothing.
                         return placements, samples, discarded, f"window medians {drift:.1f} % apart", None
                     if index == s.placements - 1:
                         after_rest = self._faster_after_rest_pct(graph, placements[-1])
@@ -226,18 +236,38 @@ class _Side:
         return readings, counted_all, complete
 
 
+def scaled_to_level(placements, level):
+    """Each placement's value at a sustained level: level times the placement's
+    factor against the steady pass's mean (so the values' mean is the level)."""
+    mean = _stats.mean(placements)
+    if mean <= 0:
+        return [level for _ in placements]
+    return [level * p / mean for p in placements]
+
+
 def measure(mech, place, eager_ms, settings):
     """Read one side; raises CaptureFailed where the mechanism cannot capture or replay."""
     side = _Side(mech, place, eager_ms, settings)
     placements, samples, discarded, why, after_rest = side.steady()
-    settled = True
-    if why is not None:
-        placements, samples, settled = side.sustained()
     if not placements:
         raise CaptureFailed("no placement was measured")
+    settled = True
+    readings = None
+    if why is not None:
+        readings, samples, settled = side.sustained()
+        if len(placements) == settings.placements:
+            # The pace held through the steady pass (the probe found the boost):
+            # its placements' factors are clean, carried to the sustained level.
+            placements = scaled_to_level(placements, _stats.mean(readings))
+        else:
+            # The pace moved within the first placement: only the readings,
+            # each on its own placement, say anything (compare may call the
+            # row unconfirmed with so few).
+            placements = list(readings)
     return Reading(
         latency_ms=_stats.mean(placements),
         placements_ms=placements,
+        readings_ms=readings,
         samples=samples,
         windows=side.windows,
         sustained=why,

@@ -84,8 +84,10 @@ class PlacementSettings:
 class GraphSettings:
     """The graph timer (docs/graph-timer.md has the procedure and the reasons)."""
 
-    # Input placements per (shape, side); the latency is the mean of their medians.
-    placements: int = 4
+    # Input placements per (shape, side); the latency is the mean of their
+    # medians. Six: compare's rank test at 1 % needs five a side to reject at
+    # all, and six leave it room for an inversion or two (docs/graph-timer.md).
+    placements: int = 6
     # Timed replays per placement on a steady side, in ms of device time.
     placement_ms: float = 4.0
     # Target length of one replay: n calls are captured so one replay lasts this.
@@ -106,8 +108,10 @@ class GraphSettings:
     boost_pct: float = 2.0
     # A power-limited side: sustained readings, each on its own placement:
     # idle rest_ms, replay until sustained_ms of load, the median of the
-    # samples after sustained_from_ms. 0 readings: one per placement.
-    readings: int = 0
+    # samples after sustained_from_ms. Two (~1.5 s each): their mean moved by
+    # about half as much between runs as one reading on the H200; 0 means one
+    # per placement.
+    readings: int = 2
     rest_ms: float = 300.0
     sustained_ms: float = 1200.0
     sustained_from_ms: float = 200.0
@@ -162,7 +166,8 @@ class GraphSettings:
 class DirectSettings:
     """The direct timer: one do_bench per placement."""
 
-    repeat: int = 1
+    # Five: the fewest with which compare's rank test can reject at 1 %.
+    repeat: int = 5
 
     @classmethod
     def from_env(cls, env):
