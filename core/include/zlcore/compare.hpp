@@ -100,6 +100,11 @@ const char* verdict_name(Verdict v);
 // The method's parameters (docs/compare.md, "The method").
 inline constexpr double kAlpha = 0.01;  // two-sided level of the rank test
 inline constexpr double kConfidence = 1 - kAlpha;  // of every interval in a report
+// SAME is two one-sided tests at 5 % each (TOST): the 90 % interval of the
+// ratio lies inside the threshold. Equivalence needs its own, narrower
+// interval; with the 99 % one, six placements a side could almost never show
+// that two clusters 2 % apart are "the same within 2 %".
+inline constexpr double kEquivalenceAlpha = 0.10;
 // Per side. With fewer, the exact test cannot reach kAlpha (4 against 4: the
 // smallest two-sided p-value is 2 / C(8, 4) = 0.029); 5 against 5: 0.0079.
 inline constexpr size_t kMinSamples = 5;

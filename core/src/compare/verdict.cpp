@@ -43,6 +43,14 @@ const std::vector<double>& test_values(const ResultRow& r) {
   return r.placements_ms.empty() ? r.samples_ms : r.placements_ms;
 }
 
+namespace {
+
+bool within(const std::optional<stats::Interval>& ci, double threshold, double ulps) {
+  return ci && ci->lo >= 1 - threshold - ulps && ci->hi <= 1 + threshold + ulps;
+}
+
+}  // namespace
+
 Decision decide(const VerdictInputs& in) {
   Decision d;
   if (!std::isfinite(in.speedup) || in.speedup <= 0) {
@@ -67,8 +75,8 @@ Decision decide(const VerdictInputs& in) {
     d.verdict = Verdict::Faster;
   } else if (significant && -diff > in.bar + kUlps && !test.a_larger()) {
     d.verdict = Verdict::Slower;
-  } else if (std::fabs(diff) <= in.threshold + kUlps && d.ci_lo && *d.ci_lo >= 1 - in.threshold - kUlps &&
-             *d.ci_hi <= 1 + in.threshold + kUlps) {
+  } else if (std::fabs(diff) <= in.threshold + kUlps && within(stats::ratio_interval(in.a, in.b, kEquivalenceAlpha),
+                                                                  in.threshold, kUlps)) {
     // Against the threshold, never the widened bar: a noise floor raises the
     // evidence a change needs, it does not make a change of 8 % "the same".
     d.verdict = Verdict::Same;
