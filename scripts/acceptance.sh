@@ -21,6 +21,13 @@
 #              resumed, so it spans calls (BUDGET_S). Then FlagGems' own pytest, in a
 #              fresh process without zlcore, for every op whose status is neither passed
 #              nor unsupported; then the table (suite_check.md)
+#   aa         issue 19 (numbers that hold across processes): AA_N (30) marks drawn with
+#              AA_SEED (20261204), none of them in suite_ops.txt when it exists (so they
+#              were never run before), plus layer_norm; batches AA_RUNS (AA1 AA2 AA3)
+#              back to back on one tuner cache kept in WORK (a name that exists is
+#              resumed: the stage spans calls, and AA4 in a later call is the other
+#              machine); then the known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10);
+#              then every pair compared, calibrated, and the cost (aa_check.md)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
@@ -41,7 +48,8 @@ OPS=${OPS:-abs,add,mul,softmax,mm,addmm}
 
 say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
-pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared .); }
+pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared \
+                        --exclude=./aa_cache .); }
 ident() {  # the identity lines each issue asks for
   "$PY" - "$@" <<'PY'
 import json, os, sys
@@ -190,6 +198,36 @@ for op, row in rows.items():
     json.dump(done, open(done_path, "w"), indent=1)
 PY
       "$PY" "$(dirname "$0")/acceptance_tables.py" suite "$WORK" | tee "$OUT/suite_check.md"
+      ;;
+    aa)
+      "$ZL" ops --flaggems-dir "$FG" --json > "$WORK/aa_index.json"
+      if [ ! -f "$WORK/aa_ops.txt" ]; then
+        exclude=(); [ -f "$WORK/suite_ops.txt" ] && exclude=(--exclude "$WORK/suite_ops.txt")
+        "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/aa_index.json" --seed "${AA_SEED:-20261204}" \
+          --count "${AA_N:-30}" --late layer_norm "${exclude[@]}" > "$WORK/aa_ops.txt" || exit 1
+      fi
+      tr '\n' ' ' < "$WORK/aa_ops.txt"; echo
+      # One tuner cache for every A/A batch: the same winners, the same binaries.
+      export FLAGGEMS_CACHE_DIR=$WORK/aa_cache/flaggems TRITON_CACHE_DIR=$WORK/aa_cache/triton
+      start=$(date +%s)
+      left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
+      for run in ${AA_RUNS:-AA1 AA2 AA3}; do
+        [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "aa: budget spent before $run"; break; }
+        again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
+        say "aa: batch $run ${again[*]}"
+        timeout -s INT -k 60 "$(left)" "$ZL" batch "${COMMON[@]}" --ops-file "$WORK/aa_ops.txt" --out "$WORK/$run" \
+          "${again[@]}" | tail -3
+      done
+      unset FLAGGEMS_CACHE_DIR TRITON_CACHE_DIR
+      KE=$(dirname "$0")/../examples/known-effect
+      for pct in 0 3 10; do
+        [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "aa: budget spent before KE$pct"; break; }
+        again=(); [ -f "$WORK/KE$pct/ops_status.csv" ] && again=(--resume)
+        say "aa: known-effect suite at $pct %"
+        ZL_KNOWN_EFFECT_PCT=$pct timeout -s INT -k 60 "$(left)" "$ZL" batch --backend "$BACKEND" --flaggems-dir "$KE" \
+          --level core --python "$PY" --ops all --out "$WORK/KE$pct" "${again[@]}" | tail -3
+      done
+      "$PY" "$(dirname "$0")/acceptance_tables.py" aa "$WORK" "$ZL" | tee "$OUT/aa_check.md"
       ;;
     *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
   esac

@@ -7,6 +7,11 @@
                                         side of each shape (FlagGems' and torch's)
     acceptance_tables.py cost DIR...    what measuring cost per (shape, side) in each
                                         run or batch directory, compile and tuning apart
+    acceptance_tables.py aa WORK ZL     issue 19: every pair of the A/A batches (AA*)
+                                        compared (FASTER/SLOWER and NOISY shares),
+                                        their calibration, the known-effect suite's
+                                        SLOWER share on rows of 10 us or more at 3 %
+                                        and 10 %, and the cost per (shape, side)
     acceptance_tables.py suite WORK     the whole-suite check (issue 18): counts per
                                         status, every op not passed with its reason and
                                         FlagGems' own fresh-process verdict, the wall
@@ -182,7 +187,69 @@ def table_suite(work):
           f"{total * per_op / 3600 / 8:.1f} h on eight")
 
 
+def compare_json(zl, a, b):
+    import subprocess
+
+    p = subprocess.run([zl, "compare", str(a), str(b), "--format", "json"], capture_output=True, text=True)
+    if p.returncode not in (0, 1, 3):
+        return None
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return None
+
+
+def table_aa(work, zl):
+    import itertools
+    import subprocess
+
+    runs = sorted(d for d in work.glob("AA*") if (d / "ops_status.csv").exists())
+    print("| A | B | rows | FASTER | SLOWER | false verdicts | SAME | NOISY | UNCONFIRMED | ERROR |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    total = false = noisy = 0
+    for a, b in itertools.combinations(runs, 2):
+        doc = compare_json(zl, a, b)
+        if doc is None:
+            print(f"| {a.name} | {b.name} | compare failed | | | | | | | |")
+            continue
+        c = {v: 0 for v in ("FASTER", "SLOWER", "SAME", "NOISY", "UNCONFIRMED", "ERROR")}
+        for r in doc["rows"]:
+            c[r["verdict"]] = c.get(r["verdict"], 0) + 1
+        n = sum(c.values())
+        fs = c["FASTER"] + c["SLOWER"]
+        total, false, noisy = total + n, false + fs, noisy + c["NOISY"]
+        print(f"| {a.name} | {b.name} | {n} | {c['FASTER']} | {c['SLOWER']} | {fs / max(n, 1) * 100:.1f} % "
+              f"| {c['SAME']} | {c['NOISY']} ({c['NOISY'] / max(n, 1) * 100:.0f} %) | {c['UNCONFIRMED']} | {c['ERROR']} |")
+    if total:
+        print(f"\nall pairs: {false} of {total} rows FASTER/SLOWER ({false / total * 100:.2f} %, target <= 1 %), "
+              f"{noisy} NOISY ({noisy / total * 100:.1f} %, target <= 10 %)")
+    if len(runs) >= 2:
+        p = subprocess.run([zl, "compare", "--calibrate", *map(str, runs), "--format", "md"], capture_output=True,
+                           text=True)
+        print("\n" + (p.stdout if p.returncode == 0 else p.stderr)[-4000:])
+    base = work / "KE0"
+    for pct in (3, 10):
+        other = work / f"KE{pct}"
+        if not (base / "ops_status.csv").exists() or not (other / "ops_status.csv").exists():
+            continue
+        doc = compare_json(zl, base, other)
+        if doc is None:
+            continue
+        big = [r for r in doc["rows"] if r.get("a_ms") and r["a_ms"] >= 0.010]
+        slower = sum(1 for r in big if r["verdict"] == "SLOWER")
+        print(f"known effect +{pct} %: SLOWER on {slower} of {len(big)} rows of 10 us or more "
+              f"({slower / max(len(big), 1) * 100:.1f} %, target >= 95 %); all rows: "
+              + ", ".join(f"{v} {sum(1 for r in doc['rows'] if r['verdict'] == v)}"
+                          for v in ("SLOWER", "SAME", "NOISY", "FASTER", "UNCONFIRMED")))
+    if runs:
+        print()
+        table_cost([runs[0]])
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "aa":
+        table_aa(pathlib.Path(sys.argv[2]), sys.argv[3])
+        sys.exit(0)
     tables = ("timer", "cost", "suite")
     if len(sys.argv) < 3 or sys.argv[1] not in tables or (sys.argv[1] in ("timer", "suite") and len(sys.argv) != 3):
         sys.exit(__doc__)

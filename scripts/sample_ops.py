@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Draw operators at random from a suite, reproducibly: `zlcore ops --json` in, one op a line out.
 
-usage: sample_ops.py OPS_JSON --seed N --count K [--early OP]... [--late OP]...
+usage: sample_ops.py OPS_JSON --seed N --count K [--early OP]... [--late OP]... [--exclude FILE]...
 
 The sample is random.Random(seed).sample of the sorted marks, so the same suite and seed
-give the same list anywhere; --early ops are placed second (after one sampled op, so they
+give the same list anywhere; ops listed in an --exclude file (one a line, '#' comments, e.g.
+an earlier sample) are never drawn; --early ops are placed second (after one sampled op, so they
 do not run first on a fresh worker) and --late ops last. The seed and the list go to stderr
 as well, for the record.
 """
@@ -22,18 +23,23 @@ def main(argv=None):
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--early", action="append", default=[])
     p.add_argument("--late", action="append", default=[])
+    p.add_argument("--exclude", action="append", default=[])
     a = p.parse_args(argv)
+    excluded = set()
+    for path in a.exclude:
+        with open(path, encoding="utf-8") as f:
+            excluded |= {line.strip() for line in f if line.strip() and not line.startswith("#")}
     with open(a.ops_json, encoding="utf-8") as f:
         marks = sorted(json.load(f)["ops"])
     fixed = set(a.early) | set(a.late)
     missing = sorted(fixed - set(marks))
     if missing:
         sys.exit(f"sample_ops.py: not marks of the suite: {', '.join(missing)}")
-    pool = [m for m in marks if m not in fixed]
+    pool = [m for m in marks if m not in fixed and m not in excluded]
     drawn = random.Random(a.seed).sample(pool, min(a.count, len(pool)))
     ops = drawn[:1] + a.early + drawn[1:] + a.late
-    print(f"# seed {a.seed}: {len(drawn)} of {len(pool)} marks drawn, plus {', '.join(a.early + a.late) or 'none'}",
-          file=sys.stderr)
+    print(f"# seed {a.seed}: {len(drawn)} of {len(pool)} marks drawn ({len(excluded)} excluded), plus "
+          f"{', '.join(a.early + a.late) or 'none'}", file=sys.stderr)
     print(" ".join(ops), file=sys.stderr)
     print(f"# seed {a.seed}, {len(drawn)} drawn of {len(pool)}")
     print("\n".join(ops))
