@@ -2,7 +2,10 @@
 
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include "../util/text.hpp"
 
 namespace zl {
 namespace {
@@ -33,14 +36,6 @@ std::string signal_text(int sig) {
   return "signal " + std::to_string(sig) + (d != nullptr ? std::string(" (") + d + ")" : "");
 }
 
-std::string one_line(std::string s, size_t limit = 300) {
-  for (char& c : s) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  if (s.size() > limit) s = s.substr(0, limit - 3) + "...";
-  return s;
-}
-
 // The log's own account of a refusal before anything ran: a plugin's
 // "PREFLIGHT_FAILED check=<name>: <detail>" line.
 std::string preflight_line(const std::string& log) {
@@ -63,147 +58,146 @@ std::string last_error_line(const std::string& log) {
   return found;
 }
 
-std::string list_text(const std::vector<std::string>& items, size_t max_items) {
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < max_items; ++i) out += (i ? "; " : "") + items[i];
-  if (items.size() > max_items) out += "; and " + std::to_string(items.size() - max_items) + " more";
-  return out;
-}
-
-}  // namespace
-
-RunStatus decide_status(const ChildFacts& f, const std::function<bool(const std::string&)>& declined) {
-  RunStatus r;
+// What the exit status alone decides, before any test is looked at.
+std::optional<RunStatus> from_exit(const ChildFacts& f) {
   const ChildResult& c = f.child;
   if (!c.started) return make_status("failed", 1, "could not start pytest: " + c.spawn_error);
   if (c.timed_out) return make_status("timeout", kExitTimeout, "ran past --timeout; its process group was killed");
   if (c.interrupted) return make_status("interrupted", 130, "interrupted");
   if (c.term_signal != 0) return make_status("crashed", 128 + c.term_signal, "pytest died of " + signal_text(c.term_signal));
   if (const std::string pf = preflight_line(f.log_tail); !pf.empty() && c.exit_code != 0) {
-    return make_status("preflight_failed", 3, one_line(pf));
+    return make_status("preflight_failed", 3, text::one_line(pf, 300));
   }
+  return std::nullopt;
+}
 
-  const rapidjson::Value* o = f.outcomes;
-  if (o == nullptr) {
-    // Our plugins never reported: pytest stopped before them (a usage error,
-    // an import error in a conftest), or the interpreter is not pytest at all.
-    if (c.exit_code == 0) {
-      return make_status("empty", kExitEmpty,
-              f.rows.total == 0 ? "exit 0 but no test ran under zlcore's plugins and no row was written"
-                                : "exit 0 but zlcore's outcome plugin did not report");
-    }
-    const std::string why = last_error_line(f.log_tail);
-    return make_status("failed", c.exit_code, one_line("pytest exit " + std::to_string(c.exit_code) + (why.empty() ? "" : ": " + why)));
+// Our plugins never reported: pytest stopped before them (a usage error, an
+// import error in a conftest), or the interpreter is not pytest at all.
+RunStatus without_report(const ChildFacts& f) {
+  if (f.child.exit_code == 0) {
+    return make_status("empty", kExitEmpty,
+                       f.rows.total == 0 ? "exit 0 but no test ran under zlcore's plugins and no row was written"
+                                         : "exit 0 but zlcore's outcome plugin did not report");
   }
+  const std::string why = last_error_line(f.log_tail);
+  return make_status("failed", f.child.exit_code,
+                     text::one_line("pytest exit " + std::to_string(f.child.exit_code) + (why.empty() ? "" : ": " + why), 300));
+}
 
-  if (const rapidjson::Value* ie = member(o, "internal_error"); ie != nullptr && ie->IsObject()) {
-    const std::string what = string_of(ie, "message");
-    if (bool_of(ie, "harness")) return make_status("harness_error", kExitHarnessError, one_line("zlcore plugin error: " + what));
-    return make_status("failed", c.exit_code == 0 ? 1 : c.exit_code, one_line("pytest internal error: " + what));
-  }
+// The selected tests, sorted by what happened to them.
+struct Tally {
+  int passed = 0, passed_with_rows = 0, skipped = 0;
+  std::vector<std::string> harness, failures, declined, collect_errors;
+  std::string first_skip, first_decline;
+};
 
-  std::vector<std::string> collect_errors;
+Tally tally(const rapidjson::Value* o, const RowCounts& rows, const std::function<bool(const std::string&)>& declined) {
+  Tally t;
   if (const rapidjson::Value* ce = member(o, "collect_errors"); ce != nullptr && ce->IsArray()) {
-    for (const auto& e : ce->GetArray()) collect_errors.push_back(string_of(&e, "node") + ": " + string_of(&e, "message"));
+    for (const auto& e : ce->GetArray()) t.collect_errors.push_back(string_of(&e, "node") + ": " + string_of(&e, "message"));
   }
-
-  int passed_with_rows = 0;
-  std::vector<std::string> harness, real_failures, skip_reasons;
-  if (const rapidjson::Value* tests = member(o, "tests"); tests != nullptr && tests->IsArray()) {
-    for (const auto& t : tests->GetArray()) {
-      const std::string node = string_of(&t, "node");
-      const std::string outcome = string_of(&t, "outcome");
-      const std::string message = string_of(&t, "message");
-      auto rows = f.rows.by_test.find(node);
-      const int n_rows = rows == f.rows.by_test.end() ? 0 : rows->second;
-      if (outcome == "passed") {
-        ++r.passed_tests;
-        if (n_rows > 0) ++passed_with_rows;
-      } else if (outcome == "skipped") {
-        ++r.skipped_tests;
-        if (skip_reasons.empty()) skip_reasons.push_back(message);
-      } else if (outcome == "failed") {
-        if (bool_of(&t, "harness")) {
-          harness.push_back(node + ": " + message);
-        } else if (declined(message)) {
-          r.declined_tests.push_back(node);
-        } else {
-          real_failures.push_back(node + ": " + message);
-        }
+  const rapidjson::Value* tests = member(o, "tests");
+  if (tests == nullptr || !tests->IsArray()) return t;
+  for (const auto& test : tests->GetArray()) {
+    const std::string node = string_of(&test, "node");
+    const std::string outcome = string_of(&test, "outcome");
+    const std::string message = string_of(&test, "message");
+    if (outcome == "passed") {
+      ++t.passed;
+      auto it = rows.by_test.find(node);
+      if (it != rows.by_test.end() && it->second > 0) ++t.passed_with_rows;
+    } else if (outcome == "skipped") {
+      if (t.skipped++ == 0) t.first_skip = message;
+    } else if (outcome == "failed") {
+      if (bool_of(&test, "harness")) {
+        t.harness.push_back(node + ": " + message);
+      } else if (declined(message)) {
+        if (t.declined.empty()) t.first_decline = message;
+        t.declined.push_back(node);
+      } else {
+        t.failures.push_back(node + ": " + message);
       }
     }
   }
-  r.failed_tests = harness;
-  r.failed_tests.insert(r.failed_tests.end(), real_failures.begin(), real_failures.end());
-  const int selected = int_of(o, "selected", 0);
+  return t;
+}
 
-  if (!harness.empty()) {
+RunStatus from_tally(const Tally& t, const rapidjson::Value* o, const ChildFacts& f) {
+  RunStatus r;
+  r.passed_tests = t.passed;
+  r.skipped_tests = t.skipped;
+  r.declined_tests = t.declined;
+  r.failed_tests = t.harness;
+  r.failed_tests.insert(r.failed_tests.end(), t.failures.begin(), t.failures.end());
+  if (!t.harness.empty()) {
     r.status = "harness_error";
     r.exit_code = kExitHarnessError;
-    r.reason = one_line("zlcore's plugins raised in " + list_text(harness, 1), 400);
-    return r;
-  }
-  if (!real_failures.empty() || !collect_errors.empty()) {
-    std::vector<std::string> all = collect_errors;
-    all.insert(all.end(), real_failures.begin(), real_failures.end());
-    const size_t failing = all.size();
-    if (passed_with_rows > 0) {
+    r.reason = text::one_line("zlcore's plugins raised in " + text::join_some(t.harness, 1), 400);
+  } else if (!t.failures.empty() || !t.collect_errors.empty()) {
+    std::vector<std::string> all = t.collect_errors;
+    all.insert(all.end(), t.failures.begin(), t.failures.end());
+    if (t.passed_with_rows > 0) {
       r.status = "partial";
       r.exit_code = 1;
-      r.reason = one_line(std::to_string(failing) + " of " + std::to_string(failing + r.passed_tests) +
-                              " tests failed (the others produced rows): " + list_text(all, 3),
-                          600);
+      r.reason = text::one_line(std::to_string(all.size()) + " of " + std::to_string(all.size() + t.passed) +
+                                    " tests failed (the others produced rows): " + text::join_some(all, 3),
+                                600);
     } else {
       r.status = "failed";
-      r.exit_code = c.exit_code == 0 ? 1 : c.exit_code;
-      r.reason = one_line((collect_errors.empty() ? "" : "collection error: ") + list_text(all, 2), 600);
+      r.exit_code = f.child.exit_code == 0 ? 1 : f.child.exit_code;
+      r.reason = text::one_line((t.collect_errors.empty() ? "" : "collection error: ") + text::join_some(all, 2), 600);
     }
-    return r;
-  }
-  const std::string declined_note =
-      r.declined_tests.empty() ? ""
-                               : std::to_string(r.declined_tests.size()) + " test(s) declined by the suite: " +
-                                     list_text(r.declined_tests, 3);
-  if (r.passed_tests > 0) {
-    if (f.rows.total == 0) {
-      r.status = "empty";
-      r.exit_code = kExitEmpty;
-      r.reason = std::to_string(r.passed_tests) + " test(s) passed but wrote no result row";
-      return r;
-    }
+  } else if (t.passed > 0 && f.rows.total == 0) {
+    r.status = "empty";
+    r.exit_code = kExitEmpty;
+    r.reason = std::to_string(t.passed) + " test(s) passed but wrote no result row";
+  } else if (t.passed > 0) {
     r.status = "passed";
     r.exit_code = 0;
-    r.reason = one_line(declined_note, 400);
-    return r;
-  }
-  if (!r.declined_tests.empty()) {
+    if (!t.declined.empty()) {
+      r.reason = text::one_line(std::to_string(t.declined.size()) + " test(s) declined by the suite: " +
+                                    text::join_some(t.declined, 3),
+                                400);
+    }
+  } else if (!t.declined.empty()) {
+    // The suite's own words, from the first test it declined.
     r.status = "unsupported";
     r.exit_code = kExitUnsupported;
-    // The suite's own words, from the first test it declined.
-    std::string message;
-    if (const rapidjson::Value* tests = member(o, "tests"); tests != nullptr && tests->IsArray()) {
-      for (const auto& t : tests->GetArray()) {
-        if (string_of(&t, "node") == r.declined_tests.front()) message = string_of(&t, "message");
-      }
-    }
-    r.reason = one_line(message + (r.declined_tests.size() > 1
-                                       ? " (and " + std::to_string(r.declined_tests.size() - 1) + " more test(s))"
-                                       : ""),
-                        400);
-    return r;
-  }
-  r.status = "no_tests";
-  r.exit_code = kExitNoTests;
-  if (r.skipped_tests > 0) {
-    r.reason = one_line("all " + std::to_string(r.skipped_tests) + " test(s) skipped: " + skip_reasons.front(), 400);
-  } else if (selected == 0) {
-    const int deselected = int_of(o, "deselected", 0);
-    r.reason = deselected > 0 ? "no test carries the mark: " + std::to_string(deselected) + " collected, all deselected"
-                              : "pytest collected no test";
+    r.reason = text::one_line(
+        t.first_decline +
+            (t.declined.size() > 1 ? " (and " + std::to_string(t.declined.size() - 1) + " more test(s))" : ""),
+        400);
   } else {
-    r.reason = std::to_string(selected) + " test(s) selected but none ran";
+    r.status = "no_tests";
+    r.exit_code = kExitNoTests;
+    const int selected = int_of(o, "selected", 0);
+    const int deselected = int_of(o, "deselected", 0);
+    if (t.skipped > 0) {
+      r.reason = text::one_line("all " + std::to_string(t.skipped) + " test(s) skipped: " + t.first_skip, 400);
+    } else if (selected == 0) {
+      r.reason = deselected > 0 ? "no test carries the mark: " + std::to_string(deselected) +
+                                      " collected, all deselected"
+                                : "pytest collected no test";
+    } else {
+      r.reason = std::to_string(selected) + " test(s) selected but none ran";
+    }
   }
   return r;
+}
+
+}  // namespace
+
+RunStatus decide_status(const ChildFacts& f, const std::function<bool(const std::string&)>& declined) {
+  if (std::optional<RunStatus> r = from_exit(f)) return *r;
+  const rapidjson::Value* o = f.outcomes;
+  if (o == nullptr) return without_report(f);
+  if (const rapidjson::Value* ie = member(o, "internal_error"); ie != nullptr && ie->IsObject()) {
+    const std::string what = string_of(ie, "message");
+    if (bool_of(ie, "harness")) return make_status("harness_error", kExitHarnessError, text::one_line("zlcore plugin error: " + what, 300));
+    return make_status("failed", f.child.exit_code == 0 ? 1 : f.child.exit_code,
+                       text::one_line("pytest internal error: " + what, 300));
+  }
+  return from_tally(tally(o, f.rows, declined), o, f);
 }
 
 RowCounts count_rows(const std::string& results_path) {

@@ -19,6 +19,8 @@ never be blamed on zlcore. Three facts decide it:
 import os
 import re
 
+from ._text import describe, first_line  # noqa: F401 - first_line is the outcomes plugin's too
+
 PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
 # Function names of the closures in _bench.build_fn that call the op.
@@ -40,16 +42,6 @@ def chain(exc, limit=16):
         seen.append(exc)
         exc = exc.__cause__ if exc.__cause__ is not None else (None if exc.__suppress_context__ else exc.__context__)
     return seen
-
-
-def first_line(text, limit=500):
-    text = str(text).strip()
-    return (text.splitlines()[0] if text else "")[:limit]
-
-
-def describe(exc):
-    message = first_line(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def is_device_error(exc):

@@ -15,6 +15,7 @@ are taken, and gbps/tflops stay null.
 """
 
 from . import _bench
+from ._text import describe, first_line
 
 SIDES = ("base", "gems")
 
@@ -31,12 +32,6 @@ class ShapeRow:
         self.side_errors = {}
         self.error = None
         self.op_name = None
-
-
-def _first_line(text, limit=500):
-    text = str(text).strip()
-    line = text.splitlines()[0] if text else ""
-    return line[:limit]
 
 
 class Tracker:
@@ -83,7 +78,7 @@ class Tracker:
         # A row whose started sides all finished is a complete shape; the failure
         # came after it (e.g. building the next input) and is not its error.
         if not row.started or row.started != set(row.sides):
-            row.error = _first_line(message)
+            row.error = first_line(message)
 
     # -- events from the timing plugin ----------------------------------------
 
@@ -125,7 +120,7 @@ class Tracker:
         row.sides[side] = timing
 
     def side_failed(self, row, side, exc):
-        row.side_errors[side] = f"{type(exc).__name__}: {_first_line(exc)}"
+        row.side_errors[side] = describe(exc, 500)
 
     # -- output ----------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from .. import _stats
+from .._text import describe as one_line  # noqa: F401 - the timers' name for it
 
 
 class CaptureFailed(Exception):
@@ -84,8 +85,3 @@ def clear_grads(grad_to_none):
         for x in grad_to_none:
             x.grad = None
 
-
-def one_line(exc, limit=300):
-    text = str(exc).strip()
-    text = text.splitlines()[0] if text else ""
-    return f"{type(exc).__name__}: {text}"[:limit]
