@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/paths.hpp"
@@ -31,11 +32,6 @@ std::string trim(std::string s) {
   return s;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 }  // namespace
 
@@ -134,7 +130,7 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
     const std::vector<std::string>& marks = index().marks_of(t.files[0]);
     // A file the index does not know (outside the suite) is pytest's to judge.
     if (!marks.empty() && std::find(marks.begin(), marks.end(), req.op) == marks.end()) {
-      throw PreflightError("benchmark_file", t.files[0] + " does not mark '" + req.op + "'; it marks: " + join(marks));
+      throw PreflightError("benchmark_file", t.files[0] + " does not mark '" + req.op + "'; it marks: " + text::join(marks));
     }
     return t;
   }
@@ -149,7 +145,7 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
   throw PreflightError("benchmark_file", "no file under " + (fs::path(root_) / kBenchDir).string() + " marks '" +
                                              req.op + "'" +
                                              (near.empty() ? std::string(" (zlcore ops lists every op)")
-                                                           : "; closest: " + join(near)));
+                                                           : "; closest: " + text::join(near)));
 }
 
 std::vector<std::string> FlagGemsProvider::pytest_args(const TestTarget& t, const BenchArgs& a) const {
