@@ -262,9 +262,10 @@ bool WarmExecution::poll_done() {
   owner_->retire(launch_.device.index);
   rerunning_ = true;
   rerun_note_ = std::string("warm worker: ") + to_string(warm.status) + ", " + why + "; rerun in a fresh process";
+  // Kept beside the rerun, never overwritten: runs/<op>.warm, .warm2, ...
   std::error_code ec;
-  const std::string aside = launch_.run_dir + ".warm";
-  std::filesystem::remove_all(aside, ec);
+  std::string aside = launch_.run_dir + ".warm";
+  for (int n = 2; std::filesystem::exists(aside, ec); ++n) aside = launch_.run_dir + ".warm" + std::to_string(n);
   std::filesystem::rename(launch_.run_dir, aside, ec);
   try {
     append_log_line(launch_.log_path, "=== zlcore batch: " + rerun_note_ + " (first attempt in " +
@@ -274,8 +275,10 @@ bool WarmExecution::poll_done() {
   std::string error;
   std::unique_ptr<Execution> cold = owner_->start_cold(launch_, &error);
   if (!cold) {
+    // The warm attempt's outcome stands, with the note, in its own directory.
+    std::filesystem::rename(aside, launch_.run_dir, ec);
     rerun_note_ += " could not start: " + error;
-    return true;  // the warm attempt's outcome stands, with the note
+    return true;
   }
   inner_ = std::move(cold);
   return false;
