@@ -60,7 +60,9 @@ Probe probe(const std::string& command) {
   p.ran = true;
   p.has_pytest = status == "ok";
   if (p.executable.empty()) p.executable = where;
-  if (!p.has_pytest) p.failure = "(" + p.executable + ", Python " + p.version + ") cannot import pytest";
+  // Where the name led, not sys.executable: a wrapper script or a venv's link
+  // is what the user has to find.
+  if (!p.has_pytest) p.failure = "(" + where + ", Python " + p.version + ") cannot import pytest";
   return p;
 }
 
