@@ -202,10 +202,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
   // No suite given: every op runs on the embedded example suite, named once
   // here so the warm workers and the runs agree on it.
+  // (A cluster launcher leaves both to each shard, which runs on its node.)
+  const bool runs_here = launcher->uses_local_devices(o);
   std::string suite = flag_or_env(vm, "flaggems-dir", "FLAGGEMS_DIR");
   if (suite.empty()) {
     suite = embedded_suite_dir();
-    o.run.flags.emplace_back("--flaggems-dir", suite);
+    if (runs_here) o.run.flags.emplace_back("--flaggems-dir", suite);
     std::cout << "suite: " << suite << " (the embedded example suite: no --flaggems-dir / FLAGGEMS_DIR given)\n";
   }
   if (batch::needs_expansion(o.ops)) {
@@ -239,7 +241,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     if (vm.count(flag)) o.run.flags.emplace_back(std::string("--") + flag, "");  // a switch: no value
   }
   // One interpreter for every op and warm worker, chosen (and checked) once.
-  if (!vm.count("python")) o.run.flags.emplace_back("--python", choose_python("").command);
+  if (!vm.count("python") && runs_here) o.run.flags.emplace_back("--python", choose_python("").command);
   if (vm.count("dtypes")) o.run.dtypes = split(vm["dtypes"].as<std::string>());
   if (vm.count("replay-from")) o.run.replay_from = vm["replay-from"].as<std::string>();
 
