@@ -120,7 +120,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
       ("shape-file", po::value<std::string>(), "shape file for --shape-mode file (env SHAPE_FILE)")
       ("replay-from", po::value<std::string>(), "a run dir, or a batch dir (each op replays its own runs/<op>)")
       ("autotune", po::value<std::string>(), "tune, record or replay")
-      ("isolate-tuner-cache", po::value<std::string>(), "0 or 1 (env ZL_ISOLATE_TUNER_CACHE)")
+      ("isolate-tuner-cache", po::value<std::string>(), "a boolean (env ZL_ISOLATE_TUNER_CACHE)")
       ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")
       ("force-replay", "replay even when the Triton version or kernel source differs (see zlcore run)")
       ("keep-tuner-cache", "keep each op's isolated or replay tuner cache in its run directory (see zlcore run)")
