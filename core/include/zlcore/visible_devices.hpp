@@ -18,7 +18,7 @@ struct VisibleDevices {
   DeviceQuery query;                        // the backend's answer, only the devices the pin names
   std::vector<Device> hidden;               // the devices the pin leaves out
   std::map<std::string, std::string> pins;  // visibility variable -> its value, for those already set
-  // "CUDA_VISIBLE_DEVICES=3" (several joined by ", "); empty when nothing was set.
+  // "<VARIABLE>=3" (several joined by ", "); empty when nothing was set.
   std::string describe() const;
 };
 
