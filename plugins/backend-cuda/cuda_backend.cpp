@@ -133,8 +133,8 @@ std::vector<zl_kit::Device> enumerate_nvml(const std::string& path, std::string&
 zl_kit::Enumeration enumerate() {
   zl_kit::Enumeration e;
   std::string tried;
-  if (zl_kit::env_or("ZL_CUDA_NO_NVML", "") == "1") {
-    tried = "NVML skipped (ZL_CUDA_NO_NVML=1)";
+  if (zl_kit::env_flag("ZL_CUDA_NO_NVML")) {
+    tried = "NVML skipped (ZL_CUDA_NO_NVML=" + zl_kit::env_or("ZL_CUDA_NO_NVML", "") + ")";
   } else {
     const std::string lib = zl_kit::env_or("ZL_CUDA_NVML_LIB", "libnvidia-ml.so.1");
     e.devices = enumerate_nvml(lib, tried);

@@ -283,6 +283,8 @@ TEST(Caliber, EachFieldIsCompared) {
     zc::Side other = base;
     other.label = "B";
     other.runs[0].caliber[key] += "-changed";
+    // Fallback shapes are compared as a set of entries, not as text.
+    if (key == "timer.fallback_shapes") other.runs[0].fallback_shapes.insert({"float16", "[[1]]", "gems", "x"});
     other.runs[0].autotune_mode = "replay";  // the fair pairing, so only `key` differs
     other.runs[0].autotune_source = base.runs[0].run_id;
     zc::Caliber c = zc::check_caliber(base, other, {});
@@ -298,7 +300,8 @@ TEST(Caliber, EveryDifferenceOfTheRecordedRunIsFound) {
   for (const char* k : {"autotune", "env.TRITON_SWITCH", "env.ZL_DIRECT_REPEAT", "env.ZL_ENABLE_CUDAGRAPH"}) want.push_back(k);
   EXPECT_EQ(keys(c), want);
   EXPECT_EQ(c.differences[4].a, "(none)");  // an empty fallback_shapes list
-  EXPECT_EQ(c.differences[4].b, "[[4096]]");
+  EXPECT_EQ(c.differences[4].b, "1 shape fell back: reason not recorded (1)");  // an older identity: bare shapes
+  EXPECT_EQ(c.differences[4].detail, "1 only on B: [[4096]]");
   EXPECT_EQ(c.differences.back().b, "0");
   EXPECT_EQ(c.differences[5].b, "{direct_repeat: 10, graph: {budget_ms: 50, min_windows: 2}}");  // a default moved
   EXPECT_EQ(c.differences[21].a, "(unset)");  // env.TRITON_SWITCH absent on A
@@ -487,4 +490,34 @@ TEST(NoiseFloor, AFileThatIsNotOneIsAUsageError) {
           "rows[0]");
   EXPECT_THROW(zc::load_noise_floor(dir + "/missing.json"), zl::UsageError);
   std::filesystem::remove_all(dir);
+}
+
+// Issue 22: fallback reasons differ run to run in counts and addresses only.
+TEST(Caliber, FallbackReasonsAreComparedWithTheirNumbersNormalized) {
+  EXPECT_EQ(zc::normalized_reason("graph capture of 12 calls failed at 0x7f3a9c: code 700 after 1.5 ms"),
+            "graph capture of N calls failed at N: code N after N ms");
+  std::set<zc::FallbackShape> s{{"float16", "[[64]]", "gems", "capture of N calls failed"},
+                                {"float16", "[[64]]", "torch", "capture of N calls failed"},
+                                {"float16", "[[128]]", "gems", "replay failed"}};
+  EXPECT_EQ(zc::fallback_summary(s), "2 shapes fell back: capture of N calls failed (2); replay failed (1)");
+  EXPECT_EQ(zc::fallback_summary({}), "(none)");
+  const zc::Report same = report("fallback/a", "fallback/b");
+  EXPECT_TRUE(same.caliber.differences.empty());
+  const zc::Report more = report("fallback/a", "fallback/c");
+  ASSERT_EQ(keys(more.caliber), std::vector<std::string>{"timer.fallback_shapes"});
+  EXPECT_EQ(more.caliber.differences[0].ops, std::vector<std::string>{"softmax"});
+}
+
+// Issue 22: an A/A of tuned runs is judged by the winners each used.
+TEST(Caliber, TheWinnersUsedDecideNotTheAutotuneMode) {
+  const zc::Report same = report("winners/tune1", "winners/tune2");
+  EXPECT_TRUE(same.caliber.differences.empty()) << same.caliber.differences[0].key;
+  EXPECT_TRUE(same.caliber.autotune_fair);
+  EXPECT_EQ(same.caliber.autotune_pairing, "tune/tune: same winners (2 kernels)");
+  const zc::Report other = report("winners/tune1", "winners/tune_other");
+  ASSERT_EQ(keys(other.caliber), std::vector<std::string>{"autotune"});
+  EXPECT_EQ(other.caliber.differences[0].detail, "tune/tune: different winners in mm_kernel, softmax_kernel (B only)");
+  // A run that does not say which winners it used: the mode decides, as before.
+  const zc::Report unknown = report("winners/tune1", "winners/tune_unknown");
+  EXPECT_FALSE(unknown.caliber.autotune_fair);
 }

@@ -6,8 +6,12 @@ colours but are only a line high).
 
     html_screenshot.py ZLCORE DATA_DIR OUT_DIR
 
-Leaves OUT_DIR/compare_page.html and OUT_DIR/compare_screenshot.png behind
-for a person to look at. PNG decoding is zlib + struct only: no PIL needed.
+Then the page of a 15-op batch A/B (data/report) at 1400 px: the answer
+(counts, geomean, the plot's bars) must be on the first screen, before the
+table of runs that did not pass and the caliber check.
+
+Leaves OUT_DIR/{compare,report}_page.html and _screenshot.png behind for a
+person to look at. PNG decoding is zlib + struct only: no PIL needed.
 """
 import os
 import shutil
@@ -86,34 +90,71 @@ def tallest_column(rows, colour):
     return best
 
 
-def main():
-    zlcore, data_dir, out_dir = sys.argv[1:4]
-    os.makedirs(out_dir, exist_ok=True)
-    page = os.path.join(out_dir, "compare_page.html")
-    shot = os.path.join(out_dir, "compare_screenshot.png")
+def render(zlcore, data_dir, out_dir, name, sides, window):
+    """Writes OUT_DIR/<name>_page.html for `compare SIDES` and screenshots it
+    at `window` (w,h). Returns the PNG's path, or None with the reason printed."""
+    page = os.path.join(out_dir, f"{name}_page.html")
+    shot = os.path.join(out_dir, f"{name}_screenshot.png")
     for stale in (page, shot):
         if os.path.exists(stale):
             os.remove(stale)
-    subprocess.run([zlcore, "compare", "verdicts/a", "verdicts/b", "--html", page], cwd=data_dir, check=True,
-                   stdout=subprocess.DEVNULL)
-
+    subprocess.run([zlcore, "compare", *sides, "--html", page], cwd=data_dir, check=True, stdout=subprocess.DEVNULL)
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         print("chromium is not installed: run `bash scripts/install-deps.sh chromium` (make test does)")
-        return 1
+        return None
     profile = tempfile.mkdtemp(prefix="zl-chromium-")
     try:
         cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                "--hide-scrollbars", "--force-device-scale-factor=1", f"--user-data-dir={profile}",
-               "--window-size=1200,1600", f"--screenshot={shot}", "file://" + os.path.abspath(page)]
+               f"--window-size={window[0]},{window[1]}", f"--screenshot={shot}", "file://" + os.path.abspath(page)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     if not os.path.exists(shot):
         print(f"no screenshot; chromium exited {p.returncode}:\n{p.stderr[-3000:]}")
-        return 1
+        return None
     print(f"screenshot: {shot}")
+    return shot
+
+
+def check_report_leads_with_the_answer(zlcore, data_dir, out_dir):
+    """Issue 22: a 15-op batch A/B at 1400 px. The first screen (1400 x 900)
+    must hold the answer: the plot's FASTER and SLOWER bars and its threshold
+    band; the page's order is counts, plot, the runs that did not pass (one
+    table), then the caliber check and the rows."""
+    shot = render(zlcore, data_dir, out_dir, "report", ["report/a", "report/b"], (1400, 900))
+    if shot is None:
+        return False
+    width, height, rows = decode_png(shot)
+    green, red = tallest_column(rows, FASTER), tallest_column(rows, SLOWER)
+    band = sum(1 for row in rows for px in row if near(px, THRESHOLD_BAND, 2))
+    with open(os.path.join(out_dir, "report_page.html")) as f:
+        html = f.read()
+    marks = ["FASTER</span></div>", "<svg", 'id="not-passed"', 'id="caliber"', "<h2>Results</h2>", "<h2>Method</h2>"]
+    at = [html.find(m) for m in marks]
+    print(f"report {width}x{height}: tallest FASTER bar {green} px, SLOWER bar {red} px, band {band} px; "
+          f"sections at {at}")
+    checks = {
+        "report: a FASTER bar on the first screen": green >= 20,
+        "report: a SLOWER bar on the first screen": red >= 20,
+        "report: the threshold band on the first screen": band >= 2000,
+        "report: counts, plot, failed runs, caliber, rows, method in that order": -1 not in at and at == sorted(at),
+        "report: one table of the runs that did not pass": html.count("status failed") == 0 and "<td>crashed</td>" in html,
+        "report: no per-bar axis labels, each bar's shape on hover": html.count("<title>") >= 40,
+    }
+    for what, ok in checks.items():
+        print(("ok    " if ok else "FAIL  ") + what)
+    return all(checks.values())
+
+
+def main():
+    zlcore, data_dir, out_dir = sys.argv[1:4]
+    os.makedirs(out_dir, exist_ok=True)
+    shot = render(zlcore, data_dir, out_dir, "compare", ["verdicts/a", "verdicts/b"], (1200, 1600))
+    if shot is None:
+        return 1
 
     width, height, rows = decode_png(shot)
     pixels = width * height
@@ -132,7 +173,8 @@ def main():
     }
     for what, ok in checks.items():
         print(("ok    " if ok else "FAIL  ") + what)
-    return 0 if all(checks.values()) else 1
+    report_ok = check_report_leads_with_the_answer(zlcore, data_dir, out_dir)
+    return 0 if all(checks.values()) and report_ok else 1
 
 
 if __name__ == "__main__":

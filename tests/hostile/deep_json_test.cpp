@@ -120,8 +120,8 @@ TEST(DeepJson, ARunReadsDeepChildFilesWithoutCrashing) {
   const fs::path python = tmp / "python";
   hostile::spit(python,
                 "#!/bin/sh\n"
-                "# preflight asks for a version; anything else is the pytest child\n"
-                "if [ \"$1\" = -c ]; then echo 3.11.0; exit 0; fi\n"
+                "# preflight asks for a version, the executable and pytest; anything else is the pytest child\n"
+                "if [ \"$1\" = -c ]; then echo 3.11.0; echo \"$0\"; echo ok; exit 0; fi\n"
                 "echo '{\"op\": \"abs\", \"dtype\": \"float32\", \"shape\": \"[1]\", \"latency_ms\": 1.0}' >>\"$ZL_RESULTS_FILE\"\n"
                 "/usr/bin/python3 -c \"print('[' * 300000)\" >>\"$ZL_RESULTS_FILE\"\n"
                 "/usr/bin/python3 -c \"print('[' * 300000)\" >\"$ZL_CHILD_DIR/autotune.json\"\n"

@@ -63,6 +63,16 @@ struct AutotuneResult {
   int inherited_winners = -1;   // LibTuner winners found in the DB before the run; -1: unknown
   int used_winners = -1;        // distinct (table, key) lookups the run made; -1: unknown
   std::vector<std::string> replay_miss_examples;  // the first few replay_miss messages
+  // The winners the run used, in every mode (LibTuner rows read from the
+  // cache, plain-autotune winners the plugin saw): a digest per kernel and
+  // one over all, which compare matches. Empty hash: unknown (no plugin report).
+  struct Kernel {
+    std::string kind;  // libtuner | triton
+    int entries = 0;
+    std::string sha256;
+  };
+  std::map<std::string, Kernel> winners;
+  std::string winners_hash;
 };
 
 // After the child, before an isolated cache is dropped: record mode writes

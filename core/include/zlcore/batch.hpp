@@ -206,7 +206,7 @@ class Executor {
 // The run options every op gets, forwarded as `zlcore run` flags (only the
 // ones given; the rest the child reads from the environment as usual).
 struct RunOptions {
-  std::vector<std::pair<std::string, std::string>> flags;  // {"--level", "core"}, ...
+  std::vector<std::pair<std::string, std::string>> flags;  // {"--level", "core"}, ...; a switch has value ""
   std::vector<std::string> dtypes;                         // batch-wide; an op's own win
   std::string replay_from;                                 // a run dir or a batch dir
 };

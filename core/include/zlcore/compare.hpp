@@ -36,6 +36,25 @@ struct ResultRow {
   size_t unusable_samples = 0;
 };
 
+// One entry of timer.fallback_shapes: a shape a side measured with the
+// fallback timer, and why. The reason's numbers are replaced by N: a capture's
+// call count or an address changes from run to run while the shape measures
+// the same way, so only (dtype, shape, side, reason) as a set is caliber.
+struct FallbackShape {
+  std::string dtype, shape, side, reason;  // reason "" in older identities (a bare shape)
+  bool operator<(const FallbackShape& o) const {
+    return std::tie(dtype, shape, side, reason) < std::tie(o.dtype, o.shape, o.side, o.reason);
+  }
+  bool operator==(const FallbackShape& o) const {
+    return std::tie(dtype, shape, side, reason) == std::tie(o.dtype, o.shape, o.side, o.reason);
+  }
+};
+
+// A fallback reason with its numbers (decimal or 0x hex) replaced by N.
+std::string normalized_reason(const std::string& reason);
+// Per op, for a caliber cell: "(none)", or "3 shapes fell back: <reason> (2); <reason> (1)".
+std::string fallback_summary(const std::set<FallbackShape>& shapes);
+
 // One run directory: the caliber fields flattened to strings, and its rows.
 struct RunInfo {
   std::string dir;       // as found: the side's path or <batch>/runs/<op>
@@ -47,6 +66,12 @@ struct RunInfo {
   std::string autotune_mode;                   // tune, record, replay ("" unknown)
   std::string autotune_source;                 // replay: the run_id it replays
   std::string autotune_records_hash;           // record: written; replay: read ("" unknown)
+  // The winners the run used (autotune.winners_hash, "" in older identities)
+  // and each kernel's digest: compared instead of the mode when both have them.
+  std::string autotune_winners_hash;
+  std::map<std::string, std::string> autotune_winners;  // kernel -> sha256
+  std::set<FallbackShape> fallback_shapes;              // timer.fallback_shapes as a set
+  std::string reason;                                   // identity.reason: why it did not pass
   std::vector<ResultRow> rows;
 };
 
@@ -77,7 +102,13 @@ struct Caliber {
   std::vector<Difference> differences;  // in key-table order, then env keys sorted
   std::string autotune_pairing;         // e.g. "record/replay (fair)"
   bool autotune_fair = false;
-  std::vector<std::string> notes;       // run status, unpaired runs, unmatched --expect-diff
+  std::vector<std::string> notes;       // unpaired runs, unmatched --expect-diff, then run status
+  // The runs that did not pass, one each (also worded in `notes`), for a
+  // report that groups them in a table.
+  struct NotPassed {
+    std::string side, op, dir, status, reason;
+  };
+  std::vector<NotPassed> not_passed;
   size_t pairs = 0;                     // run pairs compared
   // Differences not declared by --expect-diff.
   size_t unexpected() const;

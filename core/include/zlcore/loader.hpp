@@ -43,6 +43,17 @@ struct LoadOptions {
 // Scans `dir` for regular files named *.so in sorted order. Set ZL_DEBUG_LOADER=1
 // to trace every step on stderr.
 LoadReport load_backends(const std::string& dir, const LoadOptions& opts = {});
+// Every directory in order, as one report: a name taken in an earlier
+// directory makes a later file that claims it a rejected one (registry.hpp).
+LoadReport load_backends(const std::vector<std::string>& dirs, const LoadOptions& opts = {});
+
+// Where backends are looked for (docs/cli.md, "Backend directories"), like the
+// Vulkan and OpenCL loaders: the --backend-dir values when given (each may be
+// a list A:B; they replace the default), else the directories of
+// ZL_BACKEND_PATH (A:B) followed by the default. Throws UsageError naming the
+// flag or the variable for a directory that does not exist or is not one.
+std::vector<std::string> backend_search_path(const std::vector<std::string>& flag_values, const std::string& env_value,
+                                             const std::string& default_dir);
 
 // The options zlcore's commands use: probe with zlcore itself.
 LoadOptions probing_load_options();

@@ -14,6 +14,9 @@ std::string default_backend_dir();
 std::string data_dir();
 // <data_dir>/python: put first on the pytest child's PYTHONPATH.
 std::string python_plugin_dir();
+// <data_dir>/suite: the example suite (examples/suite), zlcore's embedded
+// default when no FlagGems directory is given.
+std::string embedded_suite_dir();
 // Where zlcore keeps what it can recompute (the suite index): $ZL_CACHE_DIR,
 // else $XDG_CACHE_HOME/zlcore, else $HOME/.cache/zlcore; empty when none of
 // those is set, and then nothing is cached.

@@ -54,7 +54,8 @@ class FlagGemsProvider {
   // Resolves TEST_NODE directly; OP through the suite index to the file(s)
   // that mark it (its home benchmark/test_<op>.py first) plus `-m OP`; OP_FILE
   // alone to that file and every op it marks. Throws UsageError when nothing
-  // is given or OP is not a mark name, and PreflightError(benchmark_file)
+  // is given, OP is not a mark name, or TEST_NODE lies in no file of OP (or
+  // not in OP_FILE), and PreflightError(benchmark_file)
   // naming the closest marks when no file marks OP (or OP_FILE does not).
   TestTarget resolve(const TargetRequest& req) const;
   // The suite's op index, built (or read from zlcore's cache) on first use.

@@ -18,10 +18,13 @@ struct RunOptions {
   TargetRequest target;
   std::string shape_mode = "upstream";  // upstream | file
   std::string shape_file;
+  // How the mode was chosen, for the header: "--shape-mode", "SHAPE_MODE",
+  // "implied by --shape-file", "implied by SHAPE_FILE" or "default".
+  std::string shape_mode_from = "default";
   std::string level = "core";
   std::string mode = "kernel";
   std::vector<std::string> dtypes;
-  int device = 0;
+  int device = -1;  // -1: the first device the backend offers (visible_devices.hpp)
   std::string autotune_mode;  // tune | record | replay; empty: derived
   std::string replay_from;
   bool force_replay = false;
@@ -29,7 +32,7 @@ struct RunOptions {
   // Keep an isolated (or replay) cache after the run instead of dropping it,
   // e.g. to hand exactly these winners and binaries to another tool.
   bool keep_tuner_cache = false;
-  std::string python = "python3";
+  std::string python;  // empty: the first of python_candidates() that has pytest
   std::string out_dir;  // empty: runs/<timestamp>-<op>-<backend>
   double timeout_s = 0;
   bool same_process_group = false;
@@ -41,15 +44,21 @@ struct RunOptions {
   // the op needs cold caches (docs/warm-workers.md). Empty: a fresh process.
   std::string worker_socket;
   std::map<std::string, std::string> knobs;  // ZL_* knobs after flag-over-env
+  // Every environment variable that decided a choice (its flag was absent):
+  // recorded in the identity, so a variable exported long ago is visible.
+  std::map<std::string, std::string> env_choices;
+  // Lines the header adds (a variable that was set but did not apply, ...).
+  std::vector<std::string> notes;
   std::vector<std::string> extra_pytest_args;
   std::vector<std::string> command_line;
   bool quiet = false;  // no live echo of the child (batch)
 };
 
 // Checks that fail before any child starts, in order: flaggems_dir,
-// benchmark_file, shape_file, replay_from, python. Throws PreflightError.
-// Returns the python version the interpreter reported.
-std::string preflight(const FlagGemsProvider& provider, const TestTarget& target, const RunOptions& opts);
+// benchmark_file, shape_file (exists and parses as a YAML mapping),
+// replay_from. Throws PreflightError. The interpreter is checked by
+// choose_python() (python_choice.hpp) right after.
+void preflight(const FlagGemsProvider& provider, const TestTarget& target, const RunOptions& opts);
 
 // Runs one operator; returns the process exit code (docs/cli.md).
 int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts);

@@ -20,6 +20,8 @@
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "libtuner_schema.hpp"
+#include "used_winners.hpp"
+#include "winners_digest.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/sha256.hpp"
@@ -30,6 +32,10 @@ namespace {
 namespace fs = std::filesystem;
 using json::Alloc;
 using json::Value;
+using autotune_internal::Lookups;
+using autotune_internal::read_lookups;
+using autotune_internal::UsedRow;
+using autotune_internal::UsedTable;
 
 constexpr int kSchema = 1;
 constexpr size_t kMissExamples = 5;
@@ -78,66 +84,10 @@ int int_member(const Value& v, const char* key, int fallback) {
   return m != nullptr && m->IsInt() ? m->GetInt() : fallback;
 }
 
-// <kernel>_<32 hex kernel_hash>[_suffix]-<32 hex md5 of key column names>:
-// FlagGems' (and the example suite's) winners table name.
-void split_table_name(const std::string& table, std::string* kernel, std::string* kernel_hash) {
-  static const std::regex re("^(.*?)_([0-9a-f]{32})(_.*)?-([0-9a-f]{32})$");
-  std::smatch m;
-  if (std::regex_match(table, m, re)) {
-    *kernel = m[1];
-    *kernel_hash = m[2];
-  } else {
-    *kernel = table;
-    kernel_hash->clear();
-  }
-}
-
 std::string safe_file_name(const std::string& name) {
   std::string out;
   for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
   return out.substr(0, 200);
-}
-
-Value sqlite_value(const SQLite::Column& c, Alloc& a) {
-  if (c.isInteger()) return Value(static_cast<int64_t>(c.getInt64()));
-  if (c.isFloat()) return Value(c.getDouble());
-  if (c.isNull()) return Value(rapidjson::kNullType);
-  return json::str(c.getString(), a);
-}
-
-// ------------------------------------------------------------------ lookups
-
-// What the child reported looking up: (table, key) -> found in the DB already.
-struct Lookups {
-  std::map<WinnerKey, bool> seen;
-  bool any_reporter = false;
-};
-
-Lookups read_lookups(const Value& plugin, const Value& suite) {
-  Lookups l;
-  if (const Value* list = member(plugin, "libtuner_lookups"); list != nullptr && list->IsArray()) {
-    l.any_reporter = true;
-    for (const Value& e : list->GetArray()) {
-      WinnerKey k{str_member(e, "table"), str_member(e, "key")};
-      const Value* hit = member(e, "hit");
-      l.seen.emplace(k, hit != nullptr && hit->IsBool() && hit->GetBool());
-    }
-  }
-  // The example suite's tuner reports its keys per kernel with where each
-  // winner came from (tuned | cache | pinned).
-  if (const Value* kernels = member(suite, "kernels"); kernels != nullptr && kernels->IsObject()) {
-    l.any_reporter = true;
-    for (auto it = kernels->MemberBegin(); it != kernels->MemberEnd(); ++it) {
-      std::string table = str_member(it->value, "table");
-      const Value* sources = member(it->value, "sources");
-      if (table.empty() || sources == nullptr || !sources->IsObject()) continue;
-      for (auto s = sources->MemberBegin(); s != sources->MemberEnd(); ++s) {
-        bool hit = s->value.IsString() && std::string(s->value.GetString()) == "cache";
-        l.seen.emplace(WinnerKey{table, s->name.GetString()}, hit);
-      }
-    }
-  }
-  return l;
 }
 
 // ------------------------------------------------------------------ record
@@ -149,108 +99,53 @@ struct Harvest {
 };
 
 // Writes libtuner/<db stem>/<table>.json for every winners table with rows
-// the run used: all rows of an isolated cache (the run made them all); in a
-// shared cache the rows new in this run plus those the child looked up.
-void harvest_libtuner(const CacheDirs& dirs, const CacheSnapshot& before, const Lookups& lookups,
-                      const fs::path& out_dir, Alloc& ma, Harvest* h) {
-  for (const std::string& db_path : libtuner_db_files(dirs.flaggems)) {
-    const std::string db_file = fs::path(db_path).filename().string();
-    const std::string db_stem = fs::path(db_path).stem().string();
-    try {
-      SQLite::Database db(db_path, SQLite::OPEN_READONLY);
-      db.exec("PRAGMA busy_timeout = 5000");
-      std::vector<std::string> tables;
-      SQLite::Statement list(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name");
-      while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
-      for (const std::string& table : tables) {
-        if (is_libtuner_timing_table(table)) continue;
-        struct Col {
-          std::string name, type;
-          int pk;
-        };
-        std::vector<Col> cols;
-        std::vector<std::string> keys;
-        SQLite::Statement info(db, "PRAGMA table_info(" + quote_ident(table) + ")");
-        while (info.executeStep()) {
-          Col c{info.getColumn(1).getString(), info.getColumn(2).getString(), info.getColumn(5).getInt()};
-          if (c.name.rfind("key_", 0) == 0) keys.push_back(c.name);
-          cols.push_back(c);
-        }
-        if (keys.empty()) continue;
-        // The key spelled exactly as snapshot_cache spells it (SQLite's own
-        // text conversion), so "new in this run" and lookups compare equal.
-        std::string key_expr;
-        for (const std::string& k : keys) key_expr += (key_expr.empty() ? "" : " || ',' || ") + quote_ident(k);
-        SQLite::Statement rows(db, "SELECT " + key_expr + ", * FROM " + quote_ident(table));
-
-        rapidjson::Document doc;
-        doc.SetObject();
-        Alloc& a = doc.GetAllocator();
-        std::vector<std::pair<std::string, Value>> entries;
-        while (rows.executeStep()) {
-          std::string ks = rows.getColumn(0).getString();
-          WinnerKey wk{table, ks};
-          bool used = dirs.isolated || !before.winners.count(wk) || lookups.seen.count(wk);
-          if (!used) continue;
-          Value key(rapidjson::kArrayType), config(rapidjson::kObjectType);
-          for (size_t i = 0; i < cols.size(); ++i) {
-            Value v = sqlite_value(rows.getColumn(static_cast<int>(i + 1)), a);
-            if (cols[i].name.rfind("key_", 0) == 0) {
-              key.PushBack(v, a);
-            } else {
-              config.AddMember(json::str(cols[i].name, a), v, a);
-            }
-          }
-          Value e(rapidjson::kObjectType);
-          e.AddMember("key_string", json::str(ks, a), a);
-          e.AddMember("key", key, a);
-          e.AddMember("config", config, a);
-          entries.emplace_back(ks, std::move(e));
-        }
-        if (entries.empty()) continue;
-        std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-
-        std::string kernel, kernel_hash;
-        split_table_name(table, &kernel, &kernel_hash);
-        doc.AddMember("schema", kSchema, a);
-        doc.AddMember("kind", "libtuner", a);
-        doc.AddMember("db_file", json::str(db_file, a), a);
-        doc.AddMember("table", json::str(table, a), a);
-        doc.AddMember("kernel", json::str(kernel, a), a);
-        doc.AddMember("kernel_hash", json::str(kernel_hash, a), a);
-        Value columns(rapidjson::kArrayType), key_cols(rapidjson::kArrayType), fields(rapidjson::kArrayType);
-        for (const Col& c : cols) {
-          Value col(rapidjson::kObjectType);
-          col.AddMember("name", json::str(c.name, a), a);
-          col.AddMember("type", json::str(c.type, a), a);
-          col.AddMember("pk", c.pk, a);
-          columns.PushBack(col, a);
-          (c.name.rfind("key_", 0) == 0 ? key_cols : fields).PushBack(json::str(c.name, a), a);
-        }
-        doc.AddMember("columns", columns, a);
-        doc.AddMember("key_columns", key_cols, a);
-        doc.AddMember("config_fields", fields, a);
-        Value list_v(rapidjson::kArrayType);
-        for (auto& [ks, e] : entries) list_v.PushBack(e, a);
-        doc.AddMember("entries", list_v, a);
-
-        fs::path file = out_dir / "libtuner" / safe_file_name(db_stem) / (safe_file_name(table) + ".json");
-        fs::create_directories(file.parent_path());
-        write_file_atomic(file.string(), json::pretty(doc));
-        h->files++;
-        h->rows += static_cast<int>(entries.size());
-        Value k(rapidjson::kObjectType);
-        k.AddMember("kind", "libtuner", ma);
-        k.AddMember("kernel", json::str(kernel, ma), ma);
-        k.AddMember("table", json::str(table, ma), ma);
-        k.AddMember("db_file", json::str(db_file, ma), ma);
-        k.AddMember("kernel_hash", json::str(kernel_hash, ma), ma);
-        k.AddMember("entries", static_cast<int>(entries.size()), ma);
-        h->kernels.PushBack(k, ma);
-      }
-    } catch (const std::exception& e) {
-      std::cerr << "zlcore: autotune record: cannot read " << db_path << ": " << e.what() << "\n";
+// the run used (used_winners.hpp says which).
+void harvest_libtuner(const std::vector<UsedTable>& tables, const fs::path& out_dir, Alloc& ma, Harvest* h) {
+  for (const UsedTable& t : tables) {
+    rapidjson::Document doc;
+    doc.SetObject();
+    Alloc& a = doc.GetAllocator();
+    doc.AddMember("schema", kSchema, a);
+    doc.AddMember("kind", "libtuner", a);
+    doc.AddMember("db_file", json::str(t.db_file, a), a);
+    doc.AddMember("table", json::str(t.table, a), a);
+    doc.AddMember("kernel", json::str(t.kernel, a), a);
+    doc.AddMember("kernel_hash", json::str(t.kernel_hash, a), a);
+    Value columns(rapidjson::kArrayType), key_cols(rapidjson::kArrayType), fields(rapidjson::kArrayType);
+    for (const LibTunerColumn& c : t.columns) {
+      Value col(rapidjson::kObjectType);
+      col.AddMember("name", json::str(c.name, a), a);
+      col.AddMember("type", json::str(c.type, a), a);
+      col.AddMember("pk", c.pk, a);
+      columns.PushBack(col, a);
+      (c.name.rfind("key_", 0) == 0 ? key_cols : fields).PushBack(json::str(c.name, a), a);
     }
+    doc.AddMember("columns", columns, a);
+    doc.AddMember("key_columns", key_cols, a);
+    doc.AddMember("config_fields", fields, a);
+    Value list_v(rapidjson::kArrayType);
+    for (const UsedRow& r : t.rows) {
+      Value e(rapidjson::kObjectType);
+      e.AddMember("key_string", json::str(r.key_string, a), a);
+      e.AddMember("key", Value(r.key, a), a);
+      e.AddMember("config", Value(r.config, a), a);
+      list_v.PushBack(e, a);
+    }
+    doc.AddMember("entries", list_v, a);
+
+    fs::path file = out_dir / "libtuner" / safe_file_name(t.db_stem) / (safe_file_name(t.table) + ".json");
+    fs::create_directories(file.parent_path());
+    write_file_atomic(file.string(), json::pretty(doc));
+    h->files++;
+    h->rows += static_cast<int>(t.rows.size());
+    Value k(rapidjson::kObjectType);
+    k.AddMember("kind", "libtuner", ma);
+    k.AddMember("kernel", json::str(t.kernel, ma), ma);
+    k.AddMember("table", json::str(t.table, ma), ma);
+    k.AddMember("db_file", json::str(t.db_file, ma), ma);
+    k.AddMember("kernel_hash", json::str(t.kernel_hash, ma), ma);
+    k.AddMember("entries", static_cast<int>(t.rows.size()), ma);
+    h->kernels.PushBack(k, ma);
   }
 }
 
@@ -551,6 +446,15 @@ AutotuneResult finish_autotune(const AutotuneSetup& setup, const CacheDirs& dirs
     }
   }
 
+  // The winners this run used, in every mode, for compare (winners_digest.hpp).
+  // Without the plugin's report nothing says what the child tuned: unknown.
+  const std::vector<UsedTable> tables = autotune_internal::used_libtuner_tables(dirs, before, lookups);
+  if (member(plugin, "schema") != nullptr) {
+    const autotune_internal::WinnersDigest digest = autotune_internal::winners_digest(tables, plugin);
+    r.winners_hash = digest.hash;
+    for (const auto& [name, k] : digest.kernels) r.winners[name] = {k.kind, k.entries, k.sha256};
+  }
+
   if (setup.mode != "record") return r;
 
   const fs::path out = rd / "autotune_records";
@@ -559,7 +463,7 @@ AutotuneResult finish_autotune(const AutotuneSetup& setup, const CacheDirs& dirs
   manifest.SetObject();
   Alloc& a = manifest.GetAllocator();
   Harvest h;
-  harvest_libtuner(dirs, before, lookups, out, a, &h);
+  harvest_libtuner(tables, out, a, &h);
   summarize_triton_records(out, a, &h);
   r.records_written = h.rows;
   r.record_files = h.files;

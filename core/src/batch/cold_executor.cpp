@@ -116,7 +116,8 @@ class ColdExecutor : public Executor {
     for (const auto& [flag, value] : c_.run.flags) {
       // An op's own shape file replaces the batch-wide shape choice.
       if (own_shapes && (flag == "--shape-mode" || flag == "--shape-file")) continue;
-      a.insert(a.end(), {flag, value});
+      a.push_back(flag);
+      if (!value.empty()) a.push_back(value);  // empty: a switch (--force-replay)
     }
     const std::vector<std::string>& dtypes = l.op.dtypes.empty() ? c_.run.dtypes : l.op.dtypes;
     if (!dtypes.empty()) {

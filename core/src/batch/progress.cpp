@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -26,10 +27,39 @@ std::string duration(double s) {
   return buf;
 }
 
+// A log that stays silent for the length of a long op reads as a hung batch
+// (CI kills jobs that print nothing for 10 minutes). Seconds, default 60.
+double heartbeat_seconds() {
+  constexpr double kDefault = 60;
+  const char* v = std::getenv("ZL_BATCH_HEARTBEAT_S");
+  if (v == nullptr || *v == '\0') return kDefault;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(s > 0) || s > 86400) {
+    std::cerr << "zlcore: ZL_BATCH_HEARTBEAT_S=" << v << " is not a number of seconds in (0, 86400]; using 60\n";
+    return kDefault;
+  }
+  return s;
+}
+
+std::string running_text(const std::vector<InFlight>& running) {
+  std::vector<InFlight> sorted = running;
+  std::sort(sorted.begin(), sorted.end(), [](const InFlight& a, const InFlight& b) { return a.device_index < b.device_index; });
+  std::string out;
+  for (const InFlight& r : sorted) out += " " + std::to_string(r.device_index) + ":" + r.op + " " + duration(r.seconds);
+  return out;
+}
+
 }  // namespace
 
 Progress::Progress(bool tty, size_t total, size_t done_before)
-    : tty_(tty), total_(total), done_(done_before), started_(monotonic_seconds()), phase_started_(started_) {}
+    : tty_(tty),
+      total_(total),
+      done_(done_before),
+      started_(monotonic_seconds()),
+      phase_started_(started_),
+      last_line_(started_),
+      heartbeat_s_(tty ? 0 : heartbeat_seconds()) {}
 
 void Progress::set_phase(const std::string& phase, size_t jobs) {
   phase_ = phase;
@@ -50,6 +80,7 @@ void Progress::line(const std::string& text) {
   std::cout << text << "\n" << std::flush;
   // The next tick redraws the progress line with what still runs.
   last_draw_ = 0;
+  last_line_ = monotonic_seconds();
 }
 
 void Progress::op_done() {
@@ -59,10 +90,24 @@ void Progress::op_done() {
 
 void Progress::tick(const std::vector<InFlight>& running) {
   last_running_ = running;
-  if (!tty_) return;
+  if (!tty_) return heartbeat(running);
   const double now = monotonic_seconds();
   if (now - last_draw_ < 0.25) return;
   draw(running);
+}
+
+void Progress::heartbeat(const std::vector<InFlight>& running) {
+  const double now = monotonic_seconds();
+  if (running.empty() || now - last_line_ < heartbeat_s_) return;
+  std::ostringstream out;
+  out << "still running:" << running_text(running) << " | ";
+  if (phase_ == "warm-up") {
+    out << "warm-up " << phase_done_ << "/" << phase_jobs_;
+  } else {
+    out << done_ << "/" << total_ << " done";
+  }
+  out << " | " << duration(now - started_);
+  line(out.str());
 }
 
 void Progress::draw(const std::vector<InFlight>& running) {
@@ -75,11 +120,7 @@ void Progress::draw(const std::vector<InFlight>& running) {
   } else {
     out << done_ << "/" << total_ << " done";
   }
-  std::vector<InFlight> sorted = running;
-  std::sort(sorted.begin(), sorted.end(), [](const InFlight& a, const InFlight& b) { return a.device_index < b.device_index; });
-  out << " |";
-  for (const InFlight& r : sorted) out << " " << r.device_index << ":" << r.op << " " << duration(r.seconds);
-  out << " | " << duration(elapsed);
+  out << " |" << running_text(running) << " | " << duration(elapsed);
   // Throughput so far in this phase times what is left of it.
   const double phase_elapsed = last_draw_ - phase_started_;
   if (phase_done_ > 0 && phase_jobs_ > phase_done_) {

@@ -1,6 +1,8 @@
 // What people see: on a terminal one progress line redrawn in place (done /
 // total, what runs on each device, elapsed, estimate) with event lines above
-// it; elsewhere plain event lines only; a summary table at the end.
+// it; elsewhere plain event lines, and a "still running" heartbeat line when
+// nothing was printed for ZL_BATCH_HEARTBEAT_S (60) seconds; a summary table
+// at the end.
 #pragma once
 
 #include <string>
@@ -22,6 +24,7 @@ class Progress {
 
  private:
   void draw(const std::vector<InFlight>& running);
+  void heartbeat(const std::vector<InFlight>& running);
 
   bool tty_;
   size_t total_, done_;
@@ -29,6 +32,8 @@ class Progress {
   size_t phase_jobs_ = 0, phase_done_ = 0;
   double started_, phase_started_;
   double last_draw_ = 0;
+  double last_line_;     // when the last line was printed (the heartbeat's clock)
+  double heartbeat_s_;   // ZL_BATCH_HEARTBEAT_S
   bool drawn_ = false;
   std::vector<InFlight> last_running_;
 };

@@ -571,7 +571,10 @@ class SlurmSubmit {
       f.insert(f.end(), {"--idle-util", std::to_string(o_.idle.max_util_percent), "--idle-mem-mib",
                          std::to_string(o_.idle.max_mem_used_mib), "--busy-recheck", r.str(), "--busy-give-up", g.str()});
     }
-    for (const auto& [flag, value] : o_.run.flags) f.insert(f.end(), {flag, value});
+    for (const auto& [flag, value] : o_.run.flags) {
+      f.push_back(flag);
+      if (!value.empty()) f.push_back(value);  // empty: a switch (--force-replay)
+    }
     if (!o_.run.dtypes.empty()) f.insert(f.end(), {"--dtypes", join(o_.run.dtypes, ",")});
     if (!o_.run.replay_from.empty()) f.insert(f.end(), {"--replay-from", fs::absolute(o_.run.replay_from).string()});
     return f;

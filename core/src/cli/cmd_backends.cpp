@@ -55,13 +55,16 @@ int cmd_backends(Context& ctx, const std::vector<std::string>& args) {
       rejected.PushBack(o, a);
     }
     doc.AddMember("backend_dir", json::str(ctx.backend_dir(), a), a);
+    doc.AddMember("backend_dirs", json::str_array(ctx.backend_dirs(), a), a);
     doc.AddMember("backends", list, a);
     doc.AddMember("rejected", rejected, a);
     std::cout << json::pretty(doc);
     return 0;
   }
 
-  std::cout << "backend dir: " << ctx.backend_dir() << "\n";
+  // In search order: a name taken in an earlier directory wins.
+  std::cout << (ctx.backend_dirs().size() == 1 ? "backend dir: " : "backend dirs, in order: ")
+            << join(ctx.backend_dirs()) << "\n";
   if (reg.backends().empty()) std::cout << "no backends loaded\n";
   for (const Backend& b : reg.backends()) {
     std::cout << "\n" << b.name() << "  (ABI " << b.abi() << ", " << b.path() << ")\n"

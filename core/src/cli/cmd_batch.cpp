@@ -8,8 +8,11 @@
 #include "plan_options.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
 #include "zlcore/provider.hpp"
+#include "zlcore/python_choice.hpp"
 #include "zlcore/shared_dir.hpp"
+#include "zlcore/visible_devices.hpp"
 
 namespace zl::cli {
 namespace {
@@ -19,6 +22,20 @@ namespace {
 const char* const kRunFlags[] = {"flaggems-dir",  "level",      "mode",          "shape-mode",  "shape-file",
                                  "autotune",      "isolate-tuner-cache", "timer", "enable-cudagraph",
                                  "direct-repeat", "python"};
+// Switches of `zlcore run` every op gets, forwarded as they are.
+const char* const kRunSwitches[] = {"force-replay", "keep-tuner-cache"};
+
+// `run`'s selectors of one op. Exported for a run, they would reach every op
+// of the batch through the environment and take it over (TEST_NODE makes
+// every row the same test): a batch names its ops with --ops.
+void refuse_per_op_selectors() {
+  for (const char* var : {"TEST_NODE", "OP_FILE", "OP"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    throw UsageError(std::string(var) + "='" + v + "' is set, but it selects the op of one `zlcore run` and does not "
+                     "apply to a batch, which names its ops with --ops / --ops-file: unset it (env -u " + var + ")");
+  }
+}
 
 double parse_seconds(const std::string& text, const std::string& what) {
   try {
@@ -103,13 +120,16 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
       ("shape-file", po::value<std::string>(), "shape file for --shape-mode file (env SHAPE_FILE)")
       ("replay-from", po::value<std::string>(), "a run dir, or a batch dir (each op replays its own runs/<op>)")
       ("autotune", po::value<std::string>(), "tune, record or replay")
-      ("isolate-tuner-cache", po::value<std::string>(), "0 or 1 (env ZL_ISOLATE_TUNER_CACHE)")
+      ("isolate-tuner-cache", po::value<std::string>(), "a boolean (env ZL_ISOLATE_TUNER_CACHE)")
       ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")
-      ("python", po::value<std::string>(), "the Python that runs pytest");
+      ("force-replay", "replay even when the Triton version or kernel source differs (see zlcore run)")
+      ("keep-tuner-cache", "keep each op's isolated or replay tuner cache in its run directory (see zlcore run)")
+      ("python", po::value<std::string>(), "the Python that runs pytest (default: the first of python3, /usr/bin/python3 that has pytest)");
   add_plan_options(desc);
   add_help(desc);
   po::variables_map vm;
   if (!parse("batch", desc, args, vm)) return 0;
+  refuse_per_op_selectors();
 
   const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
   std::unique_ptr<batch::Launcher> launcher = batch::make_launcher(vm["launcher"].as<std::string>());
@@ -145,14 +165,27 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
   // A cluster launcher picks devices on its nodes; this host may have none.
   if (launcher->uses_local_devices(o)) {
-    DeviceQuery q = backend.enumerate();
+    // Within a visibility variable already set here, like `zlcore run`.
+    const VisibleDevices visible = visible_devices(backend);
+    const DeviceQuery& q = visible.query;
     if (q.devices.empty()) {
       throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
     }
     std::vector<int> valid;
     for (const Device& d : q.devices) valid.push_back(d.index);
+    const std::string what = vm.count("gpus") && !vm.count("devices") ? "--gpus" : "--devices";
     o.device_indices = batch::parse_device_list(devices_spec.empty() ? "all" : devices_spec, valid,
-                                                vm.count("gpus") && !vm.count("devices") ? "--gpus" : "--devices");
+                                                visible.pins.empty() ? what : what + " (within " + visible.describe() + ")");
+    if (!visible.pins.empty()) {
+      std::cout << "devices: " << visible.describe() << " is set in this environment: the batch uses only device(s) "
+                << [&] {
+                     std::string list;
+                     for (int i : valid) list += (list.empty() ? "" : ",") + std::to_string(i);
+                     return list;
+                   }()
+                << "\n";
+      for (const auto& [var, value] : visible.pins) o.recorded_options["env:" + var] = value;
+    }
   } else if (!devices_spec.empty()) {
     throw UsageError("--devices does not apply to --launcher " + std::string(launcher->name()) +
                      ": the cluster allocates devices (see --gpus-per-shard)");
@@ -167,12 +200,18 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   } else {
     throw UsageError("batch: give the ops with --ops a,b,c or --ops-file F");
   }
+  // No suite given: every op runs on the embedded example suite, named once
+  // here so the warm workers and the runs agree on it.
+  // (A cluster launcher leaves both to each shard, which runs on its node.)
+  const bool runs_here = launcher->uses_local_devices(o);
+  std::string suite = flag_or_env(vm, "flaggems-dir", "FLAGGEMS_DIR");
+  if (suite.empty()) {
+    suite = embedded_suite_dir();
+    if (runs_here) o.run.flags.emplace_back("--flaggems-dir", suite);
+    std::cout << "suite: " << suite << " (the embedded example suite: no --flaggems-dir / FLAGGEMS_DIR given)\n";
+  }
   if (batch::needs_expansion(o.ops)) {
-    const std::string dir = flag_or_env(vm, "flaggems-dir", "FLAGGEMS_DIR");
-    if (dir.empty()) {
-      throw UsageError("'all' and benchmark files in the op list need the suite: give --flaggems-dir / FLAGGEMS_DIR");
-    }
-    FlagGemsProvider provider(std::filesystem::absolute(dir).lexically_normal().string());
+    FlagGemsProvider provider(std::filesystem::absolute(suite).lexically_normal().string());
     o.ops = batch::expand_ops(o.ops, provider.index(), provider.root());
     batch::check_ops(o.ops, vm.count("ops") ? "--ops" : "--ops-file");
   }
@@ -185,7 +224,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   o.timeout_s = parse_seconds(vm.count("timeout") ? vm["timeout"].as<std::string>() : "600", "--timeout");
   o.warmup_devices = parse_count(flag_or_env(vm, "parallel-warmup-gpus", "PARALLEL_WARMUP_GPUS", "0"),
                                  "--parallel-warmup-gpus / PARALLEL_WARMUP_GPUS");
-  if (o.warmup_devices > 0 && flag_or_env(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", "0") == "1") {
+  if (o.warmup_devices > 0 && flag_or_env_bool(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", false)) {
     throw UsageError("--parallel-warmup-gpus needs the shared tuner cache; it cannot warm an isolated one");
   }
 
@@ -198,11 +237,16 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   for (const char* flag : kRunFlags) {
     if (vm.count(flag)) o.run.flags.emplace_back(std::string("--") + flag, vm[flag].as<std::string>());
   }
+  for (const char* flag : kRunSwitches) {
+    if (vm.count(flag)) o.run.flags.emplace_back(std::string("--") + flag, "");  // a switch: no value
+  }
+  // One interpreter for every op and warm worker, chosen (and checked) once.
+  if (!vm.count("python") && runs_here) o.run.flags.emplace_back("--python", choose_python("").command);
   if (vm.count("dtypes")) o.run.dtypes = split(vm["dtypes"].as<std::string>());
   if (vm.count("replay-from")) o.run.replay_from = vm["replay-from"].as<std::string>();
 
   // What batch_identity.json records: every option as given, flag over env.
-  for (const auto& [flag, value] : o.run.flags) o.recorded_options[flag.substr(2)] = value;
+  for (const auto& [flag, value] : o.run.flags) o.recorded_options[flag.substr(2)] = value.empty() ? "1" : value;
   if (vm.count("dtypes")) o.recorded_options["dtypes"] = vm["dtypes"].as<std::string>();
   if (vm.count("replay-from")) o.recorded_options["replay-from"] = o.run.replay_from;
   o.recorded_options["devices"] = devices_spec.empty() ? "all" : devices_spec;

@@ -1,14 +1,28 @@
-// `zlcore devices --backend NAME`: what the backend sees right now.
+// `zlcore devices --backend NAME`: what the backend sees right now, and which
+// of those devices a visibility variable already set in the environment
+// leaves to zlcore. Exit 1 when the backend could not be asked (a tool that
+// answered in a form it does not understand, no answer in time): an empty
+// list must not read as "this host has no devices".
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
 #include "../util/json.hpp"
 #include "command.hpp"
+#include "zlcore/errors.hpp"
+#include "zlcore/visible_devices.hpp"
 
 namespace zl::cli {
 namespace {
 
 std::string mib(int64_t bytes) { return bytes < 0 ? "?" : std::to_string(bytes / (1024 * 1024)) + " MiB"; }
+
+bool is_hidden(const VisibleDevices& v, const Device& d) {
+  for (const Device& h : v.hidden) {
+    if (h.index == d.index && h.id == d.id) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -20,13 +34,27 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse("devices", desc, args, vm)) return 0;
   const Backend& b = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
-  DeviceQuery q = b.enumerate();
+  VisibleDevices v;
+  std::string pin_error;
+  try {
+    v = visible_devices(b);
+  } catch (const UsageError& e) {
+    pin_error = e.what();
+    v = VisibleDevices{};
+    v.query = b.enumerate();
+  }
+  // Every device the backend reports, in its order; the pin only marks them.
+  std::vector<Device> all = v.query.devices;
+  all.insert(all.end(), v.hidden.begin(), v.hidden.end());
+  std::sort(all.begin(), all.end(), [](const Device& x, const Device& y) { return x.index < y.index; });
+  const DeviceQuery& q = v.query;
+  const int code = !q.error.empty() ? kExitFailed : !pin_error.empty() ? kExitUsage : kExitOk;
 
   if (vm.count("json")) {
     rapidjson::Document doc(rapidjson::kObjectType);
     auto& a = doc.GetAllocator();
     json::Value list(rapidjson::kArrayType);
-    for (const Device& d : q.devices) {
+    for (const Device& d : all) {
       json::Value o(rapidjson::kObjectType);
       o.AddMember("index", d.index, a);
       o.AddMember("id", json::str(d.id, a), a);
@@ -35,32 +63,48 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
       o.AddMember("memory_used_bytes", d.memory_used_bytes, a);
       o.AddMember("utilization_percent", d.utilization_percent, a);
       o.AddMember("visibility_value", json::str(d.visibility_value, a), a);
+      o.AddMember("visible", !is_hidden(v, d), a);
       list.PushBack(o, a);
     }
     doc.AddMember("backend", json::str(b.name(), a), a);
     doc.AddMember("devices", list, a);
-    if (q.devices.empty()) {
+    if (all.empty()) {
       doc.AddMember("reason", json::str(q.reason, a), a);
     } else {
       doc.AddMember("reason", json::Value(rapidjson::kNullType), a);
     }
+    if (q.error.empty()) {
+      doc.AddMember("error", json::Value(rapidjson::kNullType), a);
+    } else {
+      doc.AddMember("error", json::str(q.error, a), a);
+    }
+    doc.AddMember("pinned_by_env", json::str_map(v.pins, a), a);
     doc.AddMember("source", json::str(q.source, a), a);
     std::cout << json::pretty(doc);
-    return 0;
+  } else if (!q.error.empty()) {
+    // Said once, on stderr, below.
+  } else if (all.empty()) {
+    std::cout << b.name() << ": no devices: " << q.reason << "\n";
+  } else {
+    std::cout << b.name() << ": " << all.size() << " device(s) via " << q.source << "\n";
+    for (const Device& d : all) {
+      std::cout << "  [" << d.index << "] " << d.name << "  id " << d.id << "  memory "
+                << mib(static_cast<int64_t>(d.memory_total_bytes)) << " (used " << mib(d.memory_used_bytes) << ")  util "
+                << (d.utilization_percent < 0 ? std::string("?") : std::to_string(d.utilization_percent) + "%")
+                << (is_hidden(v, d) ? "  (left out by " + v.describe() + ")" : "") << "\n";
+    }
+    if (!v.pins.empty() && pin_error.empty()) {
+      std::cout << v.describe() << " is set in this environment: run and batch use only the "
+                << q.devices.size() << " device(s) it names\n";
+    }
   }
-
-  std::cout << b.name() << ": ";
-  if (q.devices.empty()) {
-    std::cout << "no devices: " << q.reason << "\n";
-    return 0;
+  std::cout.flush();
+  if (!q.error.empty()) {
+    std::cerr << "zlcore: devices: " << b.name() << " could not list its devices: " << q.error << "\n";
+  } else if (!pin_error.empty()) {
+    std::cerr << "zlcore: " << pin_error << "\n";
   }
-  std::cout << q.devices.size() << " device(s) via " << q.source << "\n";
-  for (const Device& d : q.devices) {
-    std::cout << "  [" << d.index << "] " << d.name << "  id " << d.id << "  memory " << mib(static_cast<int64_t>(d.memory_total_bytes))
-              << " (used " << mib(d.memory_used_bytes) << ")  util "
-              << (d.utilization_percent < 0 ? std::string("?") : std::to_string(d.utilization_percent) + "%") << "\n";
-  }
-  return 0;
+  return code;
 }
 
 }  // namespace zl::cli

@@ -6,19 +6,21 @@
 #include "../util/json.hpp"
 #include "command.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
 #include "zlcore/provider.hpp"
 
 namespace zl::cli {
 
 int cmd_ops(Context&, const std::vector<std::string>& args) {
   po::options_description desc("ops: list the suite's operators (its pytest marks) and the files that mark them");
-  desc.add_options()("flaggems-dir", po::value<std::string>(), "FlagGems checkout root (env FLAGGEMS_DIR)")(
+  desc.add_options()("flaggems-dir", po::value<std::string>(),
+                     "FlagGems checkout root (env FLAGGEMS_DIR; default: the embedded example suite)")(
       "json", "print one JSON object: {ops: {name: {files, runs}}}");
   add_help(desc);
   po::variables_map vm;
   if (!parse("ops", desc, args, vm)) return 0;
-  const std::string dir = flag_or_env(vm, "flaggems-dir", "FLAGGEMS_DIR");
-  if (dir.empty()) throw UsageError("ops: give the suite with --flaggems-dir DIR (or FLAGGEMS_DIR)");
+  // No suite given: the one `run` would use, the embedded example suite.
+  const std::string dir = flag_or_env(vm, "flaggems-dir", "FLAGGEMS_DIR", embedded_suite_dir());
   FlagGemsProvider provider(std::filesystem::absolute(dir).lexically_normal().string());
   const std::string bench = (std::filesystem::path(provider.root()) / FlagGemsProvider::bench_dir()).string();
   if (!std::filesystem::is_directory(bench)) {

@@ -36,10 +36,50 @@ void require_one_of(const std::string& value, const std::vector<std::string>& al
   throw UsageError(what + "='" + value + "' is not allowed; use one of: " + list);
 }
 
-bool truthy(const std::string& v, const std::string& what) {
-  if (v == "1" || v == "true" || v == "yes") return true;
-  if (v == "0" || v == "false" || v == "no" || v.empty()) return false;
-  throw UsageError(what + "='" + v + "' is not allowed; use 0 or 1");
+bool given(const po::variables_map& vm, const char* flag) { return vm.count(flag) && !vm[flag].defaulted(); }
+
+std::string env_text(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+// Which shapes. An explicit mode wins; a shape file given without a mode
+// means file mode (a file given and then ignored would measure other shapes
+// than the user asked for). Flags before variables, as everywhere.
+void choose_shapes(const po::variables_map& vm, RunOptions& o) {
+  const bool mode_flag = given(vm, "shape-mode"), file_flag = given(vm, "shape-file");
+  const std::string env_mode = env_text("SHAPE_MODE"), env_file = env_text("SHAPE_FILE");
+  if (mode_flag) {
+    o.shape_mode = vm["shape-mode"].as<std::string>();
+    o.shape_mode_from = "--shape-mode";
+  } else if (file_flag) {
+    o.shape_mode = "file";
+    o.shape_mode_from = "implied by --shape-file";
+  } else if (!env_mode.empty()) {
+    o.shape_mode = env_mode;
+    o.shape_mode_from = "SHAPE_MODE";
+    env_choices()["SHAPE_MODE"] = env_mode;
+  } else if (!env_file.empty()) {
+    o.shape_mode = "file";
+    o.shape_mode_from = "implied by SHAPE_FILE";
+  } else {
+    o.shape_mode = "upstream";
+    o.shape_mode_from = "default";
+  }
+  require_one_of(o.shape_mode, {"upstream", "file"}, mode_flag ? "--shape-mode" : "SHAPE_MODE");
+  const std::string file = file_flag ? vm["shape-file"].as<std::string>() : env_file;
+  const std::string mode_text = (mode_flag ? "--shape-mode " : "SHAPE_MODE=") + o.shape_mode;
+  if (o.shape_mode == "file") {
+    if (file.empty()) throw UsageError(mode_text + " needs a shape file: give --shape-file F (or SHAPE_FILE)");
+    o.shape_file = file;
+    if (!file_flag) env_choices()["SHAPE_FILE"] = env_file;
+    return;
+  }
+  if (file_flag) {
+    throw UsageError("--shape-file " + file + " and " + mode_text + " contradict each other: the suite's own shapes "
+                     "or that file? drop one");
+  }
+  if (!env_file.empty()) o.notes.push_back("SHAPE_FILE=" + env_file + " is set but not used: " + mode_text);
 }
 
 }  // namespace
@@ -52,20 +92,24 @@ void add_run_options(po::options_description& desc) {
       ("op-file", po::value<std::string>(), "benchmark file for the op, relative to the root (env OP_FILE)")
       ("test-node", po::value<std::string>(), "exact pytest node id, e.g. benchmark/test_mm.py::test_mm (env TEST_NODE)")
       ("shape-mode", po::value<std::string>(), "upstream (the suite's own shapes) or file (env SHAPE_MODE)")
-      ("shape-file", po::value<std::string>(), "YAML shape file for --shape-mode file (env SHAPE_FILE)")
+      ("shape-file", po::value<std::string>(), "YAML shape file; given alone it means --shape-mode file (env SHAPE_FILE)")
       ("level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL; default core)")
       ("mode", po::value<std::string>(), "FlagGems mode: kernel, operator, wrapper, cudagraph (default kernel)")
       ("dtypes", po::value<std::string>(), "comma-separated dtypes, e.g. float16,bfloat16 (default: the op's own)")
-      ("device", po::value<int>(), "device index as the backend numbers them (default 0)")
+      ("device", po::value<int>(),
+       "device index as the backend numbers them (default: the first it offers, within a visibility variable "
+       "already set)")
       ("autotune", po::value<std::string>(),
        "tune | record | replay (default: replay with --replay-from, record with an isolated cache, else tune)")
       ("replay-from", po::value<std::string>(), "run directory (or its autotune_records/) to replay (env REPLAY_FROM)")
       ("force-replay", "replay even when the Triton version or kernel source differs from the record")
       ("isolate-tuner-cache", po::value<std::string>(),
-       "1: the run gets its own FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR (env ZL_ISOLATE_TUNER_CACHE; default 0)")
+       "a boolean; on: the run gets its own FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR (env ZL_ISOLATE_TUNER_CACHE; "
+       "default off)")
       ("keep-tuner-cache", "keep an isolated or replay tuner cache in <run dir>/.tuner_cache after the run")
       ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT; default 1)")
-      ("python", po::value<std::string>(), "Python interpreter for pytest (default python3)")
+      ("python", po::value<std::string>(),
+       "Python interpreter for pytest (default: the first of python3, /usr/bin/python3 that has pytest)")
       ("timeout", po::value<double>(), "seconds before the run is killed and recorded as timeout (default none)");
   add_plan_options(desc);
 }
@@ -76,20 +120,18 @@ RunOptions run_options_from(const po::variables_map& vm) {
   o.target.op = flag_or_env(vm, "op", "OP");
   o.target.op_file = flag_or_env(vm, "op-file", "OP_FILE");
   o.target.test_node = flag_or_env(vm, "test-node", "TEST_NODE");
-  o.shape_mode = flag_or_env(vm, "shape-mode", "SHAPE_MODE", "upstream");
-  require_one_of(o.shape_mode, {"upstream", "file"}, "SHAPE_MODE (--shape-mode)");
-  o.shape_file = flag_or_env(vm, "shape-file", "SHAPE_FILE");
+  choose_shapes(vm, o);
   o.level = flag_or_env(vm, "level", "BENCH_LEVEL", "core");
   require_one_of(o.level, FlagGemsProvider::levels(), "BENCH_LEVEL (--level)");
   o.mode = vm.count("mode") ? vm["mode"].as<std::string>() : "kernel";
   require_one_of(o.mode, FlagGemsProvider::modes(), "--mode");
   if (vm.count("dtypes")) o.dtypes = split_list(vm["dtypes"].as<std::string>());
   if (vm.count("device")) o.device = vm["device"].as<int>();
+  if (o.device < -1 || (vm.count("device") && o.device < 0)) throw UsageError("--device must be an index, 0 or more");
   if (vm.count("autotune")) o.autotune_mode = vm["autotune"].as<std::string>();
   o.replay_from = flag_or_env(vm, "replay-from", "REPLAY_FROM");
   o.force_replay = vm.count("force-replay") > 0;
-  o.isolate_tuner_cache =
-      truthy(flag_or_env(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", "0"), "ZL_ISOLATE_TUNER_CACHE");
+  o.isolate_tuner_cache = flag_or_env_bool(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", false);
   o.keep_tuner_cache = vm.count("keep-tuner-cache") > 0;
   std::string repeat = flag_or_env(vm, "direct-repeat", "ZL_DIRECT_REPEAT", "1");
   char* end = nullptr;
@@ -100,7 +142,7 @@ RunOptions run_options_from(const po::variables_map& vm) {
   o.knobs = plan_knobs(vm);
   o.knobs["ZL_DIRECT_REPEAT"] = std::to_string(r);
   o.knobs["ZL_ISOLATE_TUNER_CACHE"] = o.isolate_tuner_cache ? "1" : "0";
-  o.python = vm.count("python") ? vm["python"].as<std::string>() : "python3";
+  if (vm.count("python")) o.python = vm["python"].as<std::string>();
   if (vm.count("timeout")) o.timeout_s = vm["timeout"].as<double>();
   return o;
 }
@@ -134,15 +176,26 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
     (after ? extra : ours).push_back(a);
   }
   po::variables_map vm;
+  // pytest's own arguments go after `--`; a word before it is a mistake
+  // (a value whose flag was forgotten), not something to drop.
+  po::options_description stray;
+  stray.add_options()("zl-stray-argument", po::value<std::vector<std::string>>(), "");
+  all.add(stray);
+  po::positional_options_description positional;
+  positional.add("zl-stray-argument", -1);
   try {
-    po::store(po::command_line_parser(ours).options(all).run(), vm);
+    po::store(po::command_line_parser(ours).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError(std::string("run: ") + e.what() + " (see 'zlcore run --help')");
   }
   if (vm.count("help")) {
-    std::cout << "usage: zlcore run [options] [-- pytest args]\n\n" << desc << "\n";
+    print_help(std::cout, "run", desc);
     return 0;
+  }
+  if (vm.count("zl-stray-argument")) {
+    throw UsageError("run: unexpected argument '" + vm["zl-stray-argument"].as<std::vector<std::string>>().front() +
+                     "'; pytest's own arguments go after -- (see 'zlcore run --help')");
   }
 
   RunOptions o = run_options_from(vm);
@@ -160,6 +213,7 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
 
   const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
   Plan plan = make_plan(backend, vm);
+  for (const auto& [var, value] : env_choices()) o.env_choices[var] = value;
   return run_operator(backend, plan, o);
 }
 

@@ -10,15 +10,60 @@ int cmd_batch(Context&, const std::vector<std::string>&);
 int cmd_run(Context&, const std::vector<std::string>&);
 int cmd_ops(Context&, const std::vector<std::string>&);
 
+namespace {
+
+// The variables of `run` that every op of a batch reads the same way.
+const std::vector<std::string> kRunEnv = {
+    "ZL_BACKEND              --backend",
+    "FLAGGEMS_DIR            --flaggems-dir (unset: the embedded example suite)",
+    "SHAPE_MODE, SHAPE_FILE  --shape-mode, --shape-file (SHAPE_FILE alone means file mode)",
+    "BENCH_LEVEL             --level",
+    "REPLAY_FROM             --replay-from",
+    "ZL_ISOLATE_TUNER_CACHE  --isolate-tuner-cache (a boolean)",
+    "ZL_ENABLE_CUDAGRAPH     --enable-cudagraph (a boolean)",
+    "ZL_DIRECT_REPEAT        --direct-repeat",
+    "FLAGGEMS_CACHE_DIR, TRITON_CACHE_DIR  the shared tuner caches",
+    "<the backend's visibility variable>  already set: only the devices it names are used (zlcore backends shows "
+    "the name)",
+    "ZL_PLACEMENTS, ZL_PLACEMENT_*, ZL_GRAPH_*, ZL_HOST_*, ZL_CLUSTER_*  timer settings read by the child "
+    "(docs/cli.md)",
+};
+
+std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+}  // namespace
+
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      {"backends", "list loaded backends and rejected files", cmd_backends},
-      {"devices", "list one backend's devices", cmd_devices},
-      {"plan", "show the pytest plugins and timer derived from a backend's capabilities", cmd_plan},
-      {"compare", "compare two runs or batches: caliber check, speedup and verdict per shape", cmd_compare},
-      {"batch", "run many ops over the devices of this host; resumable ops_status.csv", cmd_batch},
-      {"run", "run one operator end to end into a run directory", cmd_run},
-      {"ops", "list the suite's operators (its pytest marks) and the files that mark them", cmd_ops},
+      {"backends", "list loaded backends and rejected files", "[--json]",
+       {"ZL_BACKEND_PATH  more backend directories (A:B) before the default one"}, cmd_backends},
+      {"devices", "list one backend's devices", "--backend B [--json]",
+       {"ZL_BACKEND  --backend",
+        "<the backend's visibility variable>  already set: the devices it leaves out are marked",
+        "backend tool overrides (e.g. another vendor tool or a recorded output): docs/backends.md"},
+       cmd_devices},
+      {"plan", "show the pytest plugins and timer derived from a backend's capabilities",
+       "--backend B [--json] [--timer T] [--enable-cudagraph BOOL]",
+       {"ZL_BACKEND  --backend", "ZL_ENABLE_CUDAGRAPH  --enable-cudagraph (a boolean)"}, cmd_plan},
+      {"compare", "compare two runs or batches: caliber check, speedup and verdict per shape",
+       "A B [options]   (A, B: run or batch directories)\n"
+       "       zlcore compare --calibrate A1 A2 [A3 ...] [options]",
+       {}, cmd_compare},
+      {"batch", "run many ops over the devices of this host; resumable ops_status.csv",
+       "--ops a,b,c | --ops-file F [options]",
+       with(kRunEnv,
+            {"PARALLEL_WARMUP_GPUS    --parallel-warmup-gpus",
+             "ZL_WORKER_PREIMPORT     modules a warm worker imports once (default torch,triton,flag_gems)",
+             "ZL_BATCH_HEARTBEAT_S    seconds between 'still running' lines when stdout is not a terminal (default 60)",
+             "OP, OP_FILE, TEST_NODE  refused: they select one op of `run`; a batch names its ops with --ops"}),
+       cmd_batch},
+      {"run", "run one operator end to end into a run directory", "--op OP | --test-node NODE | --op-file F [options] [-- pytest args]",
+       with({"OP, OP_FILE, TEST_NODE  --op, --op-file, --test-node"}, kRunEnv), cmd_run},
+      {"ops", "list the suite's operators (its pytest marks) and the files that mark them", "[--flaggems-dir DIR] [--json]",
+       {"FLAGGEMS_DIR  --flaggems-dir (unset: the embedded example suite)"}, cmd_ops},
   };
   return table;
 }

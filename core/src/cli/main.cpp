@@ -1,5 +1,6 @@
 // zlcore's entry: global options, dispatch to a command, and the one place
 // where typed errors become exit codes.
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -11,14 +12,22 @@
 namespace {
 
 void usage(std::ostream& out) {
-  out << "usage: zlcore [--backend-dir DIR] <command> [options]\n\ncommands:\n";
+  out << "usage: zlcore [--backend-dir DIR[:DIR...]] <command> [options]\n\ncommands:\n";
   for (const zl::cli::Command& c : zl::cli::commands()) {
     out << "  " << c.name << std::string(10 - std::min<size_t>(9, std::strlen(c.name)), ' ') << c.summary << "\n";
   }
   out << "\nglobal options:\n"
-         "  --backend-dir DIR  load backends from DIR instead of " << zl::default_backend_dir() << "\n"
-         "  --version          print the version\n"
-         "  -h, --help         this help; 'zlcore <command> --help' for a command's options\n";
+         "  --backend-dir DIR[:DIR...]  load backends from these directories, in order, instead of the\n"
+         "                              default search path (ZL_BACKEND_PATH, then " << zl::default_backend_dir() << ")\n"
+         "  --version                   print the version\n"
+         "  -h, --help                  this help; 'zlcore <command> --help' for a command's options and variables\n"
+         "\nenvironment (every command):\n"
+         "  ZL_BACKEND_PATH     more backend directories (A:B), searched before the default one; not with --backend-dir\n"
+         "  ZL_BACKEND_TIMEOUT  seconds a backend's probe child and each device enumeration may take (default 10)\n"
+         "  ZL_DEBUG_LOADER     a boolean: trace every step of backend loading on stderr\n"
+         "  ZL_CACHE_DIR        where probe verdicts and the suite index are cached (default ~/.cache/zlcore)\n"
+         "  ZL_DATA_DIR         another share/zlcore (rules.yaml, Python plugins, the embedded example suite)\n"
+         "booleans, in flags and variables: 1/0, true/false, yes/no, on/off, in any case\n";
 }
 
 }  // namespace
@@ -27,7 +36,7 @@ int main(int argc, char** argv) {
   // Hidden: the child side of probing a backend file (loader.hpp), run by
   // zlcore itself before it loads that file in process.
   if (argc == 3 && std::strcmp(argv[1], "__probe-backend") == 0) return zl::probe_backend_main(argv[2]);
-  std::string backend_dir = zl::default_backend_dir();
+  std::vector<std::string> backend_dir_flags;
   std::vector<std::string> rest;
   // --backend-dir is global and may stand before or after the command; a
   // `--` ends zlcore's options.
@@ -39,13 +48,20 @@ int main(int argc, char** argv) {
         std::cerr << "zlcore: --backend-dir needs a directory\n";
         return zl::kExitUsage;
       }
-      backend_dir = argv[++i];
+      backend_dir_flags.push_back(argv[++i]);
     } else if (!passthrough && arg.rfind("--backend-dir=", 0) == 0) {
-      backend_dir = arg.substr(std::strlen("--backend-dir="));
+      backend_dir_flags.push_back(arg.substr(std::strlen("--backend-dir=")));
     } else {
       if (arg == "--") passthrough = true;
       rest.push_back(arg);
     }
+  }
+  // Given twice, one of them would silently lose: a list says the order.
+  if (backend_dir_flags.size() > 1) {
+    std::cerr << "zlcore: --backend-dir is given " << backend_dir_flags.size() << " times ("
+              << backend_dir_flags[0] << ", " << backend_dir_flags[1] << "); give one list: --backend-dir "
+              << backend_dir_flags[0] << ":" << backend_dir_flags[1] << "\n";
+    return zl::kExitUsage;
   }
   if (rest.empty() || rest[0] == "--help" || rest[0] == "-h" || rest[0] == "help") {
     usage(rest.empty() ? std::cerr : std::cout);
@@ -60,8 +76,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(rest.begin() + 1, rest.end());
   for (const zl::cli::Command& c : zl::cli::commands()) {
     if (name != c.name) continue;
-    zl::cli::Context ctx(backend_dir);
     try {
+      const char* env_path = std::getenv("ZL_BACKEND_PATH");
+      zl::cli::Context ctx(zl::backend_search_path(backend_dir_flags, env_path != nullptr ? env_path : "",
+                                                   zl::default_backend_dir()));
       return c.run(ctx, args);
     } catch (const zl::PreflightError& e) {
       std::cout.flush();

@@ -2,6 +2,7 @@
 // run pair by run pair, so that a difference in one operator of a batch is
 // named with that operator instead of being averaged away.
 #include <algorithm>
+#include <tuple>
 
 #include "zlcore/compare.hpp"
 
@@ -12,6 +13,12 @@ namespace {
 // (an empty fallback_shapes list, a field an older identity lacks) is none.
 std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
 std::string shown_env(const std::string& v) { return v.empty() ? "(unset)" : v; }
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
 
 struct Pair {
   const RunInfo* a;
@@ -46,12 +53,40 @@ struct Pairing {
   std::string a, b;  // each side's mode as listed in a difference
 };
 
+
+// Both runs say which winners they used: the same winners are the same
+// kernel configurations, whichever mode chose them (two tunes that agree, a
+// replay of a record, an op that tunes nothing); different ones are named
+// kernel by kernel.
+Pairing winners_pairing(const RunInfo& a, const RunInfo& b, const std::string& ma, const std::string& mb) {
+  const size_t n = a.autotune_winners.size();
+  if (a.autotune_winners_hash == b.autotune_winners_hash) {
+    return {ma + "/" + mb + ": same winners (" + std::to_string(n) + " kernel" + (n == 1 ? "" : "s") + ")", true, ma, mb};
+  }
+  std::vector<std::string> differ;
+  for (const auto& [kernel, sha] : a.autotune_winners) {
+    auto it = b.autotune_winners.find(kernel);
+    differ.push_back(kernel + (it == b.autotune_winners.end() ? " (A only)" : it->second != sha ? "" : " (same)"));
+  }
+  for (const auto& [kernel, sha] : b.autotune_winners) {
+    if (!a.autotune_winners.count(kernel)) differ.push_back(kernel + " (B only)");
+  }
+  differ.erase(std::remove_if(differ.begin(), differ.end(),
+                              [](const std::string& k) { return k.size() > 7 && k.compare(k.size() - 7, 7, " (same)") == 0; }),
+               differ.end());
+  const std::string kernels = differ.empty() ? "the same kernels" : join(differ);
+  return {ma + "/" + mb + ": different winners in " + kernels, false, ma + ", winners " + a.autotune_winners_hash.substr(0, 12),
+          mb + ", winners " + b.autotune_winners_hash.substr(0, 12)};
+}
+
 // Record on A and replay of exactly that record on B pins both sides to the
 // same kernel configurations, so what remains is codegen. Two replays of one
 // record are as good. Anything else lets tuning luck into the numbers.
+// Runs that say which winners they used are judged by those instead.
 Pairing autotune_pairing(const RunInfo& a, const RunInfo& b) {
   const std::string ma = a.autotune_mode.empty() ? "unknown" : a.autotune_mode;
   const std::string mb = b.autotune_mode.empty() ? "unknown" : b.autotune_mode;
+  if (!a.autotune_winners_hash.empty() && !b.autotune_winners_hash.empty()) return winners_pairing(a, b, ma, mb);
   Pairing p{ma + "/" + mb, false, ma, mb};
   if (mb == "replay") {
     const bool of_a = !b.autotune_source.empty() && b.autotune_source == a.run_id;
@@ -74,6 +109,28 @@ Pairing autotune_pairing(const RunInfo& a, const RunInfo& b) {
   if (ma == "tune" && mb == "tune") p.name = "tune/tune: each side tuned itself, winners may differ";
   if (ma == "record" && mb == "tune") p.name = "record/tune: B tuned itself instead of replaying A";
   return p;
+}
+
+// The first entries that only one side has, so the cell's counts can be
+// traced to shapes.
+std::string fallback_detail(const RunInfo& a, const RunInfo& b) {
+  constexpr size_t kShown = 2;
+  std::vector<std::string> parts;
+  for (const auto& [side, mine, theirs] : {std::tuple<const char*, const RunInfo*, const RunInfo*>{"A", &a, &b},
+                                           std::tuple<const char*, const RunInfo*, const RunInfo*>{"B", &b, &a}}) {
+    size_t only = 0;
+    std::string shown_entries;
+    for (const FallbackShape& f : mine->fallback_shapes) {
+      if (theirs->fallback_shapes.count(f)) continue;
+      if (only++ < kShown) {
+        shown_entries += (shown_entries.empty() ? "" : ", ") + (f.dtype.empty() ? "" : f.dtype + " ") + f.shape +
+                         (f.side.empty() ? "" : " " + f.side);
+      }
+    }
+    if (only == 0) continue;
+    parts.push_back(std::to_string(only) + " only on " + side + ": " + shown_entries + (only > kShown ? ", ..." : ""));
+  }
+  return join(parts, "; ");
 }
 
 void add(std::vector<Difference>& out, const std::string& key, const std::string& a, const std::string& b,
@@ -141,7 +198,18 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
   c.autotune_fair = !pairs.empty();
   for (const Pair& p : pairs) {
     const std::string& op = p.a->op;
+    // With the winners themselves compared, how many were inherited from a
+    // shared cache no longer matters: the same winners measure the same.
+    const bool winners_known = !p.a->autotune_winners_hash.empty() && !p.b->autotune_winners_hash.empty();
     for (const std::string& key : caliber_keys()) {
+      if (key == "timer.fallback_shapes") {
+        if (p.a->fallback_shapes != p.b->fallback_shapes) {
+          add(keyed, key, fallback_summary(p.a->fallback_shapes), fallback_summary(p.b->fallback_shapes), op,
+              fallback_detail(*p.a, *p.b));
+        }
+        continue;
+      }
+      if (key == "tuner_cache.inherited_winners" && winners_known) continue;
       const std::string& va = p.a->caliber.at(key);
       const std::string& vb = p.b->caliber.at(key);
       if (va != vb) add(keyed, key, shown(va), shown(vb), op);
@@ -175,7 +243,9 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
   }
   for (const Side* s : {&a, &b}) {
     for (const RunInfo& r : s->runs) {
-      if (!r.status.empty() && r.status != "passed") c.notes.push_back(s->label + ": " + r.dir + " status " + r.status);
+      if (r.status.empty() || r.status == "passed") continue;
+      c.notes.push_back(s->label + ": " + r.dir + " status " + r.status);
+      c.not_passed.push_back({s->label, r.op, r.dir, r.status, r.reason});
     }
   }
   return c;

@@ -1,7 +1,12 @@
 // One self-contained HTML page: inline CSS and an inline SVG plot, no script
 // and no link to anything, so it reads the same offline and months later.
-// The caliber check comes first: a speedup is only worth reading once it is
-// clear the two sides were measured the same way.
+// It leads with the answer (verdict counts, the geomean with its interval,
+// the plot), with a one-line caliber verdict beside it so a number is never
+// read without knowing whether the sides were measured alike; then the runs
+// that did not pass in one table, the caliber check in full, the rows, the
+// geomeans, and the method last.
+#include <map>
+
 #include "html.hpp"
 #include "text.hpp"
 
@@ -26,16 +31,62 @@ tr:nth-child(even) td{background:#f6f8fa}
 .diff{color:#d1242f;font-weight:bold}.exp{color:#57606a}
 .plot{overflow-x:auto;border:1px solid #d0d7de;border-radius:6px;padding:8px;background:#fff}
 .big{font-size:28px;font-weight:bold}
+.answer{display:flex;flex-wrap:wrap;gap:16px;align-items:center;margin:10px 0}
+.count{text-align:center}.count .n{font-size:26px;font-weight:bold;display:block}
+a{color:#0969da}
 )";
 
 std::string verdict_badge(Verdict v) {
   return std::string("<span class=\"v\" style=\"background:") + text::verdict_colour(v) + "\">" + verdict_name(v) + "</span>";
 }
 
+const char* caliber_class(const Caliber& c) {
+  return c.unexpected() > 0 || c.pairs == 0 ? "bad" : (c.differences.empty() ? "ok" : "warn");
+}
+
+// The answer: how many rows landed on each verdict, the geomean with its
+// interval, and whether the numbers may be compared at all.
+void answer_section(std::ostream& out, const Report& r) {
+  out << "<div class=\"answer\">\n<div><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup<br>"
+      << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << " over " << r.overall.rows
+      << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control) << "</span></div>\n";
+  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+    auto it = r.counts.find(v);
+    out << "<div class=\"count\"><span class=\"n\">" << (it == r.counts.end() ? 0 : it->second) << "</span>"
+        << verdict_badge(v) << "</div>\n";
+  }
+  out << "<div class=\"count\"><span class=\"n\">" << r.one_sided.size() << "</span>one side only</div>\n";
+  if (!r.caliber.not_passed.empty()) {
+    out << "<div class=\"count\"><span class=\"n\">" << r.caliber.not_passed.size()
+        << "</span><a href=\"#not-passed\">runs did not pass</a></div>\n";
+  }
+  out << "</div>\n<div class=\"banner " << caliber_class(r.caliber) << "\">" << escape(text::caliber_summary(r))
+      << (r.caliber.differences.empty() ? "" : " (<a href=\"#caliber\">caliber check</a>)") << "</div>\n";
+  if (std::string w = text::control_warning(r); !w.empty()) out << "<div class=\"banner warn\">" << escape(w) << "</div>\n";
+}
+
+// Every run that did not pass, in one table: a long list of "status failed"
+// lines buried the summary of a 30-op batch.
+void not_passed_section(std::ostream& out, const Report& r) {
+  const auto& runs = r.caliber.not_passed;
+  if (runs.empty()) return;
+  std::map<std::string, size_t> by_status;
+  for (const auto& n : runs) by_status[n.status]++;
+  std::string counts;
+  for (const auto& [status, n] : by_status) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  out << "<h2 id=\"not-passed\">Runs that did not pass (" << runs.size() << ": " << escape(counts) << ")</h2>\n"
+      << "<table><tr><th>op</th><th>side</th><th>status</th><th>reason</th><th>run</th></tr>\n";
+  for (const auto& n : runs) {
+    out << "<tr><td>" << escape(n.op) << "</td><td>" << escape(n.side) << "</td><td>" << escape(n.status) << "</td><td>"
+        << escape(n.reason.empty() ? "-" : n.reason) << "</td><td class=\"s\">" << escape(n.dir) << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
 void caliber_section(std::ostream& out, const Report& r) {
   const Caliber& c = r.caliber;
-  const char* cls = c.unexpected() > 0 || c.pairs == 0 ? "bad" : (c.differences.empty() ? "ok" : "warn");
-  out << "<h2>Caliber check</h2>\n<div class=\"banner " << cls << "\">" << escape(text::caliber_summary(r)) << "</div>\n";
+  out << "<h2 id=\"caliber\">Caliber check</h2>\n<div class=\"banner " << caliber_class(c) << "\">"
+      << escape(text::caliber_summary(r)) << "</div>\n";
   if (!c.differences.empty()) {
     out << "<table><tr><th></th><th>field</th><th>A</th><th>B</th><th>why</th><th>where</th></tr>\n";
     for (const Difference& d : c.differences) {
@@ -46,12 +97,13 @@ void caliber_section(std::ostream& out, const Report& r) {
     out << "</table>\n";
   }
   out << "<p>Autotune pairing: <b>" << escape(c.autotune_pairing) << "</b></p>\n";
-  if (!c.notes.empty()) {
+  // Run statuses have their own table above.
+  std::vector<std::string> notes(c.notes.begin(), c.notes.end() - static_cast<long>(c.not_passed.size()));
+  if (!notes.empty()) {
     out << "<ul>\n";
-    for (const std::string& n : c.notes) out << "<li>" << escape(n) << "</li>\n";
+    for (const std::string& n : notes) out << "<li>" << escape(n) << "</li>\n";
     out << "</ul>\n";
   }
-  if (std::string w = text::control_warning(r); !w.empty()) out << "<div class=\"banner warn\">" << escape(w) << "</div>\n";
 }
 
 void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
@@ -96,30 +148,29 @@ void results_table(std::ostream& out, const Report& r) {
 }  // namespace
 
 void write_html(std::ostream& out, const Report& r) {
+  const std::vector<std::string> legend = text::legend(r);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zlcore compare: "
       << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
       << "<h1>zlcore compare</h1>\n<div class=\"sides\">A: " << escape(text::side_line(r.a)) << "<br>B: "
       << escape(text::side_line(r.b)) << "</div>\n";
-  for (const std::string& l : text::legend(r)) out << "<div class=\"legend\">" << escape(l) << "</div>\n";
+  // What a speedup means, before the first number; the method waits below.
+  out << "<div class=\"legend\">" << escape(legend.front()) << "</div>\n";
+  answer_section(out, r);
 
+  out << "<h2>Speedup per shape, grouped by op</h2>\n<div class=\"legend\">above 1: B faster; below 1: B slower; grey "
+         "band: within the threshold; whiskers: the interval; point at a bar for its shape and numbers</div>\n"
+         "<div class=\"plot\">\n"
+      << html::speedup_plot(r) << "</div>\n";
+  not_passed_section(out, r);
   caliber_section(out, r);
-
-  out << "<h2>Summary</h2>\n<p><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup, "
-      << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << ", over " << r.overall.rows
-      << " rows (torch control " << text::ratio(r.overall.control) << ")</p>\n<p>";
-  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
-    auto it = r.counts.find(v);
-    out << verdict_badge(v) << " " << (it == r.counts.end() ? 0 : it->second) << " &nbsp; ";
-  }
-  out << "one side only " << r.one_sided.size() << "</p>\n";
-
-  out << "<h2>Speedup per shape, grouped by op</h2>\n<div class=\"plot\">\n" << html::speedup_plot(r) << "</div>\n";
   results_table(out, r);
 
   out << "<h2>Geometric means</h2>\n";
   geomean_table(out, "overall", {r.overall});
   geomean_table(out, "op", r.by_op);
   geomean_table(out, "dtype", r.by_dtype);
+  out << "<h2>Method</h2>\n";
+  for (size_t i = 1; i < legend.size(); ++i) out << "<div class=\"legend\">" << escape(legend[i]) << "</div>\n";
   std::string warnings;
   for (const Side* s : {&r.a, &r.b}) {
     for (const std::string& w : s->warnings) warnings += "<li>" + s->label + ": " + escape(w) + "</li>\n";

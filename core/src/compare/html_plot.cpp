@@ -1,7 +1,10 @@
 // The speedup plot, drawn as SVG in C++ so the page needs no script and
 // nothing from the network. A log scale makes 2x faster and 2x slower the
 // same height; crisp edges keep the bar colours exact (the page test looks
-// for them in a screenshot).
+// for them in a screenshot). Bars narrow so that a batch fits the page
+// width; each op is labelled once under its group (shaded in turn), and a
+// bar's shape and numbers are its hover text, over the whole column so a
+// short bar is as easy to point at as a tall one.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,7 +16,10 @@
 namespace zl::compare::html {
 namespace {
 
-constexpr int kBar = 16, kGap = 4, kGroupGap = 28, kLeft = 64, kRight = 24, kTop = 40, kPlotH = 300, kLabelH = 140;
+// kWidth: what the page's plot box shows without scrolling at 1400 px.
+constexpr int kWidth = 1320, kMaxBar = 16, kMinBar = 4, kGroupGap = 14, kLeft = 64, kRight = 16, kTop = 36,
+              kPlotH = 300;
+constexpr double kCharW = 6.6;  // average width of an 11 px sans-serif character
 
 std::string num(double v) {
   char buf[32];
@@ -22,6 +28,11 @@ std::string num(double v) {
 }
 
 std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+struct Group {
+  size_t begin, end;  // bars [begin, end)
+  double x0, x1;      // its extent
+};
 
 }  // namespace
 
@@ -52,16 +63,50 @@ std::string speedup_plot(const Report& r) {
   span *= 1.1;
   auto y = [&](double s) { return kTop + kPlotH / 2.0 - std::log2(s) / span * (kPlotH / 2.0); };
 
-  int groups = 1;
+  size_t groups = 1;
   for (size_t i = 1; i < bars.size(); ++i) groups += bars[i]->op != bars[i - 1]->op;
-  const int width = std::max(640, kLeft + kRight + static_cast<int>(bars.size()) * (kBar + kGap) + groups * kGroupGap);
-  const int height = kTop + kPlotH + kLabelH;
+  // The widest bar (with its gap) that fits; below kMinBar the plot scrolls.
+  const double room = kWidth - kLeft - kRight - static_cast<double>(groups) * kGroupGap;
+  const double step = std::clamp(room / static_cast<double>(bars.size()), kMinBar + 1.0, kMaxBar + 4.0);
+  const double bar_w = std::max(static_cast<double>(kMinBar), std::floor(step * 0.8));
+
+  std::vector<Group> gs;
+  double x = kLeft + kGroupGap / 2.0;
+  for (size_t i = 0; i < bars.size(); ++i) {
+    if (i == 0 || bars[i]->op != bars[i - 1]->op) {
+      if (!gs.empty()) {
+        gs.back().x1 = x + kGroupGap / 2.0 - (step - bar_w);
+        x += kGroupGap;
+      }
+      gs.push_back({i, i, x - kGroupGap / 2.0, 0});
+    }
+    gs.back().end = i + 1;
+    x += step;
+  }
+  gs.back().x1 = x + kGroupGap / 2.0 - (step - bar_w);
+  // An op name that does not fit under its group is set at an angle.
+  bool slanted = false;
+  size_t longest = 0;
+  for (const Group& g : gs) {
+    const size_t n = clip(bars[g.begin]->op, 28).size();
+    slanted = slanted || n * kCharW > g.x1 - g.x0 - 4;
+    longest = std::max(longest, n);
+  }
+  // sin 40 degrees of the longest name, and the space above it.
+  const int label_h = slanted ? 24 + static_cast<int>(std::ceil(longest * kCharW * 0.643)) : 28;
+  const int width = std::max(640, static_cast<int>(std::ceil(gs.back().x1)) + kRight);
+  const int height = kTop + kPlotH + label_h;
 
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 "
       << width << " " << height << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" "
       << "aria-label=\"speedup per shape, grouped by op\">\n";
   const double right = width - kRight;
+  // Every other op's group shaded, so where one op ends is plain without a label per bar.
+  for (size_t g = 1; g < gs.size(); g += 2) {
+    svg << "<rect x=\"" << num(gs[g].x0) << "\" y=\"" << kTop << "\" width=\"" << num(gs[g].x1 - gs[g].x0)
+        << "\" height=\"" << kPlotH << "\" fill=\"#f6f8fa\"/>\n";
+  }
   // The band within which a difference is below the threshold.
   const double band_top = y(1 + r.options.threshold), band_bottom = y(1 / (1 + r.options.threshold));
   svg << "<rect x=\"" << kLeft << "\" y=\"" << num(band_top) << "\" width=\"" << num(right - kLeft) << "\" height=\""
@@ -75,49 +120,52 @@ std::string speedup_plot(const Report& r) {
         << "x</text>\n";
   }
   svg << "<text x=\"14\" y=\"" << kTop + kPlotH / 2 << "\" transform=\"rotate(-90 14 " << kTop + kPlotH / 2
-      << ")\" text-anchor=\"middle\" fill=\"#24292f\">speedup A/B (log)</text>\n"
-      << "<text x=\"" << kLeft << "\" y=\"" << kTop - 22 << "\" fill=\"#24292f\">above 1: B faster; below 1: B slower; "
-      << "grey band: within the threshold; whiskers: the interval</text>\n";
-
-  double x = kLeft + kGroupGap / 2.0;
-  size_t group_start = 0;
-  auto close_group = [&](size_t end, double x_end) {
-    const double x0 = x_end - (end - group_start) * (kBar + kGap);
-    svg << "<text x=\"" << num((x0 + x_end - kGap) / 2) << "\" y=\"" << height - 8 << "\" text-anchor=\"middle\" "
-        << "font-weight=\"bold\" fill=\"#24292f\">" << escape(clip(bars[group_start]->op, 24)) << "</text>\n";
-  };
-  for (size_t i = 0; i < bars.size(); ++i) {
-    const Compared& c = *bars[i];
-    if (i > 0 && c.op != bars[i - 1]->op) {
-      close_group(i, x);
-      const double sep = x + kGroupGap / 2.0 - kGap / 2.0;
-      svg << "<line x1=\"" << num(sep) << "\" x2=\"" << num(sep) << "\" y1=\"" << kTop << "\" y2=\"" << height - 4
-          << "\" stroke=\"#d0d7de\" stroke-dasharray=\"4 3\"/>\n";
-      x += kGroupGap;
-      group_start = i;
-    }
-    const double top = std::min(y(*c.speedup), y(1.0)), bottom = std::max(y(*c.speedup), y(1.0));
-    svg << "<rect x=\"" << num(x) << "\" y=\"" << num(top) << "\" width=\"" << kBar << "\" height=\""
-        << num(std::max(2.0, bottom - top)) << "\" fill=\"" << text::verdict_colour(c.verdict)
-        << "\" shape-rendering=\"crispEdges\"><title>" << escape(c.op + " " + c.dtype + " " + c.shape) << ": "
-        << text::ratio(c.speedup) << " " << text::interval(c.ci_lo, c.ci_hi) << " " << verdict_name(c.verdict)
-        << "</title></rect>\n";
-    if (c.ci_lo && c.ci_hi) {
-      // The interval as a whisker, clipped to the plot: a wide one should
-      // not squash every bar.
-      const double lim = std::exp2(span);
-      const double cx = x + kBar / 2.0, hi_y = y(std::min(*c.ci_hi, lim)), lo_y = y(std::max(*c.ci_lo, 1 / lim));
-      svg << "<path d=\"M" << num(cx) << " " << num(hi_y) << "V" << num(lo_y) << "M" << num(cx - 4) << " " << num(hi_y) << "H"
-          << num(cx + 4) << "M" << num(cx - 4) << " " << num(lo_y) << "H" << num(cx + 4)
-          << "\" stroke=\"#24292f\" stroke-width=\"1\" fill=\"none\"/>\n";
-    }
-    const double lx = x + kBar / 2.0 + 4, ly = kTop + kPlotH + 6;
-    svg << "<text x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" transform=\"rotate(-90 " << num(lx) << " " << num(ly)
-        << ")\" text-anchor=\"end\" font-size=\"9\" fill=\"#57606a\">" << escape(clip(c.dtype + " " + c.shape, 22))
-        << "</text>\n";
-    x += kBar + kGap;
+      << ")\" text-anchor=\"middle\" fill=\"#24292f\">speedup A/B (log)</text>\n";
+  // The verdict colours, once (how to read the plot is the caption above it, in the page).
+  double lx = kLeft;
+  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+    svg << "<rect x=\"" << num(lx) << "\" y=\"12\" width=\"10\" height=\"10\" fill=\"" << text::verdict_colour(v)
+        << "\"/><text x=\"" << num(lx + 14) << "\" y=\"21\" fill=\"#57606a\">" << verdict_name(v) << "</text>\n";
+    lx += 14 + std::string(verdict_name(v)).size() * kCharW + 14;
   }
-  close_group(bars.size(), x);
+
+  const double lim = std::exp2(span);
+  for (const Group& g : gs) {
+    for (size_t i = g.begin; i < g.end; ++i) {
+      const Compared& c = *bars[i];
+      const double bx = g.x0 + kGroupGap / 2.0 + static_cast<double>(i - g.begin) * step;
+      const double top = std::min(y(*c.speedup), y(1.0)), bottom = std::max(y(*c.speedup), y(1.0));
+      svg << "<g><title>" << escape(c.op + "  " + c.dtype + "  " + c.shape) << "\nA " << text::ms(c.a_ms) << " ms, B "
+          << text::ms(c.b_ms) << " ms\nspeedup " << text::ratio(c.speedup) << ", " << kConfidence * 100 << " % CI "
+          << text::interval(c.ci_lo, c.ci_hi) << "\n" << verdict_name(c.verdict)
+          << (c.note.empty() ? "" : "\n" + escape(c.note)) << "</title>"
+          // The hover target: the whole column, invisible.
+          << "<rect x=\"" << num(bx - (step - bar_w) / 2) << "\" y=\"" << kTop << "\" width=\"" << num(step) << "\" height=\""
+          << kPlotH << "\" fill=\"#ffffff\" fill-opacity=\"0\"/>"
+          << "<rect x=\"" << num(bx) << "\" y=\"" << num(top) << "\" width=\"" << num(bar_w) << "\" height=\""
+          << num(std::max(2.0, bottom - top)) << "\" fill=\"" << text::verdict_colour(c.verdict)
+          << "\" shape-rendering=\"crispEdges\"/>";
+      if (c.ci_lo && c.ci_hi) {
+        // The interval as a whisker, clipped to the plot: a wide one should
+        // not squash every bar.
+        const double cx = bx + bar_w / 2.0, hi_y = y(std::min(*c.ci_hi, lim)), lo_y = y(std::max(*c.ci_lo, 1 / lim));
+        const double arm = std::min(4.0, bar_w / 2.0);
+        svg << "<path d=\"M" << num(cx) << " " << num(hi_y) << "V" << num(lo_y) << "M" << num(cx - arm) << " "
+            << num(hi_y) << "H" << num(cx + arm) << "M" << num(cx - arm) << " " << num(lo_y) << "H" << num(cx + arm)
+            << "\" stroke=\"#24292f\" stroke-width=\"1\" fill=\"none\"/>";
+      }
+      svg << "</g>\n";
+    }
+    const double mid = (g.x0 + g.x1) / 2, ly = kTop + kPlotH + 16;
+    const std::string label = escape(clip(bars[g.begin]->op, 28));
+    if (slanted) {
+      svg << "<text x=\"" << num(mid) << "\" y=\"" << num(ly) << "\" transform=\"rotate(-40 " << num(mid) << " "
+          << num(ly) << ")\" text-anchor=\"end\" font-weight=\"bold\" fill=\"#24292f\">" << label << "</text>\n";
+    } else {
+      svg << "<text x=\"" << num(mid) << "\" y=\"" << num(ly) << "\" text-anchor=\"middle\" font-weight=\"bold\" "
+          << "fill=\"#24292f\">" << label << "</text>\n";
+    }
+  }
   svg << "</svg>\n";
   return svg.str();
 }

@@ -174,6 +174,22 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   run.autotune_mode = text_at(id, "autotune.mode");
   run.autotune_source = text_at(id, "autotune.source_run_id");
   run.autotune_records_hash = text_at(id, "autotune.records_hash");
+  run.autotune_winners_hash = text_at(id, "autotune.winners_hash");
+  if (const rapidjson::Value* w = at_path(id, "autotune.winners"); w != nullptr && w->IsObject()) {
+    for (const auto& m : w->GetObject()) run.autotune_winners[m.name.GetString()] = text_at(m.value, "sha256");
+  }
+  if (const rapidjson::Value* fb = at_path(id, "timer.fallback_shapes"); fb != nullptr && fb->IsArray()) {
+    for (const auto& e : fb->GetArray()) {
+      // Older identities list bare shapes.
+      if (!e.IsObject()) {
+        run.fallback_shapes.insert({"", scalar_text(e), "", ""});
+        continue;
+      }
+      run.fallback_shapes.insert(
+          {text_at(e, "dtype"), text_at(e, "shape"), text_at(e, "side"), normalized_reason(text_at(e, "reason"))});
+    }
+  }
+  run.reason = text_at(id, "reason");
   load_rows(dir / "results.jsonl", shown + "/results.jsonl", run, warnings);
   return run;
 }

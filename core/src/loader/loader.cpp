@@ -11,6 +11,7 @@
 #include "open_backend.hpp"
 #include "probe.hpp"
 #include "probe_cache.hpp"
+#include "zlcore/bool_text.hpp"
 #include "zlcore/shared_dir.hpp"
 
 namespace zl {
@@ -23,7 +24,7 @@ constexpr double kDefaultTimeoutS = 10;
 bool tracing() {
   static const bool on = [] {
     const char* v = std::getenv("ZL_DEBUG_LOADER");
-    return v != nullptr && *v != '\0' && std::string(v) != "0";
+    return v != nullptr && parse_bool(v).value_or(false);
   }();
   return on;
 }
@@ -156,6 +157,16 @@ LoadReport load_backends(const std::string& dir, const LoadOptions& opts) {
     report.backends.emplace_back(o.api, path);
   }
   return report;
+}
+
+LoadReport load_backends(const std::vector<std::string>& dirs, const LoadOptions& opts) {
+  LoadReport all;
+  for (const std::string& dir : dirs) {
+    LoadReport one = load_backends(dir, opts);
+    for (Backend& b : one.backends) all.backends.push_back(std::move(b));
+    for (Rejected& r : one.rejected) all.rejected.push_back(std::move(r));
+  }
+  return all;
 }
 
 }  // namespace zl

@@ -8,14 +8,30 @@
 namespace zl::loader {
 namespace {
 
-// dlopen's message for a file that is not ELF is long and names the path
-// again; keep the part after the last ": " when it is the useful one.
+// Boost.DLL wraps dlerror()'s text as "<what> failed (dlerror system message:
+// <text>): <errno text>". The errno part is whatever errno held (often "Bad
+// file descriptor") and misleads; dlerror's text repeats the path the line
+// already names. What is left is the linker's reason, on one line.
 std::string short_dl_error(std::string msg, const std::string& path) {
+  const std::string wrapped = "dlerror system message: ";
+  const size_t at = msg.find(wrapped);
+  if (at != std::string::npos) {
+    msg = msg.substr(at + wrapped.size());
+    const size_t close = msg.rfind("): ");
+    if (close != std::string::npos) {
+      msg = msg.substr(0, close);
+    } else if (!msg.empty() && msg.back() == ')') {
+      msg.pop_back();
+    }
+  }
   const std::string prefix = path + ": ";
-  size_t at = msg.find(prefix);
-  if (at != std::string::npos) msg = msg.substr(at + prefix.size());
-  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-  return msg;
+  if (const size_t p = msg.find(prefix); p != std::string::npos) msg = msg.substr(0, p) + msg.substr(p + prefix.size());
+  for (char& c : msg) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+  while (!msg.empty() && msg.front() == ' ') msg.erase(0, 1);
+  return msg.empty() ? "the dynamic linker gave no reason" : msg;
 }
 
 }  // namespace

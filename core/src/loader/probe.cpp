@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "open_backend.hpp"
+#include "zlcore/bool_text.hpp"
 #include "zlcore/process.hpp"
 
 extern char** environ;
@@ -172,7 +173,7 @@ std::vector<ProbeVerdict> probe_files(const std::vector<std::string>& files, con
                                       double timeout_s) {
   std::vector<ProbeVerdict> verdicts(files.size());
   const char* trace = std::getenv("ZL_DEBUG_LOADER");
-  const bool keep_stderr = trace != nullptr && *trace != '\0' && std::string(trace) != "0";
+  const bool keep_stderr = trace != nullptr && parse_bool(trace).value_or(false);
   std::vector<Child> running;
   size_t next = 0;
   while (next < files.size() || !running.empty()) {

@@ -16,7 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kSchema = 1;
+// 2: load failures are worded as one clean line; verdicts cached with the old
+// wording are probed again rather than shown.
+constexpr int kSchema = 2;
 
 // The cache is only as good as the probe that filled it: another zlcore
 // (another ABI, other checks) probes again.

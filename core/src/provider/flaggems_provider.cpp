@@ -103,6 +103,22 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
   if (!req.test_node.empty()) {
     t.node = req.test_node;
     t.files = {relative_file(req.test_node.substr(0, req.test_node.find("::")))};
+    // With --op or --op-file the node must lie where they point: else the
+    // run would measure one op and label it another.
+    if (!req.op_file.empty() && relative_file(req.op_file) != t.files[0]) {
+      throw UsageError("--test-node " + req.test_node + " is not in --op-file " + req.op_file +
+                       " (or TEST_NODE / OP_FILE): give one of them");
+    }
+    if (!req.op.empty()) {
+      const std::vector<std::string>& op_files = index().files_of(req.op);
+      if (std::find(op_files.begin(), op_files.end(), t.files[0]) == op_files.end()) {
+        const std::vector<std::string>& marks = index().marks_of(t.files[0]);
+        throw UsageError("--op " + req.op + " and --test-node " + req.test_node + " (or OP / TEST_NODE) disagree: " +
+                         t.files[0] + (marks.empty() ? " marks no op" : " marks " + text::join(marks)) + ", and " +
+                         (op_files.empty() ? "no file marks " + req.op : req.op + " is marked in " + text::join(op_files)) +
+                         "; give one of them");
+      }
+    }
     t.op = req.op;  // informative only: a node needs no marker
     if (t.op.empty()) {
       // A file that marks one op names the node after it; else FlagGems'

@@ -94,7 +94,7 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
   // identity.
   for (const char* k : {"ZL_RUN_DIR", "ZL_RESULTS_FILE", "ZL_CHILD_DIR", "ZL_AUTOTUNE_RECORD_DIR", "ZL_REPLAY_RECORDS",
                         "ZL_AUTOTUNE_MODE", "ZL_SUITE_TUNER_PIN", "ZL_EXPECT_DEVICE_ID", "FLAGGEMS_CACHE_DIR",
-                        "TRITON_CACHE_DIR"}) {
+                        "TRITON_CACHE_DIR", "ZL_BACKEND_PATH", "ZL_BATCH_HEARTBEAT_S"}) {
     out.erase(k);
   }
   return out;

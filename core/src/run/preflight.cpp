@@ -1,16 +1,44 @@
 // Preflight: every check that would otherwise surface as a confusing pytest
 // error after ~10 s of imports (a wrong path becomes "unrecognized arguments:
 // --level core" from pytest) fails here, in milliseconds, with its name.
+#include <yaml-cpp/yaml.h>
+
 #include <filesystem>
 
 #include "zlcore/errors.hpp"
-#include "zlcore/process.hpp"
 #include "zlcore/run.hpp"
 
 namespace zl {
 namespace fs = std::filesystem;
 
-std::string preflight(const FlagGemsProvider& provider, const TestTarget& target, const RunOptions& opts) {
+namespace {
+
+// FlagGems reads a shape file as a mapping of benchmark names to their
+// shapes; anything else fails inside pytest, once per test, after the imports.
+void check_shape_file(const std::string& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    throw PreflightError("shape_file", file + " is not a file (--shape-file / SHAPE_FILE)");
+  }
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(file);
+  } catch (const YAML::Exception& e) {
+    std::string why = e.what();
+    for (char& c : why) {
+      if (c == '\n') c = ' ';
+    }
+    throw PreflightError("shape_file", file + " is not valid YAML: " + why);
+  }
+  if (!doc.IsMap() || doc.size() == 0) {
+    throw PreflightError("shape_file", file + " holds no shapes: expected a mapping of benchmark names to their shapes, "
+                                              "as in the suite's benchmark/core_shapes.yaml");
+  }
+}
+
+}  // namespace
+
+void preflight(const FlagGemsProvider& provider, const TestTarget& target, const RunOptions& opts) {
   std::error_code ec;
   const fs::path root(provider.root());
   if (!fs::is_directory(root, ec)) {
@@ -26,10 +54,7 @@ std::string preflight(const FlagGemsProvider& provider, const TestTarget& target
       throw PreflightError("benchmark_file", file + " does not exist (" + target.display() + ")");
     }
   }
-  if (opts.shape_mode == "file" && !fs::is_regular_file(opts.shape_file, ec)) {
-    throw PreflightError("shape_file", (opts.shape_file.empty() ? std::string("(none given)") : opts.shape_file) +
-                                           " is not a file (SHAPE_MODE=file needs --shape-file / SHAPE_FILE)");
-  }
+  if (opts.shape_mode == "file") check_shape_file(opts.shape_file);
   if (!opts.replay_from.empty()) {
     fs::path r(opts.replay_from);
     bool ok = fs::is_directory(r / "autotune_records", ec) ||
@@ -39,19 +64,6 @@ std::string preflight(const FlagGemsProvider& provider, const TestTarget& target
                                                        "autotune_records directory (--replay-from / REPLAY_FROM)");
     }
   }
-  // find_spec rather than import: it proves pytest is importable by this
-  // interpreter at a fraction of the cost of importing it.
-  auto out = capture_output({opts.python, "-c",
-                             "import importlib.util,sys;"
-                             "print('%d.%d.%d' % sys.version_info[:3]);"
-                             "sys.exit(0 if importlib.util.find_spec('pytest') else 7)"},
-                            "", 30);
-  if (!out) {
-    throw PreflightError("python", opts.python + " cannot run or cannot import pytest (--python)");
-  }
-  std::string version = *out;
-  while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
-  return version;
 }
 
 }  // namespace zl

@@ -27,10 +27,12 @@
 #include "zlcore/errors.hpp"
 #include "zlcore/paths.hpp"
 #include "zlcore/process.hpp"
+#include "zlcore/python_choice.hpp"
 #include "zlcore/run.hpp"
 #include "zlcore/sha256.hpp"
 #include "zlcore/signals.hpp"
 #include "zlcore/tuner_cache.hpp"
+#include "zlcore/visible_devices.hpp"
 
 namespace zl {
 namespace {
@@ -99,20 +101,24 @@ const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
   return it == v.MemberEnd() ? nullptr : &it->value;
 }
 
-// The backend's device with this index. Throws PreflightError when the
-// backend sees none at all, UsageError (listing the valid ones) otherwise.
-Device pick_device(const Backend& backend, int index) {
-  DeviceQuery devices = backend.enumerate();
+// The device to pin: the one with this index (-1: the first offered) among
+// those the backend offers this process, i.e. within a visibility variable
+// already set in zlcore's environment. Throws PreflightError when none is
+// offered at all, UsageError (listing the valid ones) otherwise.
+Device pick_device(const Backend& backend, const VisibleDevices& visible, int index) {
+  const DeviceQuery& devices = visible.query;
   if (devices.devices.empty()) {
     throw PreflightError("device", "backend '" + backend.name() + "' reports no devices: " + devices.reason);
   }
+  if (index < 0) return devices.devices.front();
   std::vector<std::string> valid;
   for (const Device& d : devices.devices) {
     if (d.index == index) return d;
     valid.push_back(std::to_string(d.index));
   }
-  throw UsageError("--device " + std::to_string(index) + " is not a " + backend.name() +
-                   " device; valid: " + join(valid, ", "));
+  throw UsageError("--device " + std::to_string(index) + " is not a " + backend.name() + " device" +
+                   (visible.pins.empty() ? "" : " within " + visible.describe() + " (set in zlcore's environment)") +
+                   "; valid: " + join(valid, ", "));
 }
 
 // Reads every .child/<plugin>.json into one object (kept whole in the
@@ -177,19 +183,28 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   // `started` and `seconds` share one origin, so started + seconds is when
   // the run ended (the batch checks that two ops never overlap on a device).
   const std::string started_at = utc_now_iso();
-  FlagGemsProvider provider(fs::absolute(opts.flaggems_dir.empty() ? "." : opts.flaggems_dir).lexically_normal().string());
-  if (opts.flaggems_dir.empty()) {
-    throw PreflightError("flaggems_dir", "no FlagGems directory given (--flaggems-dir / FLAGGEMS_DIR)");
-  }
+  // No suite given: the example suite installed with zlcore, so that a first
+  // `zlcore run --backend host --op abs` works anywhere.
+  const bool embedded = opts.flaggems_dir.empty();
+  const std::string suite_dir = embedded ? embedded_suite_dir() : opts.flaggems_dir;
+  FlagGemsProvider provider(fs::absolute(suite_dir).lexically_normal().string());
   if (!fs::is_directory(provider.root())) {
-    throw PreflightError("flaggems_dir", provider.root() + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
+    throw PreflightError("flaggems_dir", embedded ? "no FlagGems directory given (--flaggems-dir / FLAGGEMS_DIR) and "
+                                                    "the embedded example suite is not at " + provider.root()
+                                                  : provider.root() + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
   }
   TestTarget target = provider.resolve(opts.target);
   RunOptions o = opts;
   if (o.shape_mode == "file") o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
-  const std::string python_version = preflight(provider, target, o);
+  preflight(provider, target, o);
+  const PythonChoice python = choose_python(o.python);
+  o.python = python.command;
+  const std::string& python_version = python.version;
 
-  const Device device = pick_device(backend, o.device);
+  const VisibleDevices visible = visible_devices(backend);
+  const Device device = pick_device(backend, visible, o.device);
+  // A pin already set is a choice the environment made: on record with the others.
+  for (const auto& [var, value] : visible.pins) o.env_choices[var] = value;
 
   const std::string run_dir = make_run_dir(o, target, backend.name());
   const fs::path rd(run_dir);
@@ -282,6 +297,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     for (const std::string& var : backend.visibility_env()) m[var] = device.visibility_value;
     return m;
   }());
+  // The pin the environment already held, which restricted the choice.
+  id.set("device.pinned_by_env", visible.pins);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   id.set("host.name", std::string(host));
@@ -295,10 +312,12 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   if (!target.also_marked_in.empty()) id.set("also_marked_in", target.also_marked_in);
   if (!target.marks.empty()) id.set("marks", target.marks);
   id.set("flaggems_dir", provider.root());
+  id.set("suite.embedded", embedded);
   id.set("bench_level", o.level);
   id.set("mode", o.mode);
   id.set("dtypes", o.dtypes);
   id.set("shapes.mode", o.shape_mode);
+  id.set("shapes.mode_from", o.shape_mode_from);
   id.set("shapes.file", shape_source);
   if (shape_hash.empty()) {
     id.set_null("shapes.sha256");
@@ -343,6 +362,11 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   if (!o.batch_dir.empty()) id.set("batch_dir", o.batch_dir);
   id.set("versions.zlcore", ZL_VERSION);
   id.set("versions.python", python_version);
+  id.set("python.command", python.command);
+  id.set("python.path", python.path);
+  id.set("python.requested", python.requested);
+  if (!python.passed_over.empty()) id.set("python.passed_over", python.passed_over);
+  id.set("env_choices", o.env_choices);
   id.set("env", number_knobs(env));
   id.set("command", argv);
   id.set("zlcore_command", o.command_line);
@@ -352,19 +376,36 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   std::string header;
   header += "zlcore run " + run_id + "\n";
   header += "  op           " + target.op + "   (" + target.display() + ")\n";
+  header += "  suite        " + provider.root() +
+            (embedded ? "   (the embedded example suite: no --flaggems-dir / FLAGGEMS_DIR given)" : "") + "\n";
   header += "  backend      " + backend.name() + "   device [" + std::to_string(device.index) + "] " + device.name +
             "  " + device.id + "\n";
+  if (!visible.pins.empty()) {
+    std::vector<std::string> offered;
+    for (const Device& d : visible.query.devices) offered.push_back(std::to_string(d.index));
+    header += "  device pin   " + visible.describe() + " was already set: only device(s) " + join(offered, ",") +
+              " offered\n";
+  }
+  header += "  python       " + python.path + "  (Python " + python.version + ")" +
+            (python.passed_over.empty() ? "" : "   chosen because " + join(python.passed_over, "; ")) + "\n";
   header += "  timer        " + (device_time ? plan.timer : o.mode + " (FlagGems host-overhead mode)") +
             (device_time && !plan.timer_fallback.empty() ? "  (per-shape fallback " + plan.timer_fallback + ")" : "") +
             "\n";
   header += "  bench level  " + o.level + "   mode " + o.mode + "   dtypes " +
             (o.dtypes.empty() ? std::string("(op's own)") : join(o.dtypes, ",")) + "\n";
-  header += "  shapes       " + o.shape_mode + "  " + shape_source +
+  header += "  shapes       " + o.shape_mode +
+            (o.shape_mode_from == "default" ? std::string() : " (" + o.shape_mode_from + ")") + "  " + shape_source +
             (shape_hash.empty() ? "" : "  sha256 " + shape_hash.substr(0, 12)) + "\n";
   header += "  tuner cache  " + std::string(cache.isolated ? "isolated" : "shared") + "  (" +
             std::to_string(before.winners.size()) + " winners, " + std::to_string(before.triton_entries.size()) +
             " Triton cache entries present)\n";
   header += "  autotune     " + autotune.mode + (autotune.mode == "replay" ? "  from " + autotune.records_dir : "") + "\n";
+  if (!o.env_choices.empty()) {
+    std::vector<std::string> vars;
+    for (const auto& [k, v] : o.env_choices) vars.push_back(k + "=" + v);
+    header += "  from env     " + join(vars, "  ") + "\n";
+  }
+  for (const std::string& note : o.notes) header += "  note         " + note + "\n";
   header += "  run dir      " + run_dir + "\n";
   write_file_atomic((rd / "header.txt").string(), header);
   if (!o.quiet) std::cout << header << std::flush;
@@ -439,6 +480,20 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     id.set("autotune.records_hash", at.records_hash);
     id.set("autotune.records_written", int64_t{at.records_written});
     id.set("autotune.record_files", int64_t{at.record_files});
+  }
+  if (at.winners_hash.empty()) {
+    id.set_null("autotune.winners_hash");
+  } else {
+    id.set("autotune.winners_hash", at.winners_hash);
+    rapidjson::Value kernels(rapidjson::kObjectType);
+    for (const auto& [name, k] : at.winners) {
+      rapidjson::Value v(rapidjson::kObjectType);
+      v.AddMember("kind", json::str(k.kind, a), a);
+      v.AddMember("entries", k.entries, a);
+      v.AddMember("sha256", json::str(k.sha256, a), a);
+      kernels.AddMember(json::str(name, a), v, a);
+    }
+    id.set("autotune.winners", std::move(kernels));
   }
   id.set("autotune.replay_misses", int64_t{at.replay_misses});
   if (at.replay_refused > 0) id.set("autotune.replay_refused", int64_t{at.replay_refused});

@@ -25,6 +25,8 @@ std::string data_dir() {
 
 std::string python_plugin_dir() { return (fs::path(data_dir()) / "python").string(); }
 
+std::string embedded_suite_dir() { return (fs::path(data_dir()) / "suite").string(); }
+
 std::string user_cache_dir() {
   auto env = [](const char* name) -> std::string {
     const char* v = std::getenv(name);

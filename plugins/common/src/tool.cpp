@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "zlcore/bool_text.hpp"
+
 extern char** environ;
 
 namespace zl_kit {
@@ -29,6 +31,8 @@ std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
 }
+
+bool env_flag(const char* name) { return zl::parse_bool(env_or(name, "")).value_or(false); }
 
 ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms) {
   ToolResult r;

@@ -161,6 +161,95 @@ def autotune_runs():
     write_run(os.path.join(HERE, "autotune/tune2"), identity("sum", "run-t2"), rows)
 
 
+def winners(**kernels):
+    """autotune.winners of a run that says which winners it used, and their hash."""
+    import hashlib
+    table = {k: {"kind": "libtuner", "entries": 4, "sha256": sha} for k, sha in kernels.items()}
+    lines = "".join(f"{k}\tlibtuner\t{v['sha256']}\n" for k, v in sorted(table.items()))
+    return {"winners": table, "winners_hash": hashlib.sha256(lines.encode()).hexdigest()}
+
+
+def winners_runs():
+    """Issue 22: two default (tune) runs of the same code used the same
+    winners: no caliber difference, even though the second inherited them
+    from the shared cache the first filled. A third tuned mm differently."""
+    rows = [row("mm", "float16", [[4096, 4096], [4096, 4096]], 0.5000, 0.5000)]
+    same = winners(mm_kernel="a1" * 32, sum_kernel="b2" * 32)
+    other = winners(mm_kernel="c3" * 32, sum_kernel="b2" * 32, softmax_kernel="d4" * 32)
+    for name, inherited, w in (("tune1", 0, same), ("tune2", 2, same), ("tune_other", 0, other)):
+        ident = identity("mm", f"run-w-{name}", tuner_cache__kind="shared", tuner_cache__inherited_winners=inherited)
+        ident["autotune"].update(w)
+        write_run(os.path.join(HERE, "winners", name), ident, rows)
+    # Older runs say nothing of their winners: the mode decides, as before.
+    write_run(os.path.join(HERE, "winners", "tune_unknown"),
+              identity("mm", "run-w-unknown", tuner_cache__kind="shared"), rows)
+
+
+def fallback_runs():
+    """Issue 22: timer.fallback_shapes as a set of (dtype, shape, side, reason
+    with its numbers normalized). `a` and `b` list the same ten fallbacks in
+    another order and with other call counts: no difference. `c` has one shape
+    more and another reason: a difference, one line per op."""
+    def entry(n, calls, side="gems", reason="graph capture of {} calls failed: operation not permitted when stream is capturing"):
+        return {"op": "softmax", "dtype": "float16", "shape": json.dumps([[64 * (n + 1), 1024]]), "side": side,
+                "reason": reason.format(calls), "timer": "direct"}
+    ten = [entry(n, 100 + 7 * n) for n in range(10)]
+    rows = [row("softmax", "float16", [[64 * (n + 1), 1024]], 0.02, 0.02, timer="direct") for n in range(10)]
+    write_run(os.path.join(HERE, "fallback/a"), identity("softmax", "run-fb-a", "record", timer__fallback_shapes=ten), rows)
+    shuffled = [entry(n, 250 - 3 * n) for n in reversed(range(10))]
+    write_run(os.path.join(HERE, "fallback/b"), identity("softmax", "run-fb-b", "replay", "run-fb-a",
+                                                                  timer__fallback_shapes=shuffled), rows)
+    more = ten + [entry(10, 12), entry(3, 5, side="torch", reason="graph replay failed after {} replays: illegal address")]
+    write_run(os.path.join(HERE, "fallback/c"), identity("softmax", "run-fb-c", "replay", "run-fb-a",
+                                                                  timer__fallback_shapes=more), rows)
+
+
+def report_batches():
+    """Issue 22, the HTML page: two batches of fifteen ops of the same code
+    (side B replays A), a few shapes each, where four ops did not pass on B
+    (failed, crashed, timeout, preflight_failed) and softmax fell back on some
+    shapes. The page must lead with the verdicts, the geomean and the plot."""
+    rng = random.Random(2212)
+    ops = ["abs", "add", "bmm", "cos", "exp", "gelu", "layer_norm", "log_softmax", "mm", "mul", "relu", "rsqrt",
+           "silu", "softmax", "sum"]
+    failing = {"gelu": ("failed", "test_gelu[float16-shape2] AssertionError: gems and torch differ"),
+               "bmm": ("crashed", "signal 11 (SIGSEGV) in the pytest child"),
+               "rsqrt": ("timeout", "killed after --timeout 600 s"),
+               "cos": ("preflight_failed", "PREFLIGHT_FAILED check=device_setup torch is not importable")}
+    shapes = [[[1024, 1024]], [[4096, 4096]], [[64, 8192]], [[16384, 16384]]]
+    for side in ("a", "b"):
+        root = os.path.join(HERE, "report", side)
+        for op in ops:
+            mode, src = ("record", None) if side == "a" else ("replay", f"report-a-{op}")
+            ident = identity(op, f"report-{side}-{op}", mode, src)
+            rows = []
+            for i, shape in enumerate(shapes[: 2 + (len(op) % 3)]):
+                for dtype in ("float16", "bfloat16"):
+                    base = 0.01 * (i + 1) * (1 + len(op) / 10)
+                    effect = 1.0 + rng.gauss(0, 0.01) if side == "b" else 1.0
+                    if side == "b" and op in ("exp", "silu"):
+                        effect *= 0.93  # B faster on these
+                    if side == "b" and op == "layer_norm":
+                        effect *= 1.06  # and slower here
+                    ms = float(f"{base * effect:.6g}")
+                    rows.append(row(op, dtype, shape, ms, base, spread=0.8))
+            if side == "b" and op in failing:
+                status, reason = failing[op]
+                ident.update(status=status, exit_code=1, reason=reason)
+                rows = rows[:1] if status == "failed" else []
+            if op == "softmax":
+                ident["timer"]["fallback_shapes"] = [
+                    {"op": op, "dtype": "float16", "shape": json.dumps(s), "side": "gems", "timer": "direct",
+                     "reason": f"graph capture of {40 + 13 * k + (7 if side == 'b' else 0)} calls failed: "
+                               "operation not permitted when stream is capturing"}
+                    for k, s in enumerate(shapes[:3])]
+            write_run(os.path.join(root, "runs", op), ident, rows)
+        with open(os.path.join(root, "ops_status.csv"), "w") as f:
+            f.write("op,device,status,exit_code,run_dir\n" + "".join(
+                f"{op},0,{failing[op][0] if side == 'b' and op in failing else 'passed'},"
+                f"{1 if side == 'b' and op in failing else 0},runs/{op}\n" for op in ops))
+
+
 def batch(name, ops, torch_ms, fallback_on=()):
     root = os.path.join(HERE, name)
     side = name[-1]
@@ -285,7 +374,8 @@ def aa_batches():
 
 
 if __name__ == "__main__":
-    for d in ("verdicts", "caliber", "autotune", "batch_a", "batch_b", "repeated", "legacy", "aa"):
+    for d in ("verdicts", "caliber", "autotune", "batch_a", "batch_b", "repeated", "legacy", "aa", "winners",
+              "fallback", "report"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     verdict_pair()
     caliber_runs()
@@ -294,3 +384,6 @@ if __name__ == "__main__":
     repeated_shape_pair()
     legacy_pair()
     aa_batches()
+    winners_runs()
+    fallback_runs()
+    report_batches()

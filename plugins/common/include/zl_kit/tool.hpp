@@ -25,6 +25,10 @@ ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms = 10000
 // The value of an environment variable, or fallback when unset or empty.
 std::string env_or(const char* name, const std::string& fallback);
 
+// A boolean switch: 1/0, true/false, yes/no, on/off in any case, as zlcore
+// reads its own (zlcore/bool_text.hpp); unset, empty or another word is false.
+bool env_flag(const char* name);
+
 // One line describing a failed tool run: "nvidia-smi exited 6: No devices were found".
 std::string describe_failure(const std::string& tool, const ToolResult& r);
 

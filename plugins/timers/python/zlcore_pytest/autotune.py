@@ -354,6 +354,18 @@ class _State:
         self.winners_tuned = 0  # ... of which this process benchmarked
         self.record_files = []
 
+    def winners_digest(self):
+        """Per plain-autotuned kernel the winners this process used: how many,
+        and a sha256 over its sorted 'key<TAB>config' lines. Two runs that
+        used the same winners give the same digests whatever their mode, so
+        compare can tell an A/A from a tuning difference."""
+        out = {}
+        for kid, doc in sorted(self.records.items()):
+            lines = sorted(f"{ks}\t{json.dumps(_child.jsonable(e['config']), sort_keys=True)}"
+                           for ks, e in doc["entries"].items())
+            out[kid] = {"kernel": doc["kernel"], "entries": len(lines), "sha256": _sha256("\n".join(lines))}
+        return out
+
     def as_json(self):
         lookups = sorted(self.lookups.values(), key=lambda d: (d["table"], d["key"]))
         return {
@@ -374,6 +386,7 @@ class _State:
             "pinned": self.pinned,
             "replayed_lookups": self.replayed_lookups,
             "inherited_winners": self.inherited,
+            "triton_winners": self.winners_digest(),
             "lookups": len(lookups),
             "libtuner_lookups": lookups,
             "version_check": self.version_check,
@@ -505,7 +518,9 @@ def _wrap_autotuner(cls):
 
     def run(self, *args, **kwargs):
         cache = self.__dict__.get("cache")
-        if STATE.mode != "record" or not isinstance(cache, dict):
+        # Every mode notes its winners: record writes them, and all report
+        # their digest, which compare matches instead of the mode.
+        if not isinstance(cache, dict):
             return orig_run(self, *args, **kwargs)
         # Cheap on the hot path: only a growing cache means a new winner.
         before = len(cache)
