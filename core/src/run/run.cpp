@@ -170,9 +170,23 @@ void record_git(Identity& id, const GitInfo& gi) {
   if (!gi.note.empty()) id.set("versions.flaggems_git.note", gi.note);
 }
 
+// What the child step reports when SIGINT/SIGTERM reached us before pytest
+// started: nothing is started, the run ends `interrupted` like one stopped
+// mid-way.
+ChildResult interrupted_before_start() {
+  ChildResult r;
+  r.started = true;
+  r.interrupted = true;
+  return r;
+}
+
 }  // namespace
 
 int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
+  // A Ctrl-C (a batch passes it to the op's process group) is counted, not
+  // fatal, from the start: however pytest runs, cold or in a warm worker,
+  // the run records `interrupted` in its identity and removes .child/.
+  signals::install();
   const double t_start = monotonic_seconds();
   // `started` and `seconds` share one origin, so started + seconds is when
   // the run ended (the batch checks that two ops never overlap on a device).
@@ -400,7 +414,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
       id.set("worker.pid", int64_t{worker.pid()});
       id.write(identity_path);
       std::vector<std::string> pytest_args(argv.begin() + 3, argv.end());  // after `python -m pytest`
-      child = worker.run(pytest_args, env, spec.cwd, spec.log_path, o.timeout_s);
+      child = signals::interrupt_count() > 0 ? interrupted_before_start()
+                                             : worker.run(pytest_args, env, spec.cwd, spec.log_path, o.timeout_s);
       id.set("worker.healthy", worker.healthy());
       if (!worker.healthy()) id.set("worker.unhealthy_reason", worker.health_reason());
     } else {
@@ -410,7 +425,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
       id.write(identity_path);
     }
   }
-  if (!ran_warm) child = run_child(spec, o.timeout_s);
+  if (!ran_warm) child = signals::interrupt_count() > 0 ? interrupted_before_start() : run_child(spec, o.timeout_s);
 
   auto& a = id.alloc();
   rapidjson::Value plugins = merge_child_reports(id, child_dir);
