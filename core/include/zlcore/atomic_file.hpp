@@ -14,6 +14,10 @@ namespace zl {
 
 // Throws std::runtime_error naming the path on failure.
 void write_file_atomic(const std::string& path, const std::string& contents);
+// Creates `path` with `contents` (O_EXCL, O_NOFOLLOW), synced with its
+// directory; false when something already has that name. Throws on any other
+// failure, with nothing left behind.
+bool create_file_exclusive(const std::string& path, const std::string& contents);
 // Appends one record (which must end in '\n') with a single write(2) and
 // fsyncs, so a reader sees whole lines only (for CSV/JSONL logs).
 void append_record(const std::string& path, const std::string& record);

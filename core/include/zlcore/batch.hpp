@@ -135,17 +135,36 @@ std::string csv_record(const OpRow& row);
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail = nullptr,
                                                 size_t* whole_bytes = nullptr);
 
+// ops_status.csv as read back. Reading never gives up on the whole file for
+// a part of it: what cannot be read is counted and named, and every row that
+// can be read is kept (docs/batch.md, "Repairs").
 struct StatusFile {
   std::vector<OpRow> rows;
-  bool dropped_tail = false;  // a torn last line was left out
-  size_t valid_bytes = 0;     // the length of the whole records
+  bool dropped_tail = false;  // a last record without its line end (torn) was left out
+  size_t valid_bytes = 0;     // where that torn tail starts (the whole length when there is none)
+  std::vector<std::string> unreadable;  // "line N: why", each record that could not be read
+  size_t blank_lines = 0;
+  size_t rows_with_extra_fields = 0;  // read, but with fields beyond the header's
+  std::string header_problem;         // empty: zlcore's own header; else what is wrong with it
+  bool needs_repair() const {
+    return dropped_tail || !unreadable.empty() || blank_lines > 0 || rows_with_extra_fields > 0 ||
+           !header_problem.empty();
+  }
 };
-// Reads ops_status.csv back; throws std::runtime_error when the header does
-// not match (a different tool's file) or a whole record is malformed.
+// Reads ops_status.csv back, leniently: blank lines, a torn last record, a
+// record that does not parse, extra fields and a header with extra columns
+// cost only themselves. Throws UsageError when the file is not a zlcore
+// batch's at all (neither its header nor any row it could have written), and
+// std::runtime_error when it cannot be read.
 StatusFile read_status_csv(const std::string& path);
-// Creates the file with its header (atomically) when it does not exist, and
-// cuts a torn last line (atomically) when one is found, so that appends
-// always start on a line of their own.
+StatusFile parse_status_text(const std::string& text, const std::string& shown);
+// Creates the file with its header (atomically) when it does not exist. When
+// read_status_csv finds something to repair, first keeps the file as it is
+// in ops_status.csv.bak-<UTC time> (never overwriting an older copy), then
+// rewrites it with the header and every row it could read, so that appends
+// always start on a line of their own; `note` says what was dropped and where
+// the copy is. Throws (naming the file) when the copy cannot be made: nothing
+// is repaired without one.
 void prepare_status_csv(const std::string& path, std::string* note);
 void append_status_row(const std::string& path, const OpRow& row);
 

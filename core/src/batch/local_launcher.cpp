@@ -288,8 +288,15 @@ class BatchRun : public QueueEvents {
       throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
     }
     std::string note;
-    prepare_status_csv(csv.string(), &note);
-    if (!note.empty()) log(note);
+    try {
+      prepare_status_csv(csv.string(), &note);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("cannot start on ") + csv.string() + ": " + e.what());
+    }
+    // A repair is news to whoever edited the file: say it, not only log it.
+    if (!note.empty()) say(note);
   }
 
   void decide_work() {

@@ -102,6 +102,25 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   sync_directory(path);
 }
 
+bool create_file_exclusive(const std::string& path, const std::string& contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return false;
+    throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+  }
+  try {
+    write_fully(fd, contents, path);
+    if (fsync(fd) != 0) throw std::runtime_error("cannot sync " + path + ": " + std::strerror(errno));
+  } catch (...) {
+    close(fd);
+    unlink(path.c_str());
+    throw;
+  }
+  close(fd);
+  sync_directory(path);
+  return true;
+}
+
 int open_for_append(const std::string& path) {
   // O_NONBLOCK: a FIFO planted at the path must not block us until someone
   // reads it (it fails the regular-file check below instead).
