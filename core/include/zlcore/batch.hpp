@@ -14,6 +14,8 @@
 //   slurm_launcher the batch sharded over a Slurm cluster (job array + merge)
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -202,6 +204,10 @@ class Execution {
   virtual void pump() = 0;            // move available output to the log
   virtual bool poll_done() = 0;       // true once it is over
   virtual double elapsed() const = 0;
+  // The process that runs the op (its `zlcore run`, leader of the op's
+  // process group), for the op's lease; -1 when there is none. It may change
+  // while the op is in flight (a rerun in a fresh process).
+  virtual pid_t pid() const { return -1; }
   // Ask it to stop (SIGINT to the whole op) / stop it now (SIGKILL).
   virtual void interrupt() = 0;
   virtual void kill(bool as_timeout) = 0;
@@ -274,6 +280,9 @@ struct BatchOptions {
   double backstop_s = 15;  // after timeout_s, the batch itself kills the op
   int warmup_devices = 0;  // PARALLEL_WARMUP_GPUS
   bool cold = false;       // --cold: a fresh process per op instead of warm workers
+  // What --resume does with an op an earlier batch (killed) left running:
+  // "wait" for it and record what it measured, or "kill" its process group.
+  std::string orphans = "wait";
   IdlePolicy idle;
   RunOptions run;
   std::map<std::string, std::string> recorded_options;  // for batch_identity.json

@@ -7,13 +7,16 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "../util/clock.hpp"
+#include "lease.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
 #include "scheduler.hpp"
@@ -53,6 +56,11 @@ class BatchRun : public QueueEvents {
   int execute() {
     prepare_directory();
     decide_work();
+    if (!settle_orphans()) {
+      say("interrupted while waiting for an earlier batch's run; nothing started");
+      write_identity("interrupted");
+      return kExitInterrupted;
+    }
     write_identity("running");
     const size_t done_before = o_.ops.size() - todo_.size();
     progress_ = std::make_unique<Progress>(isatty(1) == 1, o_.ops.size(), done_before);
@@ -167,8 +175,29 @@ class BatchRun : public QueueEvents {
     if (!progress_tty()) progress_->line(what);
   }
 
+  void running_as(const Job& job, const OpLaunch& l, pid_t pid) override {
+    Lease lease;
+    lease.op = o_.ops[job.op_index].name;
+    lease.run_dir = fs::relative(l.run_dir, dir_).string();
+    lease.batch_dir = dir_.string();
+    lease.warmup = warmup_;
+    lease.device_index = l.device.index;
+    lease.device_id = l.device.id;
+    if (!describe_process(pid, &lease)) return;  // already over
+    try {
+      write_lease(lease_path(dir_.string(), op_dir_name(lease.op)), lease);
+    } catch (const std::exception& e) {
+      // Without it a --resume after a kill cannot see this op running; the
+      // op itself is unaffected.
+      warn_once(std::string("cannot write the op's lease: ") + e.what());
+    }
+  }
+
   void finished(const Job& job, const OpLaunch& l, const OpOutcome& out) override {
     const OpSpec& op = o_.ops[job.op_index];
+    // Its process is gone: nothing left for a --resume to wait for.
+    std::error_code ec;
+    fs::remove(lease_path(dir_.string(), op_dir_name(op.name)), ec);
     progress_->op_done();
     if (warmup_) {
       // An op that measured something goes on to its timed run; one that
@@ -254,6 +283,11 @@ class BatchRun : public QueueEvents {
     return s;
   }
 
+  void warn_once(const std::string& what) {
+    if (warned_.insert(what).second) std::cerr << "zlcore batch: " << what << "\n";
+    log(what);
+  }
+
   void say(const std::string& line) {
     log(line);
     std::cout << line << "\n" << std::flush;
@@ -311,6 +345,113 @@ class BatchRun : public QueueEvents {
     for (size_t i = 0; i < o_.ops.size(); ++i) {
       if (!passed.count(o_.ops[i].name)) todo_.push_back(i);
     }
+  }
+
+  // Ops an earlier batch started and that still run (it was killed, they were
+  // not): a rerun must not share their device or their run directory. Each
+  // is waited for (--orphans wait, the default: what it measures is kept) or
+  // killed (--orphans kill), with a line saying which. False when a Ctrl-C
+  // ended the wait.
+  bool settle_orphans() {
+    for (const std::string& file : lease_files(dir_.string())) {
+      std::error_code ec;
+      std::string why;
+      const std::optional<Lease> lease = read_lease(file, &why);
+      if (!lease) {
+        say("ignoring " + fs::path(file).filename().string() + " in leases/: " + why);
+        fs::remove(file, ec);
+        continue;
+      }
+      std::vector<pid_t> alive = live_processes(*lease);
+      if (alive.empty()) {
+        fs::remove(file, ec);
+        continue;
+      }
+      const std::string who = "op " + lease->op + ": " + (lease->warmup ? "its warm-up" : "its run") +
+                              " from an earlier batch is still running (pid " + std::to_string(lease->pid) +
+                              ", process group " + std::to_string(lease->pgid) + ", started " + lease->started + ")";
+      bool waited = false;
+      if (o_.orphans == "kill") {
+        say(who + "; killing its processes (--orphans kill)");
+      } else {
+        say(who + "; waiting for it to end (--orphans kill stops it instead)");
+        // Its own --timeout ends it; a run without one may take forever, and a
+        // Ctrl-C ends the wait.
+        const double limit = o_.timeout_s > 0 ? o_.timeout_s + o_.backstop_s + 15 : 0;
+        const double until = limit > 0 ? monotonic_seconds() + limit : 0;
+        while (!(alive = live_processes(*lease)).empty() && (until == 0 || monotonic_seconds() < until)) {
+          if (signals::interrupt_count() > 0) return false;
+          usleep(100000);
+        }
+        waited = alive.empty();
+        if (!waited) say("op " + lease->op + ": still running after " + std::to_string(static_cast<int>(limit)) + " s; killing it");
+      }
+      if (!alive.empty()) {
+        kill_processes(*lease, alive);
+        const double until = monotonic_seconds() + 10;
+        while (!(alive = live_processes(*lease)).empty() && monotonic_seconds() < until) usleep(50000);
+      }
+      if (!alive.empty()) {
+        // Never run an op again beside a run of it that will not die, and
+        // never reuse its directory: leave both, and the lease, for later.
+        say("op " + lease->op + ": its earlier run is still alive after SIGKILL (pid " + std::to_string(alive[0]) +
+            "); not run in this session");
+        blocked_.insert(lease->op);
+        continue;
+      }
+      fs::remove(file, ec);
+      if (waited && !lease->warmup) adopt(*lease);
+    }
+    // An op that is settled now, or blocked by a run that will not die, is
+    // not started.
+    std::set<std::string> settled;
+    for (const OpRow& r : rows_) {
+      if (is_settled(r.status)) settled.insert(r.op);
+    }
+    todo_.erase(std::remove_if(todo_.begin(), todo_.end(),
+                               [&](size_t i) { return settled.count(o_.ops[i].name) || blocked_.count(o_.ops[i].name); }),
+                todo_.end());
+    return true;
+  }
+
+  // The row of a run that ended after its batch was killed, from what it
+  // wrote itself; nothing when it never wrote a final status (then the op
+  // simply runs again).
+  void adopt(const Lease& lease) {
+    const fs::path run_dir = dir_ / lease.run_dir;
+    ExitFacts facts;
+    facts.started = true;
+    facts.exit_code = 0;  // unknown (not our child): the identity's own status and reason decide
+    const OpOutcome out = make_outcome(facts, run_dir.string());
+    std::string status;
+    try {
+      rapidjson::Document id;
+      if (json::parse(id, read_file((run_dir / "run_identity.json").string())).empty() && id.IsObject() &&
+          id.HasMember("status") && id["status"].IsString()) {
+        status = id["status"].GetString();
+      }
+    } catch (const std::exception&) {
+    }
+    if (!parse_status(status)) return;
+    OpRow row;
+    row.op = lease.op;
+    row.test_node = out.test_node;
+    row.status = out.status;
+    row.exit_code = out.exit_code;
+    row.signal = out.signal;
+    row.backend = backend_.name();
+    row.device_index = lease.device_index;
+    row.device_id = !out.device_id.empty() ? out.device_id : lease.device_id;
+    row.timer = out.timer;
+    row.bench_level = out.bench_level;
+    row.started = out.started;
+    row.seconds = out.seconds;
+    row.attempt = ++attempts_[lease.op];
+    row.run_dir = lease.run_dir;
+    row.reason = one_line(out.reason) + (out.reason.empty() ? "" : "; ") +
+                 "finished after the batch that started it was killed; recorded by --resume";
+    record(row);
+    say("op " + lease.op + ": its earlier run ended " + to_string(row.status) + "; recorded");
   }
 
   // Each op's last row, earlier sessions included, in the batch's op order.
@@ -386,6 +527,8 @@ class BatchRun : public QueueEvents {
   std::map<size_t, std::string> warmed_on_;
   bool warmup_ = false;
   size_t finished_rows_ = 0;
+  std::set<std::string> warned_;
+  std::set<std::string> blocked_;  // ops whose earlier run would not die
 };
 
 class LocalLauncher : public Launcher {

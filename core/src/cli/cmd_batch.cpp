@@ -74,6 +74,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
       ("ops-file", po::value<std::string>(), "ops file: one per line (# comments), or .yaml/.yml with per-op node, dtypes, shape_file")
       ("out", po::value<std::string>(), "batch directory (default runs/batch-<timestamp>-<backend>)")
       ("resume", "continue the batch in --out: ops already passed are skipped, the rest run again")
+      ("orphans", po::value<std::string>(), "--resume: an op an earlier, killed batch left running is waited for (wait, the default: its result is recorded) or killed (kill)")
       ("cold", "a fresh pytest process per op (default: one warm worker per device pays the imports once; docs/warm-workers.md)")
       ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 600; 0: none)")
       ("parallel-warmup-gpus", po::value<std::string>(), "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")
@@ -179,6 +180,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
 
   o.resume = vm.count("resume") > 0;
   o.cold = vm.count("cold") > 0;
+  if (vm.count("orphans")) {
+    o.orphans = vm["orphans"].as<std::string>();
+    if (o.orphans != "wait" && o.orphans != "kill") {
+      throw UsageError("--orphans: '" + o.orphans + "' is not allowed; use wait or kill");
+    }
+  }
   if (o.resume && !vm.count("out")) throw UsageError("--resume needs --out, the batch directory to continue");
   o.out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(backend.name());
   warn_if_writable_by_others(o.out_dir, "batch --out directory");
