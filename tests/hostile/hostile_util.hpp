@@ -78,7 +78,7 @@ struct Started {
 // plugin's segfault in a probe child into its own report and exit code: the
 // child is meant to die of it.
 inline Started start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                     const fs::path& scratch) {
+                     const fs::path& scratch, const fs::path& cwd = {}) {
   static int serial = 0;
   Started s;
   const std::string stem = ".run" + std::to_string(++serial);
@@ -89,6 +89,7 @@ inline Started start(const std::vector<std::string>& argv, const std::map<std::s
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, s.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, s.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setpgroup(&attr, 0);
@@ -164,17 +165,17 @@ inline Ran run(const std::vector<std::string>& argv, const std::map<std::string,
 // ZL_HOSTILE_CLI runs another build instead (to see a test fail on the code
 // before its fix).
 inline Started start_zlcore(const std::vector<std::string>& args, const fs::path& scratch,
-                            std::map<std::string, std::string> env = {}) {
+                            std::map<std::string, std::string> env = {}, const fs::path& cwd = {}) {
   const char* other = std::getenv("ZL_HOSTILE_CLI");
   std::vector<std::string> argv{other != nullptr && *other != '\0' ? other : ZL_CLI};
   argv.insert(argv.end(), args.begin(), args.end());
   if (!env.count("ZL_CACHE_DIR")) env["ZL_CACHE_DIR"] = (scratch / ".zlcache").string();
-  return start(argv, env, scratch);
+  return start(argv, env, scratch, cwd);
 }
 
 inline Ran zlcore(const std::vector<std::string>& args, const fs::path& scratch,
-                  std::map<std::string, std::string> env = {}, double timeout_s = 60) {
-  return finish(start_zlcore(args, scratch, std::move(env)), timeout_s);
+                  std::map<std::string, std::string> env = {}, double timeout_s = 60, const fs::path& cwd = {}) {
+  return finish(start_zlcore(args, scratch, std::move(env), cwd), timeout_s);
 }
 
 inline std::string describe(const Ran& r) {

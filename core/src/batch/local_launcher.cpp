@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -16,6 +18,7 @@
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "../util/clock.hpp"
+#include "../util/printable.hpp"
 #include "lease.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
@@ -138,7 +141,7 @@ class BatchRun : public QueueEvents {
     const bool all_passed = final_rows.size() == o_.ops.size() &&
                             std::all_of(final_rows.begin(), final_rows.end(),
                                         [](const OpRow& r) { return is_settled(r.status); });
-    std::cout << "ops_status.csv: " << (dir_ / kStatusFile).string() << "\n";
+    std::cout << "ops_status.csv: " << printable((dir_ / kStatusFile).string()) << "\n";
     write_identity(interrupted ? "interrupted" : "finished");
     log("batch ended: " +
         std::string(interrupted ? "interrupted" : all_passed ? "every op passed or unsupported" : "not every op passed"));
@@ -284,17 +287,17 @@ class BatchRun : public QueueEvents {
   }
 
   void warn_once(const std::string& what) {
-    if (warned_.insert(what).second) std::cerr << "zlcore batch: " << what << "\n";
+    if (warned_.insert(what).second) std::cerr << "zlcore batch: " << printable(what) << "\n";
     log(what);
   }
 
   void say(const std::string& line) {
     log(line);
-    std::cout << line << "\n" << std::flush;
+    std::cout << printable(line) << "\n" << std::flush;
   }
 
   void log(const std::string& line) {
-    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n",
+    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + printable(one_line(line)) + "\n",
                             "zlcore batch");
   }
 
@@ -314,11 +317,20 @@ class BatchRun : public QueueEvents {
     if (fs::exists(csv) && !o_.resume) {
       throw UsageError("--out " + dir_.string() + " already holds a batch; pass --resume to continue it, or another --out");
     }
-    fs::create_directories(dir_);
+    // A file in the way, or a place we cannot write: one line, exit 2.
+    std::error_code ec;
+    if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec)) {
+      throw UsageError("--out " + dir_.string() + " is a file, not a directory; choose another --out");
+    }
+    fs::create_directories(dir_, ec);
+    if (ec) throw UsageError("cannot create --out " + dir_.string() + ": " + ec.message());
     // One batch per directory at a time; flock is released even on SIGKILL.
     const std::string lock = (dir_ / ".batch.lock").string();
     lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (lock_fd_ < 0 || flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (lock_fd_ < 0) {
+      throw UsageError("cannot write in --out " + dir_.string() + ": " + std::strerror(errno));
+    }
+    if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
     }
     std::string note;

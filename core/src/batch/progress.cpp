@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "../util/printable.hpp"
 #include "zlcore/process.hpp"
 
 namespace zl::batch {
@@ -47,7 +48,7 @@ void Progress::clear() {
 
 void Progress::line(const std::string& text) {
   clear();
-  std::cout << text << "\n" << std::flush;
+  std::cout << printable(text) << "\n" << std::flush;
   // The next tick redraws the progress line with what still runs.
   last_draw_ = 0;
 }
@@ -78,7 +79,7 @@ void Progress::draw(const std::vector<InFlight>& running) {
   std::vector<InFlight> sorted = running;
   std::sort(sorted.begin(), sorted.end(), [](const InFlight& a, const InFlight& b) { return a.device_index < b.device_index; });
   out << " |";
-  for (const InFlight& r : sorted) out << " " << r.device_index << ":" << r.op << " " << duration(r.seconds);
+  for (const InFlight& r : sorted) out << " " << r.device_index << ":" << printable(r.op) << " " << duration(r.seconds);
   out << " | " << duration(elapsed);
   // Throughput so far in this phase times what is left of it.
   const double phase_elapsed = last_draw_ - phase_started_;
@@ -97,7 +98,7 @@ constexpr size_t kListAllUpTo = 40;
 std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std::string>& not_run, double seconds) {
   size_t op_w = 2, status_w = 6;
   for (const OpRow& r : rows) {
-    op_w = std::max(op_w, r.op.size());
+    op_w = std::max(op_w, printable(r.op).size());
     status_w = std::max(status_w, std::string(to_string(r.status)).size());
   }
   std::ostringstream out;
@@ -116,12 +117,12 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
       ++unlisted;
       continue;
     }
-    std::string reason = r.reason;
+    std::string reason = printable(r.reason);
     if (r.status == Status::crashed && r.signal && reason.find("signal") == std::string::npos) {
       reason = "signal " + std::to_string(r.signal) + (reason.empty() ? "" : ": " + reason);
     }
     if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
-    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9.1f  %s\n", static_cast<int>(op_w), r.op.c_str(),
+    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9.1f  %s\n", static_cast<int>(op_w), printable(r.op).c_str(),
                   static_cast<int>(status_w), to_string(r.status),
                   r.device_index < 0 ? "-" : std::to_string(r.device_index).c_str(), r.seconds, reason.c_str());
     std::string line = buf;
@@ -129,7 +130,8 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
     out << line << "\n";
     counts[to_string(r.status)]++;
   }
-  for (const std::string& name : not_run) {
+  for (const std::string& raw : not_run) {
+    const std::string name = printable(raw);
     std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9s  %s\n", static_cast<int>(std::max(op_w, name.size())), name.c_str(),
                   static_cast<int>(status_w), "-", "-", "-", "not run; --resume runs it");
     out << buf;

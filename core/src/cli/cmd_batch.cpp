@@ -6,6 +6,7 @@
 
 #include "command.hpp"
 #include "plan_options.hpp"
+#include "run_options.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/provider.hpp"
@@ -19,16 +20,6 @@ namespace {
 const char* const kRunFlags[] = {"flaggems-dir",  "level",      "mode",          "shape-mode",  "shape-file",
                                  "autotune",      "isolate-tuner-cache", "timer", "enable-cudagraph",
                                  "direct-repeat", "python"};
-
-double parse_seconds(const std::string& text, const std::string& what) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(what + ": '" + text + "' is not a number of seconds");
-}
 
 int parse_count(const std::string& text, const std::string& what) {
   try {
@@ -113,6 +104,17 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   if (!parse("batch", desc, args, vm)) return 0;
 
   const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
+  // Every value each op's run would check (level, mode, shape mode, the
+  // booleans, repeats, autotune and its source, the timeout), once, before
+  // the batch writes anything.
+  const RunOptions checked = run_options_from(vm);
+  if (checked.shape_mode == "file") {
+    std::error_code ec;
+    if (checked.shape_file.empty() || !std::filesystem::is_regular_file(checked.shape_file, ec)) {
+      throw PreflightError("shape_file", (checked.shape_file.empty() ? std::string("(none given)") : checked.shape_file) +
+                                             " is not a file (SHAPE_MODE=file needs --shape-file / SHAPE_FILE)");
+    }
+  }
   std::unique_ptr<batch::Launcher> launcher = batch::make_launcher(vm["launcher"].as<std::string>());
   if (!launcher) {
     std::string names;
@@ -139,6 +141,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
 
   // Devices: --gpus is an alias; both given must agree.
   std::string devices_spec = vm.count("devices") ? vm["devices"].as<std::string>() : "";
+  // Given but empty is a mistake (an unset shell variable), never "all".
+  for (const char* flag : {"devices", "gpus"}) {
+    if (vm.count(flag) && vm[flag].as<std::string>().find_first_not_of(" \t") == std::string::npos) {
+      throw UsageError(std::string("--") + flag + ": empty device list; give all, indices like 0,2 or ranges like 0-3");
+    }
+  }
   if (vm.count("gpus")) {
     const std::string gpus = vm["gpus"].as<std::string>();
     if (!devices_spec.empty() && devices_spec != gpus) throw UsageError("--devices and --gpus disagree; give one");
@@ -206,12 +214,14 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     if (vm.count(flag)) o.run.flags.emplace_back(std::string("--") + flag, vm[flag].as<std::string>());
   }
   if (vm.count("dtypes")) o.run.dtypes = split(vm["dtypes"].as<std::string>());
-  if (vm.count("replay-from")) o.run.replay_from = vm["replay-from"].as<std::string>();
+  // REPLAY_FROM means what --replay-from means here, a batch directory
+  // included: each op gets its own run in it as its run's --replay-from.
+  o.run.replay_from = checked.replay_from;
 
   // What batch_identity.json records: every option as given, flag over env.
   for (const auto& [flag, value] : o.run.flags) o.recorded_options[flag.substr(2)] = value;
   if (vm.count("dtypes")) o.recorded_options["dtypes"] = vm["dtypes"].as<std::string>();
-  if (vm.count("replay-from")) o.recorded_options["replay-from"] = o.run.replay_from;
+  if (!o.run.replay_from.empty()) o.recorded_options["replay-from"] = o.run.replay_from;
   o.recorded_options["devices"] = devices_spec.empty() ? "all" : devices_spec;
   if (vm.count("ops")) o.recorded_options["ops"] = vm["ops"].as<std::string>();
   if (vm.count("ops-file")) o.recorded_options["ops-file"] = vm["ops-file"].as<std::string>();

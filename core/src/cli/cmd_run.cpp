@@ -1,10 +1,11 @@
 // `zlcore run`: flags (each with the seed's environment variable; the flag
 // wins), validation of the values, then run_operator().
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
-#include "command.hpp"
 #include "plan_options.hpp"
+#include "run_options.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/provider.hpp"
 #include "zlcore/run.hpp"
@@ -44,6 +45,17 @@ bool truthy(const std::string& v, const std::string& what) {
 
 }  // namespace
 
+double parse_seconds(const std::string& text, const std::string& what) {
+  constexpr double kWeek = 7 * 24 * 3600;
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v) && v >= 0 && v <= kWeek) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(what + ": '" + text + "' is not allowed; use seconds from 0 (none) to 604800 (a week)");
+}
+
 void add_run_options(po::options_description& desc) {
   desc.add_options()
       ("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")
@@ -66,7 +78,7 @@ void add_run_options(po::options_description& desc) {
       ("keep-tuner-cache", "keep an isolated or replay tuner cache in <run dir>/.tuner_cache after the run")
       ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT; default 1)")
       ("python", po::value<std::string>(), "Python interpreter for pytest (default python3)")
-      ("timeout", po::value<double>(), "seconds before the run is killed and recorded as timeout (default none)");
+      ("timeout", po::value<std::string>(), "seconds before the run is killed and recorded as timeout (default none; 0: none)");
   add_plan_options(desc);
 }
 
@@ -87,6 +99,14 @@ RunOptions run_options_from(const po::variables_map& vm) {
   if (vm.count("device")) o.device = vm["device"].as<int>();
   if (vm.count("autotune")) o.autotune_mode = vm["autotune"].as<std::string>();
   o.replay_from = flag_or_env(vm, "replay-from", "REPLAY_FROM");
+  // The autotune mode and its source, before any directory exists.
+  if (!o.autotune_mode.empty()) require_one_of(o.autotune_mode, {"tune", "record", "replay"}, "--autotune");
+  if (o.autotune_mode == "replay" && o.replay_from.empty()) {
+    throw UsageError("--autotune replay needs --replay-from / REPLAY_FROM");
+  }
+  if (!o.autotune_mode.empty() && o.autotune_mode != "replay" && !o.replay_from.empty()) {
+    throw UsageError("--replay-from / REPLAY_FROM implies --autotune replay, not '" + o.autotune_mode + "'");
+  }
   o.force_replay = vm.count("force-replay") > 0;
   o.isolate_tuner_cache =
       truthy(flag_or_env(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", "0"), "ZL_ISOLATE_TUNER_CACHE");
@@ -101,7 +121,7 @@ RunOptions run_options_from(const po::variables_map& vm) {
   o.knobs["ZL_DIRECT_REPEAT"] = std::to_string(r);
   o.knobs["ZL_ISOLATE_TUNER_CACHE"] = o.isolate_tuner_cache ? "1" : "0";
   o.python = vm.count("python") ? vm["python"].as<std::string>() : "python3";
-  if (vm.count("timeout")) o.timeout_s = vm["timeout"].as<double>();
+  if (vm.count("timeout")) o.timeout_s = parse_seconds(vm["timeout"].as<std::string>(), "--timeout");
   return o;
 }
 

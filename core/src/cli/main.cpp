@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "../util/printable.hpp"
 #include "command.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/loader.hpp"
@@ -65,19 +66,20 @@ int main(int argc, char** argv) {
       return c.run(ctx, args);
     } catch (const zl::PreflightError& e) {
       std::cout.flush();
-      std::cerr << "PREFLIGHT_FAILED check=" << e.check() << " " << e.what() << "\n";
+      // Messages quote what was given (an op name, a path): never raw to a terminal.
+      std::cerr << "PREFLIGHT_FAILED check=" << e.check() << " " << zl::printable(e.what()) << "\n";
       return zl::kExitPreflight;
     } catch (const zl::UsageError& e) {
       std::cout.flush();
-      std::cerr << "zlcore: " << e.what() << "\n";
+      std::cerr << "zlcore: " << zl::printable(e.what()) << "\n";
       return zl::kExitUsage;
     } catch (const std::exception& e) {
       std::cout.flush();
-      std::cerr << "zlcore: internal error: " << e.what() << "\n";
+      std::cerr << "zlcore: internal error: " << zl::printable(e.what()) << "\n";
       return zl::kExitFailed;
     }
   }
-  std::cerr << "zlcore: unknown command '" << name << "'\n";
+  std::cerr << "zlcore: unknown command '" << zl::printable(name) << "'\n";
   usage(std::cerr);
   return zl::kExitUsage;
 }

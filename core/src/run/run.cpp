@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -18,6 +19,7 @@
 
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
+#include "../util/printable.hpp"
 #include "identity.hpp"
 #include "status.hpp"
 #include "results_table.hpp"
@@ -59,11 +61,24 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return out;
 }
 
+// The op as one file-name component of the default run directory: an op
+// named after a file or a node may hold anything its file name holds, and
+// must neither leave runs/ nor exceed a file name's 255 bytes.
+std::string safe_component(const std::string& op) {
+  std::string out;
+  for (char c : op) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out.find_first_not_of('.') == std::string::npos) out = "op";
+  return out.size() > 120 ? out.substr(0, 100) + "-" + sha256_hex(op).substr(0, 16) : out;
+}
+
 // Creates the run directory, refusing one that exists: a rerun must never
 // overwrite the numbers of an earlier one.
 std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const std::string& backend) {
   std::string dir = opts.out_dir;
-  if (dir.empty()) dir = (fs::path("runs") / (stamp() + "-" + target.op + "-" + backend)).string();
+  if (dir.empty()) dir = (fs::path("runs") / (stamp() + "-" + safe_component(target.op) + "-" + backend)).string();
   fs::path p = fs::absolute(dir);
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
@@ -200,7 +215,10 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   }
   TestTarget target = provider.resolve(opts.target);
   RunOptions o = opts;
-  if (o.shape_mode == "file") o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
+  // No file given is preflight's to name (check=shape_file), not a path error.
+  if (o.shape_mode == "file" && !o.shape_file.empty()) {
+    o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
+  }
   const std::string python_version = preflight(provider, target, o);
 
   const Device device = pick_device(backend, o.device);
@@ -275,7 +293,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   }
 
   Identity id;
-  const std::string run_id = stamp() + "-" + target.op + "-" + backend.name() + "-" + short_random();
+  const std::string run_id = stamp() + "-" + safe_component(target.op) + "-" + backend.name() + "-" + short_random();
   autotune.run_id = run_id;
   id.set("schema", int64_t{1});
   id.set("run_id", run_id);
@@ -380,6 +398,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
             " Triton cache entries present)\n";
   header += "  autotune     " + autotune.mode + (autotune.mode == "replay" ? "  from " + autotune.records_dir : "") + "\n";
   header += "  run dir      " + run_dir + "\n";
+  // The op, the node and the paths are whatever was given: as printed, escaped.
+  header = printable_lines(header);
   write_file_atomic((rd / "header.txt").string(), header);
   if (!o.quiet) std::cout << header << std::flush;
 
@@ -389,6 +409,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   spec.cwd = provider.root();
   spec.log_path = (rd / "pytest.log").string();
   spec.echo = !o.quiet;
+  spec.echo_printable = true;
   spec.new_group = !o.same_process_group;
   ChildResult child;
   bool ran_warm = false;
@@ -499,8 +520,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   fs::remove_all(child_dir, ec);
 
   if (!o.quiet) {
-    std::cout << "\n" << format_results_table((rd / "results.jsonl").string());
-    std::cout << "status " << status << " (exit " << exit_code << ")  " << run_dir << "\n";
+    std::cout << "\n" << printable_lines(format_results_table((rd / "results.jsonl").string()));
+    std::cout << "status " << status << " (exit " << exit_code << ")  " << printable(run_dir) << "\n";
   }
   return exit_code;
 }
