@@ -91,6 +91,18 @@ std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const
   return p.lexically_normal().string();
 }
 
+// A run directory whose run failed before its identity was written (a replay
+// source refused, a cache that could not be made) holds nothing anyone needs,
+// and left in place it would refuse the same --out on the next try.
+struct HalfMadeDir {
+  std::string dir;
+  bool keep = false;
+  ~HalfMadeDir() {
+    std::error_code ec;
+    if (!keep) fs::remove_all(dir, ec);
+  }
+};
+
 // A plugin's side facts, or null when it wrote none.
 rapidjson::Value read_child_json(const fs::path& file, rapidjson::Document::AllocatorType& a) {
   std::error_code ec;
@@ -224,6 +236,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   const Device device = pick_device(backend, o.device);
 
   const std::string run_dir = make_run_dir(o, target, backend.name());
+  HalfMadeDir half_made{run_dir};
   const fs::path rd(run_dir);
   const fs::path child_dir = rd / ".child";
   fs::create_directories(child_dir);
@@ -380,6 +393,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("zlcore_command", o.command_line);
   const std::string identity_path = (rd / "run_identity.json").string();
   id.write(identity_path);
+  half_made.keep = true;  // from here on the directory says what happened
 
   std::string header;
   header += "zlcore run " + run_id + "\n";
