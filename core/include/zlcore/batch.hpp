@@ -160,6 +160,11 @@ struct StatusFile {
 // std::runtime_error when it cannot be read.
 StatusFile read_status_csv(const std::string& path);
 StatusFile parse_status_text(const std::string& text, const std::string& shown);
+// Each op's current run directory, as the last row naming the op says, from
+// the text of any CSV whose header has `op` and `run_dir` columns (zlcore's,
+// or an older layout); records that do not read are skipped. Nullopt when
+// the header lacks those columns.
+std::optional<std::map<std::string, std::string>> current_run_dirs(const std::string& text);
 // Creates the file with its header (atomically) when it does not exist. When
 // read_status_csv finds something to repair, first keeps the file as it is
 // in ops_status.csv.bak-<UTC time> (never overwriting an older copy), then

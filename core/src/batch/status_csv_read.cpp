@@ -311,6 +311,32 @@ StatusFile parse_status_text(const std::string& text, const std::string& shown) 
   return out;
 }
 
+std::optional<std::map<std::string, std::string>> current_run_dirs(const std::string& text) {
+  size_t pos = 0;
+  while (pos < text.size() && blank(text, pos, std::min(text.find('\n', pos), text.size()))) {
+    const size_t nl = text.find('\n', pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  const Scanned header = scan_record(text, pos);
+  if (!header.complete) return std::nullopt;
+  const auto op_at = std::find(header.fields.begin(), header.fields.end(), "op");
+  const auto dir_at = std::find(header.fields.begin(), header.fields.end(), "run_dir");
+  if (op_at == header.fields.end() || dir_at == header.fields.end()) return std::nullopt;
+  const size_t op_i = static_cast<size_t>(op_at - header.fields.begin());
+  const size_t dir_i = static_cast<size_t>(dir_at - header.fields.begin());
+  std::map<std::string, std::string> out;
+  for (pos = header.end; pos < text.size();) {
+    const Scanned r = scan_record(text, pos);
+    // Only whole records, and none that a stray quote ran over lines.
+    if (!r.complete) break;
+    if (!r.multiline && r.fields.size() > std::max(op_i, dir_i) && !r.fields[op_i].empty()) {
+      out[r.fields[op_i]] = r.fields[dir_i];
+    }
+    pos = r.multiline ? r.first_line_end : r.end;
+  }
+  return out;
+}
+
 StatusFile read_status_csv(const std::string& path) { return parse_status_text(read_file(path), path); }
 
 void prepare_status_csv(const std::string& path, std::string* note) {
