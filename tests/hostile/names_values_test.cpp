@@ -51,7 +51,7 @@ TEST(NamesValues, AnEmptyDeviceListIsNotAll) {
 
 TEST(NamesValues, TimeoutsMustBeFiniteAndNotNegative) {
   TempDir tmp;
-  for (const std::string& bad : {"-1", "nan", "inf", "-inf", "1e9", "ten"}) {
+  for (const std::string bad : {"-1", "nan", "inf", "-inf", "1e9", "ten"}) {
     SCOPED_TRACE(bad);
     expect_refused(batch(tmp, "ok1", {"--timeout", bad}), "--timeout: '" + bad + "' is not allowed");
     hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host",

@@ -47,7 +47,7 @@ TEST(PluginNames, ANameNotInLowerCaseIsRejected) {
 
 TEST(PluginNames, AnAliasNeverShadowsAnotherBackendsName) {
   // Both orders: the shadowing file sorted first (it used to win), and last.
-  for (const std::string& first : {"a_", "z_"}) {
+  for (const std::string first : {"a_", "z_"}) {
     SCOPED_TRACE(first);
     TempDir tmp;
     const std::string shadow = first + "shadow.so", good = first == "a_" ? "m_good.so" : "b_good.so";

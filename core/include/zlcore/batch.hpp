@@ -198,6 +198,7 @@ struct OpOutcome {
   std::string test_node, timer, bench_level, started, device_id;
   double seconds = 0;
   int attempts = 1;  // 2: the executor ran it again in a fresh process
+  bool disk_full = false;  // a write of the run's found no space left (docs/batch.md, "Full disk")
 };
 
 // One op in flight. The scheduler polls it; it never blocks.

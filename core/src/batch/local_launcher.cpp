@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <csignal>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "../util/json_read.hpp"
 #include "../util/clock.hpp"
 #include "../util/printable.hpp"
+#include "../util/space_reserve.hpp"
 #include "lease.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
@@ -121,12 +123,15 @@ class BatchRun : public QueueEvents {
       }
       jobs = timed;
     }
-    if (!interrupted && !jobs.empty()) {
+    if (!interrupted && !jobs.empty() && !disk_full_) {
       qc.devices = devices_;
       progress_->set_phase("timed", jobs.size());
       QueueResult r = run_queue(jobs, qc, *executor_, *this);
       interrupted = r.interrupted;
-      if (r.not_started) say(std::to_string(r.not_started) + " ops not started; --resume runs them");
+      if (r.not_started) {
+        say(std::to_string(r.not_started) + " ops not started; " +
+            (disk_full_ ? "free space on the file system of --out, then --resume runs them" : "--resume runs them"));
+      }
     }
     progress_->clear();
 
@@ -142,11 +147,13 @@ class BatchRun : public QueueEvents {
                             std::all_of(final_rows.begin(), final_rows.end(),
                                         [](const OpRow& r) { return is_settled(r.status); });
     std::cout << "ops_status.csv: " << printable((dir_ / kStatusFile).string()) << "\n";
-    write_identity(interrupted ? "interrupted" : "finished");
-    log("batch ended: " +
-        std::string(interrupted ? "interrupted" : all_passed ? "every op passed or unsupported" : "not every op passed"));
+    write_identity(interrupted ? "interrupted" : disk_full_ ? "failed" : "finished");
+    log("batch ended: " + std::string(interrupted ? "interrupted"
+                                      : disk_full_ ? "failed: " + disk_full_what_
+                                      : all_passed ? "every op passed or unsupported"
+                                                   : "not every op passed"));
     if (interrupted) return kExitInterrupted;
-    return all_passed ? kExitOk : kExitFailed;
+    return all_passed && !disk_full_ ? kExitOk : kExitFailed;
   }
 
   // ---- QueueEvents ----
@@ -154,8 +161,11 @@ class BatchRun : public QueueEvents {
     const OpSpec& op = o_.ops[job.op_index];
     const std::string name = op_dir_name(op.name);
     const fs::path runs = dir_ / (warmup_ ? "warmup" : "runs");
-    fs::create_directories(runs);
-    fs::create_directories(dir_ / "logs");
+    std::error_code ec;
+    for (const fs::path& d : {runs, dir_ / "logs"}) {
+      fs::create_directories(d, ec);
+      if (ec == std::errc::no_space_on_device) out_of_space("cannot create " + d.string());
+    }
     OpLaunch l;
     l.op = op;
     l.device = device;
@@ -166,8 +176,16 @@ class BatchRun : public QueueEvents {
     l.warmed_on = job.warmed_on;
     l.timeout_s = o_.timeout_s;
     // One marker per attempt in the appended log.
-    append_log_line(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
-                                  op.name + " on device " + device_label(device) + " at " + utc_now_iso() + "\n");
+    try {
+      append_log_line(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
+                                      op.name + " on device " + device_label(device) + " at " + utc_now_iso() + "\n");
+    } catch (const std::exception& e) {
+      if (is_out_of_space(e)) {
+        out_of_space(e.what());
+      } else {
+        warn_once(e.what());
+      }
+    }
     return l;
   }
 
@@ -193,6 +211,7 @@ class BatchRun : public QueueEvents {
       // Without it a --resume after a kill cannot see this op running; the
       // op itself is unaffected.
       warn_once(std::string("cannot write the op's lease: ") + e.what());
+      if (is_out_of_space(e)) out_of_space(e.what());
     }
   }
 
@@ -241,6 +260,15 @@ class BatchRun : public QueueEvents {
     row.attempt = attempts_[op.name] + out.attempts;
     row.run_dir = fs::relative(l.run_dir, dir_).string();
     row.reason = one_line(out.reason);
+    // The run found the disk full (or failed on a disk with no room left):
+    // this op is failed for it, and no other op starts.
+    if (out.disk_full || (!is_settled(row.status) && no_room_left())) {
+      if (is_settled(row.status)) row.status = Status::failed;
+      if (row.reason.find("No space left on device") == std::string::npos) {
+        row.reason = "No space left on device" + (row.reason.empty() ? "" : "; " + row.reason);
+      }
+      out_of_space("op " + op.name);
+    }
     record(row);
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1fs", row.seconds);
@@ -276,6 +304,8 @@ class BatchRun : public QueueEvents {
 
   void tick(const std::vector<InFlight>& running) override { progress_->tick(running); }
 
+  bool stop_starting() const override { return disk_full_; }
+
  private:
   bool progress_tty() const { return isatty(1) == 1; }
 
@@ -302,8 +332,39 @@ class BatchRun : public QueueEvents {
   }
 
   void record(const OpRow& row) {
-    append_status_row((dir_ / kStatusFile).string(), row);
     rows_.push_back(row);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        append_status_row((dir_ / kStatusFile).string(), row);
+        return;
+      } catch (const std::exception& e) {
+        if (!is_out_of_space(e)) throw;
+        // Give back the room kept for this and try once more.
+        out_of_space(e.what());
+      }
+    }
+    // Not even that: the row is not lost, it is on stderr.
+    std::cerr << "zlcore batch: no space left to record this row of ops_status.csv: "
+              << printable(csv_record(row).substr(0, csv_record(row).size() - 1)) << "\n";
+  }
+
+  // The file system of --out has room for nothing more. Called at the first
+  // sign: the room kept aside is given back so rows and the identity can
+  // still be written, and no op starts after this one.
+  void out_of_space(const std::string& what) {
+    if (disk_full_) return;
+    disk_full_ = true;
+    disk_full_what_ = "No space left on device (" + what + ")";
+    if (reserve_) reserve_->release();
+    say(disk_full_what_ + ": no more ops start; free space, then --resume finishes the batch");
+  }
+
+  // Under 64 KiB free where --out is: too little for another op's files.
+  bool no_room_left() const {
+    struct statvfs st {};
+    if (statvfs(dir_.c_str(), &st) != 0) return false;
+    const unsigned long long blocks = geteuid() == 0 ? st.f_bfree : st.f_bavail;
+    return blocks * st.f_frsize < 64 * 1024;
   }
 
   std::string devices_text() const {
@@ -333,6 +394,7 @@ class BatchRun : public QueueEvents {
     if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
     }
+    reserve_ = std::make_unique<SpaceReserve>((dir_ / ".space_reserve").string(), 256 * 1024);
     std::string note;
     try {
       prepare_status_csv(csv.string(), &note);
@@ -521,7 +583,18 @@ class BatchRun : public QueueEvents {
     }
     c.AddMember("not_run", static_cast<int>(o_.ops.size() - latest_rows().size()), a);
     doc.AddMember("counts", c, a);
-    write_file_atomic((dir_ / "batch_identity.json").string(), json::pretty(doc));
+    if (disk_full_) doc.AddMember("reason", json::str(disk_full_what_, a), a);
+    const std::string text = json::pretty(doc);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        write_file_atomic((dir_ / "batch_identity.json").string(), text);
+        return;
+      } catch (const std::exception& e) {
+        if (!is_out_of_space(e)) throw;
+        out_of_space(e.what());
+      }
+    }
+    warn_once("no space left to write batch_identity.json (status " + status + ")");
   }
 
   const BatchOptions& o_;
@@ -541,6 +614,9 @@ class BatchRun : public QueueEvents {
   size_t finished_rows_ = 0;
   std::set<std::string> warned_;
   std::set<std::string> blocked_;  // ops whose earlier run would not die
+  std::unique_ptr<SpaceReserve> reserve_;  // room for the last rows when the disk fills up
+  bool disk_full_ = false;
+  std::string disk_full_what_;
 };
 
 class LocalLauncher : public Launcher {

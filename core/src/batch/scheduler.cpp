@@ -67,7 +67,7 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
     if (interrupts > 0 && !stopping) {
       stopping = true;
       result.interrupted = true;
-      result.not_started = pending.size();
+      result.not_started += pending.size();
       pending.clear();
       kill_at = now + cfg.interrupt_grace_s;
       events.note("interrupted: no new ops; stopping " + std::to_string(running_count()) + " in flight");
@@ -82,6 +82,11 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
       for (Slot& s : slots) {
         if (s.exec) s.exec->kill(false);
       }
+    }
+
+    if (!pending.empty() && events.stop_starting()) {
+      result.not_started += pending.size();
+      pending.clear();
     }
 
     // ---- dispatch: every free device takes the next op, if it is idle.
@@ -122,6 +127,12 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
         Job job = pending.front();
         pending.pop_front();
         OpLaunch launch = events.prepare(job, s.device);
+        if (events.stop_starting()) {
+          // Preparing it found the disk full: it, and the rest, wait for --resume.
+          result.not_started += 1 + pending.size();
+          pending.clear();
+          break;
+        }
         std::string error;
         std::unique_ptr<Execution> exec = executor.start(launch, &error);
         if (!exec) {

@@ -40,6 +40,10 @@ class QueueEvents {
   // A job that never started: skipped (no idle device in time).
   virtual void never_ran(const Job& job, Status status, const std::string& reason) = 0;
   virtual void note(const std::string& line) = 0;
+  // True once no more jobs may start (the batch's file system is full): the
+  // queue stops dispatching, lets the jobs in flight finish, and counts the
+  // rest as not started.
+  virtual bool stop_starting() const { return false; }
   virtual void tick(const std::vector<InFlight>& running) = 0;
 };
 

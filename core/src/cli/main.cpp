@@ -5,6 +5,7 @@
 
 #include "../util/printable.hpp"
 #include "command.hpp"
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/loader.hpp"
 #include "zlcore/paths.hpp"
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
       return zl::kExitUsage;
     } catch (const std::exception& e) {
       std::cout.flush();
-      std::cerr << "zlcore: internal error: " << zl::printable(e.what()) << "\n";
+      // A full disk is the machine's state, not a bug of ours.
+      std::cerr << "zlcore: " << (zl::is_out_of_space(e) ? "" : "internal error: ") << zl::printable(e.what()) << "\n";
       return zl::kExitFailed;
     }
   }

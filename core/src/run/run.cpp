@@ -14,12 +14,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <memory>
 #include <iostream>
 #include <random>
 
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "../util/printable.hpp"
+#include "../util/space_reserve.hpp"
 #include "identity.hpp"
 #include "status.hpp"
 #include "results_table.hpp"
@@ -207,14 +209,20 @@ ChildResult interrupted_before_start() {
   return r;
 }
 
-}  // namespace
+// What the run has made so far, for the one place that handles a failure
+// after the identity said `running` (run_operator, below).
+struct RunState {
+  Identity id;
+  std::string identity_path;  // set once the first identity is on disk
+  std::string child_dir;
+  std::unique_ptr<SpaceReserve> reserve;
+  double t_start = 0;
+  bool quiet = false;
+  std::string run_dir;
+};
 
-int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
-  // A Ctrl-C (a batch passes it to the op's process group) is counted, not
-  // fatal, from the start: however pytest runs, cold or in a warm worker,
-  // the run records `interrupted` in its identity and removes .child/.
-  signals::install();
-  const double t_start = monotonic_seconds();
+int run_operator_steps(const Backend& backend, const Plan& plan, const RunOptions& opts, RunState& state) {
+  const double t_start = state.t_start;
   // `started` and `seconds` share one origin, so started + seconds is when
   // the run ended (the batch checks that two ops never overlap on a device).
   const std::string started_at = utc_now_iso();
@@ -238,7 +246,11 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   const std::string run_dir = make_run_dir(o, target, backend.name());
   HalfMadeDir half_made{run_dir};
   const fs::path rd(run_dir);
+  // The final identity must be writable even if pytest fills the disk.
+  state.reserve = std::make_unique<SpaceReserve>((rd / ".space_reserve").string(), 128 * 1024);
   const fs::path child_dir = rd / ".child";
+  state.child_dir = child_dir.string();
+  state.run_dir = run_dir;
   fs::create_directories(child_dir);
 
   // FlagGems' git state is only needed for the identity: ask git while the
@@ -305,7 +317,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     env["ZL_ISOLATE_TUNER_CACHE"] = "1";
   }
 
-  Identity id;
+  Identity& id = state.id;
   const std::string run_id = stamp() + "-" + safe_component(target.op) + "-" + backend.name() + "-" + short_random();
   autotune.run_id = run_id;
   id.set("schema", int64_t{1});
@@ -394,6 +406,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   const std::string identity_path = (rd / "run_identity.json").string();
   id.write(identity_path);
   half_made.keep = true;  // from here on the directory says what happened
+  state.identity_path = identity_path;
 
   std::string header;
   header += "zlcore run " + run_id + "\n";
@@ -530,6 +543,10 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("ended", utc_now_iso());
   id.set("seconds", monotonic_seconds() - t_start);
   id.set("child_seconds", child.seconds);
+  // pytest (or what it imports) failing to write is a full disk too.
+  if (end.reason.find("No space left on device") != std::string::npos || end.reason.find("[Errno 28]") != std::string::npos) {
+    id.set("disk_full", true);
+  }
   id.write(identity_path);
   fs::remove_all(child_dir, ec);
 
@@ -538,6 +555,48 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     std::cout << "status " << status << " (exit " << exit_code << ")  " << printable(run_dir) << "\n";
   }
   return exit_code;
+}
+
+}  // namespace
+
+int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
+  // A Ctrl-C (a batch passes it to the op's process group) is counted, not
+  // fatal, from the start: however pytest runs, cold or in a warm worker,
+  // the run records `interrupted` in its identity and removes .child/.
+  signals::install();
+  RunState state;
+  state.t_start = monotonic_seconds();
+  state.quiet = opts.quiet;
+  try {
+    return run_operator_steps(backend, plan, opts, state);
+  } catch (const std::exception& e) {
+    if (state.identity_path.empty()) throw;  // nothing on disk says `running`
+    // The identity says `running`; whatever failed since (most likely the
+    // disk filled up: pytest's output, kernels.csv, the records), it must
+    // not keep saying so. A full disk gets the room kept for this.
+    const bool full = is_out_of_space(e);
+    if (state.reserve) state.reserve->release();
+    const std::string reason = full ? std::string("No space left on device: ") + e.what() : e.what();
+    Identity& id = state.id;
+    id.set("status", "failed");
+    id.set("exit_code", int64_t{kExitFailed});
+    id.set("reason", reason);
+    id.set("error", reason);
+    if (full) id.set("disk_full", true);
+    id.set("ended", utc_now_iso());
+    id.set("seconds", monotonic_seconds() - state.t_start);
+    try {
+      id.write(state.identity_path);
+    } catch (const std::exception&) {
+      // Nothing left to write with: the batch's row says what happened.
+    }
+    std::error_code ec;
+    fs::remove_all(state.child_dir, ec);
+    if (!full) throw;
+    if (!state.quiet) std::cout << "status failed (exit 1)  " << printable(state.run_dir) << "\n";
+    std::cerr << "zlcore: " << printable(reason) << "\n";
+    return kExitFailed;
+  }
 }
 
 }  // namespace zl
