@@ -292,6 +292,11 @@ struct BatchOptions {
   IdlePolicy idle;
   RunOptions run;
   std::map<std::string, std::string> recorded_options;  // for batch_identity.json
+  // Every setting that changes numbers, resolved (flag over variable over
+  // default): --resume compares it with the batch's first invocation and
+  // refuses a difference unless force_resume.
+  std::map<std::string, std::string> caliber;
+  bool force_resume = false;
   // A launcher's own flags, by name without "--" ("partition" -> "gpu"); a
   // switch is present with value "1". The core only carries them, so a new
   // launcher needs no new field here.

@@ -394,6 +394,10 @@ class BatchRun : public QueueEvents {
     if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
     }
+    // Before anything of the batch is touched: its history, and whether this
+    // invocation may add to it.
+    load_history();
+    check_caliber();
     reserve_ = std::make_unique<SpaceReserve>((dir_ / ".space_reserve").string(), 256 * 1024);
     std::string note;
     try {
@@ -419,6 +423,70 @@ class BatchRun : public QueueEvents {
     for (size_t i = 0; i < o_.ops.size(); ++i) {
       if (!passed.count(o_.ops[i].name)) todo_.push_back(i);
     }
+  }
+
+  // batch_identity.json's invocations so far, oldest first (one, rebuilt
+  // from the top level, for a file an older zlcore wrote).
+  void load_history() {
+    history_.SetArray();
+    const fs::path file = dir_ / "batch_identity.json";
+    std::error_code ec;
+    if (!fs::exists(file, ec)) return;
+    rapidjson::Document d;
+    std::string text;
+    try {
+      text = read_file(file.string());
+    } catch (const std::exception&) {
+    }
+    if (!json::parse(d, text).empty() || !d.IsObject()) {
+      say("batch_identity.json does not read; the record of earlier invocations starts again here");
+      return;
+    }
+    auto& a = history_.GetAllocator();
+    if (d.HasMember("invocations") && d["invocations"].IsArray()) {
+      for (const auto& inv : d["invocations"].GetArray()) history_.PushBack(json::Value(inv, a), a);
+      return;
+    }
+    json::Value inv(rapidjson::kObjectType);
+    for (const char* k : {"started", "ended", "status", "pid", "resumed", "options"}) {
+      if (d.HasMember(k)) inv.AddMember(json::str(k, a), json::Value(d[k], a), a);
+    }
+    history_.PushBack(inv, a);
+  }
+
+  // --resume with other settings than the batch was started with would mix
+  // two calibers in one ops_status.csv: refused (exit 2, naming each
+  // difference) unless --force-resume, which says so and records it.
+  void check_caliber() {
+    if (!o_.resume || history_.Empty()) return;
+    const json::Value& first = history_[0];
+    if (!first.IsObject() || !first.HasMember("caliber") || !first["caliber"].IsObject()) {
+      say("--resume: batch_identity.json does not record the settings this batch was started with (an older "
+          "zlcore); they are not compared");
+      return;
+    }
+    std::map<std::string, std::string> then;
+    for (const auto& m : first["caliber"].GetObject()) {
+      then[m.name.GetString()] = m.value.IsString() ? m.value.GetString() : "";
+    }
+    std::set<std::string> keys;
+    for (const auto& [k, v] : then) keys.insert(k);
+    for (const auto& [k, v] : o_.caliber) keys.insert(k);
+    for (const std::string& k : keys) {
+      auto was = then.find(k);
+      auto now = o_.caliber.find(k);
+      const std::string a = was == then.end() ? "unset" : was->second;
+      const std::string b = now == o_.caliber.end() ? "unset" : now->second;
+      if (a != b) differs_.push_back((k.rfind("env:", 0) == 0 ? k.substr(4) : k) + " " + a + " (now " + b + ")");
+    }
+    if (differs_.empty()) return;
+    std::string list;
+    for (const std::string& d : differs_) list += (list.empty() ? "" : "; ") + d;
+    if (!o_.force_resume) {
+      throw UsageError("--resume: " + dir_.string() + " was started with other settings that change numbers: " + list +
+                       "; pass the same ones, or --force-resume to mix them in this batch");
+    }
+    say("--force-resume: this batch's rows now mix settings: " + list);
   }
 
   // Ops an earlier batch started and that still run (it was killed, they were
@@ -584,6 +652,23 @@ class BatchRun : public QueueEvents {
     c.AddMember("not_run", static_cast<int>(o_.ops.size() - latest_rows().size()), a);
     doc.AddMember("counts", c, a);
     if (disk_full_) doc.AddMember("reason", json::str(disk_full_what_, a), a);
+    doc.AddMember("caliber", json::str_map(o_.caliber, a), a);
+    // Every invocation, oldest first, this one last: a resume with other
+    // settings stays on record beside the first.
+    json::Value invocations(rapidjson::kArrayType);
+    for (const auto& inv : history_.GetArray()) invocations.PushBack(json::Value(inv, a), a);
+    json::Value now(rapidjson::kObjectType);
+    now.AddMember("started", json::str(started_, a), a);
+    if (status != "running") now.AddMember("ended", json::str(utc_now_iso(), a), a);
+    now.AddMember("status", json::str(status, a), a);
+    now.AddMember("pid", static_cast<int>(getpid()), a);
+    now.AddMember("resumed", o_.resume, a);
+    now.AddMember("force_resume", o_.force_resume, a);
+    now.AddMember("differs", json::str_array(differs_, a), a);
+    now.AddMember("options", json::str_map(o_.recorded_options, a), a);
+    now.AddMember("caliber", json::str_map(o_.caliber, a), a);
+    invocations.PushBack(now, a);
+    doc.AddMember("invocations", invocations, a);
     const std::string text = json::pretty(doc);
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {
@@ -617,6 +702,8 @@ class BatchRun : public QueueEvents {
   std::unique_ptr<SpaceReserve> reserve_;  // room for the last rows when the disk fills up
   bool disk_full_ = false;
   std::string disk_full_what_;
+  rapidjson::Document history_;      // batch_identity.json's earlier invocations
+  std::vector<std::string> differs_;  // settings that differ from the first invocation's
 };
 
 class LocalLauncher : public Launcher {

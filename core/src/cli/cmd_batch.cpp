@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "batch_caliber.hpp"
 #include "command.hpp"
 #include "plan_options.hpp"
 #include "run_options.hpp"
@@ -65,6 +66,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
       ("ops-file", po::value<std::string>(), "ops file: one per line (# comments), or .yaml/.yml with per-op node, dtypes, shape_file")
       ("out", po::value<std::string>(), "batch directory (default runs/batch-<timestamp>-<backend>)")
       ("resume", "continue the batch in --out: ops already passed are skipped, the rest run again")
+      ("force-resume", "--resume even when a setting that changes numbers differs from the batch's (the rows then mix them)")
       ("orphans", po::value<std::string>(), "--resume: an op an earlier, killed batch left running is waited for (wait, the default: its result is recorded) or killed (kill)")
       ("cold", "a fresh pytest process per op (default: one warm worker per device pays the imports once; docs/warm-workers.md)")
       ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 600; 0: none)")
@@ -122,7 +124,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     throw UsageError("--launcher: '" + vm["launcher"].as<std::string>() + "' is not available (" + names + ")");
   }
   // A bad --timer fails here once, not as one preflight failure per op.
-  make_plan(backend, vm);
+  const Plan plan = make_plan(backend, vm);
 
   batch::BatchOptions o;
   o.backend = backend.name();
@@ -186,7 +188,9 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     batch::check_ops(o.ops, vm.count("ops") ? "--ops" : "--ops-file");
   }
 
-  o.resume = vm.count("resume") > 0;
+  o.resume = vm.count("resume") > 0 || vm.count("force-resume") > 0;
+  o.force_resume = vm.count("force-resume") > 0;
+  o.caliber = batch_caliber(backend, plan, checked, vm);
   o.cold = vm.count("cold") > 0;
   if (vm.count("orphans")) {
     o.orphans = vm["orphans"].as<std::string>();
