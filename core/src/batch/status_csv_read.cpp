@@ -327,12 +327,14 @@ std::optional<std::map<std::string, std::string>> current_run_dirs(const std::st
   std::map<std::string, std::string> out;
   for (pos = header.end; pos < text.size();) {
     const Scanned r = scan_record(text, pos);
-    // Only whole records, and none that a stray quote ran over lines.
+    // Only whole records; one over several lines only when it has the
+    // header's fields (a quoted line end), not when a stray quote ran on.
     if (!r.complete) break;
-    if (!r.multiline && r.fields.size() > std::max(op_i, dir_i) && !r.fields[op_i].empty()) {
+    const bool whole = !r.multiline || r.fields.size() == header.fields.size();
+    if (whole && r.fields.size() > std::max(op_i, dir_i) && !r.fields[op_i].empty()) {
       out[r.fields[op_i]] = r.fields[dir_i];
     }
-    pos = r.multiline ? r.first_line_end : r.end;
+    pos = whole ? r.end : r.first_line_end;
   }
   return out;
 }
