@@ -120,7 +120,10 @@ TEST(OpList, FilesByExtensionAndChecks) {
   EXPECT_NE(usage_message([&] { load_ops_file((d / "empty.txt").string()); }).find("no operators"), std::string::npos);
   EXPECT_NE(usage_message([&] { load_ops_file((d / "missing.txt").string()); }).find("cannot read"), std::string::npos);
   // Two names that would share one run directory.
-  EXPECT_NE(usage_message([] { check_ops(parse_ops_flag("a/b,a_b"), "--ops"); }).find("collides"), std::string::npos);
+  EXPECT_NE(usage_message([] {
+              check_ops(parse_ops_flag("benchmark/test_a.py::t[a b],benchmark/test_a.py::t[a_b]"), "--ops");
+            }).find("collides"),
+            std::string::npos);
   EXPECT_EQ(op_dir_name("benchmark/test_mm.py::test_mm"), "benchmark_test_mm.py__test_mm");
   EXPECT_EQ(op_dir_name(".."), "_..");
   fs::remove_all(d);

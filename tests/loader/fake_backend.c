@@ -67,7 +67,10 @@ static void fake_maybe_hang(void) {
 }
 #endif
 
-FAKE_UNUSED static const char* const kAliases[] = {FAKE_NAME "-alias", NULL};
+#ifndef FAKE_ALIAS
+#define FAKE_ALIAS FAKE_NAME "-alias"
+#endif
+FAKE_UNUSED static const char* const kAliases[] = {FAKE_ALIAS, NULL};
 FAKE_UNUSED static const char* const kVisibility[] = {FAKE_VISIBILITY_ENV, NULL};
 FAKE_UNUSED static const zl_capability kCaps[] = {
 #ifdef FAKE_GRAPH_API

@@ -8,12 +8,31 @@
 // must be regular files, not links (docs/cli.md, "Files zlcore writes").
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 namespace zl {
 
-// Throws std::runtime_error naming the path on failure.
+// What the writers below throw when the system refuses a write: the message
+// names the file and says why; error_number() is the errno.
+class WriteError : public std::runtime_error {
+ public:
+  WriteError(const std::string& what, int error_number);
+  int error_number() const { return error_number_; }
+
+ private:
+  int error_number_;
+};
+// A full file system (ENOSPC) or quota (EDQUOT), from a WriteError or a
+// std::filesystem error.
+bool is_out_of_space(const std::exception& e);
+
+// Throws WriteError (a std::runtime_error) naming the path on failure.
 void write_file_atomic(const std::string& path, const std::string& contents);
+// Creates `path` with `contents` (O_EXCL, O_NOFOLLOW), synced with its
+// directory; false when something already has that name. Throws on any other
+// failure, with nothing left behind.
+bool create_file_exclusive(const std::string& path, const std::string& contents);
 // Appends one record (which must end in '\n') with a single write(2) and
 // fsyncs, so a reader sees whole lines only (for CSV/JSONL logs).
 void append_record(const std::string& path, const std::string& record);

@@ -14,6 +14,8 @@
 //   slurm_launcher the batch sharded over a Slurm cluster (job array + merge)
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -135,17 +137,41 @@ std::string csv_record(const OpRow& row);
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail = nullptr,
                                                 size_t* whole_bytes = nullptr);
 
+// ops_status.csv as read back. Reading never gives up on the whole file for
+// a part of it: what cannot be read is counted and named, and every row that
+// can be read is kept (docs/batch.md, "Repairs").
 struct StatusFile {
   std::vector<OpRow> rows;
-  bool dropped_tail = false;  // a torn last line was left out
-  size_t valid_bytes = 0;     // the length of the whole records
+  bool dropped_tail = false;  // a last record without its line end (torn) was left out
+  size_t valid_bytes = 0;     // where that torn tail starts (the whole length when there is none)
+  std::vector<std::string> unreadable;  // "line N: why", each record that could not be read
+  size_t blank_lines = 0;
+  size_t rows_with_extra_fields = 0;  // read, but with fields beyond the header's
+  std::string header_problem;         // empty: zlcore's own header; else what is wrong with it
+  bool needs_repair() const {
+    return dropped_tail || !unreadable.empty() || blank_lines > 0 || rows_with_extra_fields > 0 ||
+           !header_problem.empty();
+  }
 };
-// Reads ops_status.csv back; throws std::runtime_error when the header does
-// not match (a different tool's file) or a whole record is malformed.
+// Reads ops_status.csv back, leniently: blank lines, a torn last record, a
+// record that does not parse, extra fields and a header with extra columns
+// cost only themselves. Throws UsageError when the file is not a zlcore
+// batch's at all (neither its header nor any row it could have written), and
+// std::runtime_error when it cannot be read.
 StatusFile read_status_csv(const std::string& path);
-// Creates the file with its header (atomically) when it does not exist, and
-// cuts a torn last line (atomically) when one is found, so that appends
-// always start on a line of their own.
+StatusFile parse_status_text(const std::string& text, const std::string& shown);
+// Each op's current run directory, as the last row naming the op says, from
+// the text of any CSV whose header has `op` and `run_dir` columns (zlcore's,
+// or an older layout); records that do not read are skipped. Nullopt when
+// the header lacks those columns.
+std::optional<std::map<std::string, std::string>> current_run_dirs(const std::string& text);
+// Creates the file with its header (atomically) when it does not exist. When
+// read_status_csv finds something to repair, first keeps the file as it is
+// in ops_status.csv.bak-<UTC time> (never overwriting an older copy), then
+// rewrites it with the header and every row it could read, so that appends
+// always start on a line of their own; `note` says what was dropped and where
+// the copy is. Throws (naming the file) when the copy cannot be made: nothing
+// is repaired without one.
 void prepare_status_csv(const std::string& path, std::string* note);
 void append_status_row(const std::string& path, const OpRow& row);
 
@@ -172,6 +198,7 @@ struct OpOutcome {
   std::string test_node, timer, bench_level, started, device_id;
   double seconds = 0;
   int attempts = 1;  // 2: the executor ran it again in a fresh process
+  bool disk_full = false;  // a write of the run's found no space left (docs/batch.md, "Full disk")
 };
 
 // One op in flight. The scheduler polls it; it never blocks.
@@ -183,6 +210,10 @@ class Execution {
   virtual void pump() = 0;            // move available output to the log
   virtual bool poll_done() = 0;       // true once it is over
   virtual double elapsed() const = 0;
+  // The process that runs the op (its `zlcore run`, leader of the op's
+  // process group), for the op's lease; -1 when there is none. It may change
+  // while the op is in flight (a rerun in a fresh process).
+  virtual pid_t pid() const { return -1; }
   // Ask it to stop (SIGINT to the whole op) / stop it now (SIGKILL).
   virtual void interrupt() = 0;
   virtual void kill(bool as_timeout) = 0;
@@ -255,9 +286,17 @@ struct BatchOptions {
   double backstop_s = 15;  // after timeout_s, the batch itself kills the op
   int warmup_devices = 0;  // PARALLEL_WARMUP_GPUS
   bool cold = false;       // --cold: a fresh process per op instead of warm workers
+  // What --resume does with an op an earlier batch (killed) left running:
+  // "wait" for it and record what it measured, or "kill" its process group.
+  std::string orphans = "wait";
   IdlePolicy idle;
   RunOptions run;
   std::map<std::string, std::string> recorded_options;  // for batch_identity.json
+  // Every setting that changes numbers, resolved (flag over variable over
+  // default): --resume compares it with the batch's first invocation and
+  // refuses a difference unless force_resume.
+  std::map<std::string, std::string> caliber;
+  bool force_resume = false;
   // A launcher's own flags, by name without "--" ("partition" -> "gpu"); a
   // switch is present with value "1". The core only carries them, so a new
   // launcher needs no new field here.

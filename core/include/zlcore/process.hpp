@@ -20,6 +20,9 @@ struct ChildSpec {
   std::string log_path;                        // stdout+stderr appended here; empty: none
   bool echo = false;                           // also copy the output to our stdout
   std::string echo_prefix;                     // put before each echoed line ("[gpu1] ")
+  // Echo each line with its control characters escaped (the log keeps the
+  // bytes): a test id can carry a terminal escape sequence.
+  bool echo_printable = false;
   // true: the child leads a new process group (signal_group reaches its whole
   // tree). false: it stays in ours, for a parent that itself runs in a group
   // its own parent signals (zlcore run under zlcore batch).

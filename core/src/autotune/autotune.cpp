@@ -306,7 +306,20 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     throw UsageError(records.string() + " has no manifest.json: not the records of a zlcore run in record mode "
                      "(--replay-from / REPLAY_FROM)");
   }
-  rapidjson::Document manifest = load_json(records / "manifest.json");
+  // A manifest that does not read is no record of a run: refused, like a
+  // record that does not read, rather than replayed on trust.
+  rapidjson::Document manifest;
+  {
+    const fs::path file = records / "manifest.json";
+    std::string why;
+    try {
+      why = json::parse(manifest, read_file(file.string()));
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty()) throw PreflightError("replay_from", "cannot replay " + file.string() + ": not valid JSON (" + why + ")");
+    if (!manifest.IsObject()) throw PreflightError("replay_from", "cannot replay " + file.string() + ": not a JSON object");
+  }
   s.source_run_id = str_member(manifest, "run_id");
   s.manifest_hash = str_member(manifest, "records_hash");
   s.source_triton = str_member(manifest, "triton_version");

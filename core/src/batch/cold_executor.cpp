@@ -54,6 +54,7 @@ class ColdExecution : public Execution {
     return monotonic_seconds() - reaped_seen_at_ > 5;
   }
   double elapsed() const override { return child_.elapsed(); }
+  pid_t pid() const override { return child_.running() ? child_.pid() : -1; }
   void interrupt() override { child_.signal_group(SIGINT); }
   void kill(bool as_timeout) override {
     facts_.killed_for_timeout = facts_.killed_for_timeout || as_timeout;

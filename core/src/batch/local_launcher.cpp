@@ -5,15 +5,23 @@
 #include <fcntl.h>
 #include <csignal>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "../util/clock.hpp"
+#include "../util/printable.hpp"
+#include "../util/space_reserve.hpp"
+#include "lease.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
 #include "scheduler.hpp"
@@ -53,6 +61,11 @@ class BatchRun : public QueueEvents {
   int execute() {
     prepare_directory();
     decide_work();
+    if (!settle_orphans()) {
+      say("interrupted while waiting for an earlier batch's run; nothing started");
+      write_identity("interrupted");
+      return kExitInterrupted;
+    }
     write_identity("running");
     const size_t done_before = o_.ops.size() - todo_.size();
     progress_ = std::make_unique<Progress>(isatty(1) == 1, o_.ops.size(), done_before);
@@ -110,12 +123,15 @@ class BatchRun : public QueueEvents {
       }
       jobs = timed;
     }
-    if (!interrupted && !jobs.empty()) {
+    if (!interrupted && !jobs.empty() && !disk_full_) {
       qc.devices = devices_;
       progress_->set_phase("timed", jobs.size());
       QueueResult r = run_queue(jobs, qc, *executor_, *this);
       interrupted = r.interrupted;
-      if (r.not_started) say(std::to_string(r.not_started) + " ops not started; --resume runs them");
+      if (r.not_started) {
+        say(std::to_string(r.not_started) + " ops not started; " +
+            (disk_full_ ? "free space on the file system of --out, then --resume runs them" : "--resume runs them"));
+      }
     }
     progress_->clear();
 
@@ -130,12 +146,14 @@ class BatchRun : public QueueEvents {
     const bool all_passed = final_rows.size() == o_.ops.size() &&
                             std::all_of(final_rows.begin(), final_rows.end(),
                                         [](const OpRow& r) { return is_settled(r.status); });
-    std::cout << "ops_status.csv: " << (dir_ / kStatusFile).string() << "\n";
-    write_identity(interrupted ? "interrupted" : "finished");
-    log("batch ended: " +
-        std::string(interrupted ? "interrupted" : all_passed ? "every op passed or unsupported" : "not every op passed"));
+    std::cout << "ops_status.csv: " << printable((dir_ / kStatusFile).string()) << "\n";
+    write_identity(interrupted ? "interrupted" : disk_full_ ? "failed" : "finished");
+    log("batch ended: " + std::string(interrupted ? "interrupted"
+                                      : disk_full_ ? "failed: " + disk_full_what_
+                                      : all_passed ? "every op passed or unsupported"
+                                                   : "not every op passed"));
     if (interrupted) return kExitInterrupted;
-    return all_passed ? kExitOk : kExitFailed;
+    return all_passed && !disk_full_ ? kExitOk : kExitFailed;
   }
 
   // ---- QueueEvents ----
@@ -143,8 +161,11 @@ class BatchRun : public QueueEvents {
     const OpSpec& op = o_.ops[job.op_index];
     const std::string name = op_dir_name(op.name);
     const fs::path runs = dir_ / (warmup_ ? "warmup" : "runs");
-    fs::create_directories(runs);
-    fs::create_directories(dir_ / "logs");
+    std::error_code ec;
+    for (const fs::path& d : {runs, dir_ / "logs"}) {
+      fs::create_directories(d, ec);
+      if (ec == std::errc::no_space_on_device) out_of_space("cannot create " + d.string());
+    }
     OpLaunch l;
     l.op = op;
     l.device = device;
@@ -155,8 +176,16 @@ class BatchRun : public QueueEvents {
     l.warmed_on = job.warmed_on;
     l.timeout_s = o_.timeout_s;
     // One marker per attempt in the appended log.
-    append_log_line(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
-                                  op.name + " on device " + device_label(device) + " at " + utc_now_iso() + "\n");
+    try {
+      append_log_line(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
+                                      op.name + " on device " + device_label(device) + " at " + utc_now_iso() + "\n");
+    } catch (const std::exception& e) {
+      if (is_out_of_space(e)) {
+        out_of_space(e.what());
+      } else {
+        warn_once(e.what());
+      }
+    }
     return l;
   }
 
@@ -167,8 +196,30 @@ class BatchRun : public QueueEvents {
     if (!progress_tty()) progress_->line(what);
   }
 
+  void running_as(const Job& job, const OpLaunch& l, pid_t pid) override {
+    Lease lease;
+    lease.op = o_.ops[job.op_index].name;
+    lease.run_dir = fs::relative(l.run_dir, dir_).string();
+    lease.batch_dir = dir_.string();
+    lease.warmup = warmup_;
+    lease.device_index = l.device.index;
+    lease.device_id = l.device.id;
+    if (!describe_process(pid, &lease)) return;  // already over
+    try {
+      write_lease(lease_path(dir_.string(), op_dir_name(lease.op)), lease);
+    } catch (const std::exception& e) {
+      // Without it a --resume after a kill cannot see this op running; the
+      // op itself is unaffected.
+      warn_once(std::string("cannot write the op's lease: ") + e.what());
+      if (is_out_of_space(e)) out_of_space(e.what());
+    }
+  }
+
   void finished(const Job& job, const OpLaunch& l, const OpOutcome& out) override {
     const OpSpec& op = o_.ops[job.op_index];
+    // Its process is gone: nothing left for a --resume to wait for.
+    std::error_code ec;
+    fs::remove(lease_path(dir_.string(), op_dir_name(op.name)), ec);
     progress_->op_done();
     if (warmup_) {
       // An op that measured something goes on to its timed run; one that
@@ -209,6 +260,15 @@ class BatchRun : public QueueEvents {
     row.attempt = attempts_[op.name] + out.attempts;
     row.run_dir = fs::relative(l.run_dir, dir_).string();
     row.reason = one_line(out.reason);
+    // The run found the disk full (or failed on a disk with no room left):
+    // this op is failed for it, and no other op starts.
+    if (out.disk_full || (!is_settled(row.status) && no_room_left())) {
+      if (is_settled(row.status)) row.status = Status::failed;
+      if (row.reason.find("No space left on device") == std::string::npos) {
+        row.reason = "No space left on device" + (row.reason.empty() ? "" : "; " + row.reason);
+      }
+      out_of_space("op " + op.name);
+    }
     record(row);
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1fs", row.seconds);
@@ -244,6 +304,8 @@ class BatchRun : public QueueEvents {
 
   void tick(const std::vector<InFlight>& running) override { progress_->tick(running); }
 
+  bool stop_starting() const override { return disk_full_; }
+
  private:
   bool progress_tty() const { return isatty(1) == 1; }
 
@@ -254,19 +316,55 @@ class BatchRun : public QueueEvents {
     return s;
   }
 
+  void warn_once(const std::string& what) {
+    if (warned_.insert(what).second) std::cerr << "zlcore batch: " << printable(what) << "\n";
+    log(what);
+  }
+
   void say(const std::string& line) {
     log(line);
-    std::cout << line << "\n" << std::flush;
+    std::cout << printable(line) << "\n" << std::flush;
   }
 
   void log(const std::string& line) {
-    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n",
+    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + printable(one_line(line)) + "\n",
                             "zlcore batch");
   }
 
   void record(const OpRow& row) {
-    append_status_row((dir_ / kStatusFile).string(), row);
     rows_.push_back(row);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        append_status_row((dir_ / kStatusFile).string(), row);
+        return;
+      } catch (const std::exception& e) {
+        if (!is_out_of_space(e)) throw;
+        // Give back the room kept for this and try once more.
+        out_of_space(e.what());
+      }
+    }
+    // Not even that: the row is not lost, it is on stderr.
+    std::cerr << "zlcore batch: no space left to record this row of ops_status.csv: "
+              << printable(csv_record(row).substr(0, csv_record(row).size() - 1)) << "\n";
+  }
+
+  // The file system of --out has room for nothing more. Called at the first
+  // sign: the room kept aside is given back so rows and the identity can
+  // still be written, and no op starts after this one.
+  void out_of_space(const std::string& what) {
+    if (disk_full_) return;
+    disk_full_ = true;
+    disk_full_what_ = "No space left on device (" + what + ")";
+    if (reserve_) reserve_->release();
+    say(disk_full_what_ + ": no more ops start; free space, then --resume finishes the batch");
+  }
+
+  // Under 64 KiB free where --out is: too little for another op's files.
+  bool no_room_left() const {
+    struct statvfs st {};
+    if (statvfs(dir_.c_str(), &st) != 0) return false;
+    const unsigned long long blocks = geteuid() == 0 ? st.f_bfree : st.f_bavail;
+    return blocks * st.f_frsize < 64 * 1024;
   }
 
   std::string devices_text() const {
@@ -280,16 +378,37 @@ class BatchRun : public QueueEvents {
     if (fs::exists(csv) && !o_.resume) {
       throw UsageError("--out " + dir_.string() + " already holds a batch; pass --resume to continue it, or another --out");
     }
-    fs::create_directories(dir_);
+    // A file in the way, or a place we cannot write: one line, exit 2.
+    std::error_code ec;
+    if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec)) {
+      throw UsageError("--out " + dir_.string() + " is a file, not a directory; choose another --out");
+    }
+    fs::create_directories(dir_, ec);
+    if (ec) throw UsageError("cannot create --out " + dir_.string() + ": " + ec.message());
     // One batch per directory at a time; flock is released even on SIGKILL.
     const std::string lock = (dir_ / ".batch.lock").string();
     lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (lock_fd_ < 0 || flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (lock_fd_ < 0) {
+      throw UsageError("cannot write in --out " + dir_.string() + ": " + std::strerror(errno));
+    }
+    if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
     }
+    // Before anything of the batch is touched: its history, and whether this
+    // invocation may add to it.
+    load_history();
+    check_caliber();
+    reserve_ = std::make_unique<SpaceReserve>((dir_ / ".space_reserve").string(), 256 * 1024);
     std::string note;
-    prepare_status_csv(csv.string(), &note);
-    if (!note.empty()) log(note);
+    try {
+      prepare_status_csv(csv.string(), &note);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("cannot start on ") + csv.string() + ": " + e.what());
+    }
+    // A repair is news to whoever edited the file: say it, not only log it.
+    if (!note.empty()) say(note);
   }
 
   void decide_work() {
@@ -304,6 +423,177 @@ class BatchRun : public QueueEvents {
     for (size_t i = 0; i < o_.ops.size(); ++i) {
       if (!passed.count(o_.ops[i].name)) todo_.push_back(i);
     }
+  }
+
+  // batch_identity.json's invocations so far, oldest first (one, rebuilt
+  // from the top level, for a file an older zlcore wrote).
+  void load_history() {
+    history_.SetArray();
+    const fs::path file = dir_ / "batch_identity.json";
+    std::error_code ec;
+    if (!fs::exists(file, ec)) return;
+    rapidjson::Document d;
+    std::string text;
+    try {
+      text = read_file(file.string());
+    } catch (const std::exception&) {
+    }
+    if (!json::parse(d, text).empty() || !d.IsObject()) {
+      say("batch_identity.json does not read; the record of earlier invocations starts again here");
+      return;
+    }
+    auto& a = history_.GetAllocator();
+    if (d.HasMember("invocations") && d["invocations"].IsArray()) {
+      for (const auto& inv : d["invocations"].GetArray()) history_.PushBack(json::Value(inv, a), a);
+      return;
+    }
+    json::Value inv(rapidjson::kObjectType);
+    for (const char* k : {"started", "ended", "status", "pid", "resumed", "options"}) {
+      if (d.HasMember(k)) inv.AddMember(json::str(k, a), json::Value(d[k], a), a);
+    }
+    history_.PushBack(inv, a);
+  }
+
+  // --resume with other settings than the batch was started with would mix
+  // two calibers in one ops_status.csv: refused (exit 2, naming each
+  // difference) unless --force-resume, which says so and records it.
+  void check_caliber() {
+    if (!o_.resume || history_.Empty()) return;
+    const json::Value& first = history_[0];
+    if (!first.IsObject() || !first.HasMember("caliber") || !first["caliber"].IsObject()) {
+      say("--resume: batch_identity.json does not record the settings this batch was started with (an older "
+          "zlcore); they are not compared");
+      return;
+    }
+    std::map<std::string, std::string> then;
+    for (const auto& m : first["caliber"].GetObject()) {
+      then[m.name.GetString()] = m.value.IsString() ? m.value.GetString() : "";
+    }
+    std::set<std::string> keys;
+    for (const auto& [k, v] : then) keys.insert(k);
+    for (const auto& [k, v] : o_.caliber) keys.insert(k);
+    for (const std::string& k : keys) {
+      auto was = then.find(k);
+      auto now = o_.caliber.find(k);
+      const std::string a = was == then.end() ? "unset" : was->second;
+      const std::string b = now == o_.caliber.end() ? "unset" : now->second;
+      if (a != b) differs_.push_back((k.rfind("env:", 0) == 0 ? k.substr(4) : k) + " " + a + " (now " + b + ")");
+    }
+    if (differs_.empty()) return;
+    std::string list;
+    for (const std::string& d : differs_) list += (list.empty() ? "" : "; ") + d;
+    if (!o_.force_resume) {
+      throw UsageError("--resume: " + dir_.string() + " was started with other settings that change numbers: " + list +
+                       "; pass the same ones, or --force-resume to mix them in this batch");
+    }
+    say("--force-resume: this batch's rows now mix settings: " + list);
+  }
+
+  // Ops an earlier batch started and that still run (it was killed, they were
+  // not): a rerun must not share their device or their run directory. Each
+  // is waited for (--orphans wait, the default: what it measures is kept) or
+  // killed (--orphans kill), with a line saying which. False when a Ctrl-C
+  // ended the wait.
+  bool settle_orphans() {
+    for (const std::string& file : lease_files(dir_.string())) {
+      std::error_code ec;
+      std::string why;
+      const std::optional<Lease> lease = read_lease(file, &why);
+      if (!lease) {
+        say("ignoring " + fs::path(file).filename().string() + " in leases/: " + why);
+        fs::remove(file, ec);
+        continue;
+      }
+      std::vector<pid_t> alive = live_processes(*lease);
+      if (alive.empty()) {
+        fs::remove(file, ec);
+        continue;
+      }
+      const std::string who = "op " + lease->op + ": " + (lease->warmup ? "its warm-up" : "its run") +
+                              " from an earlier batch is still running (pid " + std::to_string(lease->pid) +
+                              ", process group " + std::to_string(lease->pgid) + ", started " + lease->started + ")";
+      bool waited = false;
+      if (o_.orphans == "kill") {
+        say(who + "; killing its processes (--orphans kill)");
+      } else {
+        say(who + "; waiting for it to end (--orphans kill stops it instead)");
+        // Its own --timeout ends it; a run without one may take forever, and a
+        // Ctrl-C ends the wait.
+        const double limit = o_.timeout_s > 0 ? o_.timeout_s + o_.backstop_s + 15 : 0;
+        const double until = limit > 0 ? monotonic_seconds() + limit : 0;
+        while (!(alive = live_processes(*lease)).empty() && (until == 0 || monotonic_seconds() < until)) {
+          if (signals::interrupt_count() > 0) return false;
+          usleep(100000);
+        }
+        waited = alive.empty();
+        if (!waited) say("op " + lease->op + ": still running after " + std::to_string(static_cast<int>(limit)) + " s; killing it");
+      }
+      if (!alive.empty()) {
+        kill_processes(*lease, alive);
+        const double until = monotonic_seconds() + 10;
+        while (!(alive = live_processes(*lease)).empty() && monotonic_seconds() < until) usleep(50000);
+      }
+      if (!alive.empty()) {
+        // Never run an op again beside a run of it that will not die, and
+        // never reuse its directory: leave both, and the lease, for later.
+        say("op " + lease->op + ": its earlier run is still alive after SIGKILL (pid " + std::to_string(alive[0]) +
+            "); not run in this session");
+        blocked_.insert(lease->op);
+        continue;
+      }
+      fs::remove(file, ec);
+      if (waited && !lease->warmup) adopt(*lease);
+    }
+    // An op that is settled now, or blocked by a run that will not die, is
+    // not started.
+    std::set<std::string> settled;
+    for (const OpRow& r : rows_) {
+      if (is_settled(r.status)) settled.insert(r.op);
+    }
+    todo_.erase(std::remove_if(todo_.begin(), todo_.end(),
+                               [&](size_t i) { return settled.count(o_.ops[i].name) || blocked_.count(o_.ops[i].name); }),
+                todo_.end());
+    return true;
+  }
+
+  // The row of a run that ended after its batch was killed, from what it
+  // wrote itself; nothing when it never wrote a final status (then the op
+  // simply runs again).
+  void adopt(const Lease& lease) {
+    const fs::path run_dir = dir_ / lease.run_dir;
+    ExitFacts facts;
+    facts.started = true;
+    facts.exit_code = 0;  // unknown (not our child): the identity's own status and reason decide
+    const OpOutcome out = make_outcome(facts, run_dir.string());
+    std::string status;
+    try {
+      rapidjson::Document id;
+      if (json::parse(id, read_file((run_dir / "run_identity.json").string())).empty() && id.IsObject() &&
+          id.HasMember("status") && id["status"].IsString()) {
+        status = id["status"].GetString();
+      }
+    } catch (const std::exception&) {
+    }
+    if (!parse_status(status)) return;
+    OpRow row;
+    row.op = lease.op;
+    row.test_node = out.test_node;
+    row.status = out.status;
+    row.exit_code = out.exit_code;
+    row.signal = out.signal;
+    row.backend = backend_.name();
+    row.device_index = lease.device_index;
+    row.device_id = !out.device_id.empty() ? out.device_id : lease.device_id;
+    row.timer = out.timer;
+    row.bench_level = out.bench_level;
+    row.started = out.started;
+    row.seconds = out.seconds;
+    row.attempt = ++attempts_[lease.op];
+    row.run_dir = lease.run_dir;
+    row.reason = one_line(out.reason) + (out.reason.empty() ? "" : "; ") +
+                 "finished after the batch that started it was killed; recorded by --resume";
+    record(row);
+    say("op " + lease.op + ": its earlier run ended " + to_string(row.status) + "; recorded");
   }
 
   // Each op's last row, earlier sessions included, in the batch's op order.
@@ -361,7 +651,35 @@ class BatchRun : public QueueEvents {
     }
     c.AddMember("not_run", static_cast<int>(o_.ops.size() - latest_rows().size()), a);
     doc.AddMember("counts", c, a);
-    write_file_atomic((dir_ / "batch_identity.json").string(), json::pretty(doc));
+    if (disk_full_) doc.AddMember("reason", json::str(disk_full_what_, a), a);
+    doc.AddMember("caliber", json::str_map(o_.caliber, a), a);
+    // Every invocation, oldest first, this one last: a resume with other
+    // settings stays on record beside the first.
+    json::Value invocations(rapidjson::kArrayType);
+    for (const auto& inv : history_.GetArray()) invocations.PushBack(json::Value(inv, a), a);
+    json::Value now(rapidjson::kObjectType);
+    now.AddMember("started", json::str(started_, a), a);
+    if (status != "running") now.AddMember("ended", json::str(utc_now_iso(), a), a);
+    now.AddMember("status", json::str(status, a), a);
+    now.AddMember("pid", static_cast<int>(getpid()), a);
+    now.AddMember("resumed", o_.resume, a);
+    now.AddMember("force_resume", o_.force_resume, a);
+    now.AddMember("differs", json::str_array(differs_, a), a);
+    now.AddMember("options", json::str_map(o_.recorded_options, a), a);
+    now.AddMember("caliber", json::str_map(o_.caliber, a), a);
+    invocations.PushBack(now, a);
+    doc.AddMember("invocations", invocations, a);
+    const std::string text = json::pretty(doc);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        write_file_atomic((dir_ / "batch_identity.json").string(), text);
+        return;
+      } catch (const std::exception& e) {
+        if (!is_out_of_space(e)) throw;
+        out_of_space(e.what());
+      }
+    }
+    warn_once("no space left to write batch_identity.json (status " + status + ")");
   }
 
   const BatchOptions& o_;
@@ -379,6 +697,13 @@ class BatchRun : public QueueEvents {
   std::map<size_t, std::string> warmed_on_;
   bool warmup_ = false;
   size_t finished_rows_ = 0;
+  std::set<std::string> warned_;
+  std::set<std::string> blocked_;  // ops whose earlier run would not die
+  std::unique_ptr<SpaceReserve> reserve_;  // room for the last rows when the disk fills up
+  bool disk_full_ = false;
+  std::string disk_full_what_;
+  rapidjson::Document history_;      // batch_identity.json's earlier invocations
+  std::vector<std::string> differs_;  // settings that differ from the first invocation's
 };
 
 class LocalLauncher : public Launcher {

@@ -11,6 +11,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/provider.hpp"
 #include "zlcore/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -94,6 +95,45 @@ OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& b
   if (spec.op.empty() && spec.test_node.empty()) spec.expand = OpSpec::Expand::file;
   spec.name = !spec.op.empty() ? spec.op : !spec.test_node.empty() ? spec.test_node : spec.op_file;
   return spec;
+}
+
+// Op entries (docs/batch.md, "Op names"): names, files and node ids are
+// checked once, before anything is written, so none can fail later as a
+// path, a log name or a terminal escape.
+constexpr size_t kMaxEntryBytes = 1024;
+
+std::string shown(const std::string& entry) {
+  return entry.size() > 80 ? entry.substr(0, 60) + "... (" + std::to_string(entry.size()) + " bytes)" : entry;
+}
+
+std::string file_problem(const std::string& file) {
+  if (file.empty() || file.size() > kMaxEntryBytes) return "a benchmark file path is 1-1024 bytes";
+  const bool ok = std::all_of(file.begin(), file.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-' || c == '+';
+  });
+  if (!ok) return "a benchmark file path is letters, digits and _ . / - +";
+  if (file.size() < 4 || file.compare(file.size() - 3, 3, ".py") != 0) return "a benchmark file ends in .py";
+  return "";
+}
+
+std::string node_problem(const std::string& node) {
+  const size_t sep = node.find("::");
+  if (sep == std::string::npos || sep + 2 >= node.size()) return "a node id is FILE::TEST";
+  if (node.size() > kMaxEntryBytes) return "a node id is at most 1024 bytes";
+  if (const std::string why = file_problem(node.substr(0, sep)); !why.empty()) return why;
+  const bool ok = std::all_of(node.begin() + static_cast<long>(sep), node.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  return ok ? "" : "a node id's test part is printable ASCII";
+}
+
+std::string entry_problem(const OpSpec& op) {
+  if (!op.op.empty() && !FlagGemsProvider::valid_op_name(op.op)) {
+    return "an op (a mark of the suite) is letters, digits and '_', 1-200 characters";
+  }
+  if (!op.op_file.empty()) {
+    if (std::string why = file_problem(op.op_file); !why.empty()) return why;
+  }
+  if (!op.test_node.empty()) return node_problem(op.test_node);
+  return "";
 }
 
 }  // namespace
@@ -205,6 +245,9 @@ void check_ops(const std::vector<OpSpec>& ops, const std::string& what) {
   if (ops.empty()) throw UsageError(what + ": no operators");
   std::set<std::string> names, dirs;
   for (const OpSpec& op : ops) {
+    if (const std::string why = entry_problem(op); !why.empty()) {
+      throw UsageError(what + ": '" + shown(op.name) + "' is not an op entry: " + why + " (docs/batch.md, \"Op names\")");
+    }
     if (op.expand != OpSpec::Expand::none) continue;  // checked once expanded
     if (!names.insert(op.name).second) throw UsageError(what + ": '" + op.name + "' is listed twice");
     // Two names that map to one run directory would overwrite each other.

@@ -99,6 +99,7 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
       }
       // The run's own reason (for passed: a note, e.g. tests the suite
       // declined); an older run wrote only "error".
+      if (doc.HasMember("disk_full") && doc["disk_full"].IsBool()) out.disk_full = doc["disk_full"].GetBool();
       std::string reason = member_string(doc, "reason");
       if (reason.empty() && out.status != Status::passed) reason = member_string(doc, "error");
       if (!reason.empty()) out.reason = reason;
@@ -116,6 +117,9 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
                  std::to_string(out.exit_code) + ")";
     out.status = Status::interrupted;
   }
+  // A run that died of a full disk before it could say so in its identity
+  // said it on its last line (the reason, from the op's log).
+  if (out.reason.find("No space left on device") != std::string::npos) out.disk_full = true;
   if (out.status == Status::interrupted && out.reason.empty()) out.reason = "the batch was interrupted";
   if (out.status == Status::timeout && out.reason.empty()) out.reason = "ran past --timeout; killed";
   if (out.status == Status::preflight_failed && out.reason.empty()) out.reason = "preflight failed (see the op's log)";

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "../util/printable.hpp"
 #include "zlcore/process.hpp"
 
 namespace zl::batch {
@@ -46,7 +47,7 @@ std::string running_text(const std::vector<InFlight>& running) {
   std::vector<InFlight> sorted = running;
   std::sort(sorted.begin(), sorted.end(), [](const InFlight& a, const InFlight& b) { return a.device_index < b.device_index; });
   std::string out;
-  for (const InFlight& r : sorted) out += " " + std::to_string(r.device_index) + ":" + r.op + " " + duration(r.seconds);
+  for (const InFlight& r : sorted) out += " " + std::to_string(r.device_index) + ":" + printable(r.op) + " " + duration(r.seconds);
   return out;
 }
 
@@ -77,7 +78,7 @@ void Progress::clear() {
 
 void Progress::line(const std::string& text) {
   clear();
-  std::cout << text << "\n" << std::flush;
+  std::cout << printable(text) << "\n" << std::flush;
   // The next tick redraws the progress line with what still runs.
   last_draw_ = 0;
   last_line_ = monotonic_seconds();
@@ -138,7 +139,7 @@ constexpr size_t kListAllUpTo = 40;
 std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std::string>& not_run, double seconds) {
   size_t op_w = 2, status_w = 6;
   for (const OpRow& r : rows) {
-    op_w = std::max(op_w, r.op.size());
+    op_w = std::max(op_w, printable(r.op).size());
     status_w = std::max(status_w, std::string(to_string(r.status)).size());
   }
   std::ostringstream out;
@@ -157,12 +158,12 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
       ++unlisted;
       continue;
     }
-    std::string reason = r.reason;
+    std::string reason = printable(r.reason);
     if (r.status == Status::crashed && r.signal && reason.find("signal") == std::string::npos) {
       reason = "signal " + std::to_string(r.signal) + (reason.empty() ? "" : ": " + reason);
     }
     if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
-    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9.1f  %s\n", static_cast<int>(op_w), r.op.c_str(),
+    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9.1f  %s\n", static_cast<int>(op_w), printable(r.op).c_str(),
                   static_cast<int>(status_w), to_string(r.status),
                   r.device_index < 0 ? "-" : std::to_string(r.device_index).c_str(), r.seconds, reason.c_str());
     std::string line = buf;
@@ -170,7 +171,8 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
     out << line << "\n";
     counts[to_string(r.status)]++;
   }
-  for (const std::string& name : not_run) {
+  for (const std::string& raw : not_run) {
+    const std::string name = printable(raw);
     std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9s  %s\n", static_cast<int>(std::max(op_w, name.size())), name.c_str(),
                   static_cast<int>(status_w), "-", "-", "-", "not run; --resume runs it");
     out << buf;

@@ -23,6 +23,7 @@ struct Slot {
   double next_check = 0;   // busy: not asked again before this
   std::string busy_since;  // the last reason logged, so a busy device is logged once per change
   bool interrupted = false;
+  pid_t pid = -1;  // the process the op's lease names
 };
 
 std::string device_label(const Device& d) { return std::to_string(d.index) + " (" + d.id + ")"; }
@@ -46,7 +47,7 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
   QueueResult result;
   std::deque<Job> pending(jobs.begin(), jobs.end());
   std::vector<Slot> slots;
-  for (const Device& d : cfg.devices) slots.push_back(Slot{d, nullptr, {}, {}, 0, "", false});
+  for (const Device& d : cfg.devices) slots.push_back(Slot{d, nullptr, {}, {}, 0, "", false, -1});
 
   const int interrupts_at_start = signals::interrupt_count();
   bool stopping = false;
@@ -66,7 +67,7 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
     if (interrupts > 0 && !stopping) {
       stopping = true;
       result.interrupted = true;
-      result.not_started = pending.size();
+      result.not_started += pending.size();
       pending.clear();
       kill_at = now + cfg.interrupt_grace_s;
       events.note("interrupted: no new ops; stopping " + std::to_string(running_count()) + " in flight");
@@ -81,6 +82,11 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
       for (Slot& s : slots) {
         if (s.exec) s.exec->kill(false);
       }
+    }
+
+    if (!pending.empty() && events.stop_starting()) {
+      result.not_started += pending.size();
+      pending.clear();
     }
 
     // ---- dispatch: every free device takes the next op, if it is idle.
@@ -121,6 +127,12 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
         Job job = pending.front();
         pending.pop_front();
         OpLaunch launch = events.prepare(job, s.device);
+        if (events.stop_starting()) {
+          // Preparing it found the disk full: it, and the rest, wait for --resume.
+          result.not_started += 1 + pending.size();
+          pending.clear();
+          break;
+        }
         std::string error;
         std::unique_ptr<Execution> exec = executor.start(launch, &error);
         if (!exec) {
@@ -135,6 +147,8 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
         s.launch = launch;
         s.interrupted = false;
         events.started(job, launch);
+        s.pid = s.exec->pid();
+        if (s.pid > 0) events.running_as(job, launch, s.pid);
       }
       // Nothing runs and every device stayed busy: give up after a while, so
       // a host someone else occupies fails the batch instead of hanging it.
@@ -186,6 +200,10 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
         s.exec.reset();
         events.finished(s.job, s.launch, outcome);
         continue;
+      }
+      if (const pid_t pid = s.exec->pid(); pid > 0 && pid != s.pid) {
+        s.pid = pid;
+        events.running_as(s.job, s.launch, pid);
       }
       running.push_back(InFlight{s.device.index, s.launch.op.name, s.exec->elapsed()});
     }

@@ -29,10 +29,21 @@ class QueueEvents {
   // Picks the run directory and log for a job about to start on `device`.
   virtual OpLaunch prepare(const Job& job, const Device& device) = 0;
   virtual void started(const Job& job, const OpLaunch& launch) = 0;
+  // The process running a started job, first when it starts and again when
+  // it changes (a rerun in a fresh process): what the op's lease names.
+  virtual void running_as(const Job& job, const OpLaunch& launch, pid_t pid) {
+    (void)job;
+    (void)launch;
+    (void)pid;
+  }
   virtual void finished(const Job& job, const OpLaunch& launch, const OpOutcome& outcome) = 0;
   // A job that never started: skipped (no idle device in time).
   virtual void never_ran(const Job& job, Status status, const std::string& reason) = 0;
   virtual void note(const std::string& line) = 0;
+  // True once no more jobs may start (the batch's file system is full): the
+  // queue stops dispatching, lets the jobs in flight finish, and counts the
+  // rest as not started.
+  virtual bool stop_starting() const { return false; }
   virtual void tick(const std::vector<InFlight>& running) = 0;
 };
 

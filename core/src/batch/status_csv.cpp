@@ -1,10 +1,9 @@
 // ops_status.csv: one RFC 4180 record per finished op, appended with one
-// write(2) each, so the file is valid CSV after a kill at any moment.
+// write(2) each, so the file is valid CSV after a kill at any moment. Reading
+// it back, and repairing what others did to it, is status_csv_read.cpp.
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <stdexcept>
 
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
@@ -34,14 +33,6 @@ std::string join_record(const std::vector<std::string>& fields) {
     out += quote(fields[i]);
   }
   return out + "\n";
-}
-
-int to_int(const std::string& s, int fallback) {
-  try {
-    return s.empty() ? fallback : std::stoi(s);
-  } catch (const std::exception&) {
-    return fallback;
-  }
 }
 
 }  // namespace
@@ -137,61 +128,6 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* d
   if (dropped_tail) *dropped_tail = any;
   if (whole_bytes) *whole_bytes = whole;
   return records;
-}
-
-StatusFile read_status_csv(const std::string& path) {
-  const std::string text = read_file(path);
-  StatusFile out;
-  auto records = parse_csv(text, &out.dropped_tail, &out.valid_bytes);
-  if (records.empty()) return out;  // only a torn header: nothing done yet
-  if (records[0] != kColumns) throw std::runtime_error(path + ": the header is not zlcore batch's");
-  for (size_t i = 1; i < records.size(); ++i) {
-    const auto& f = records[i];
-    auto status = f.size() == kColumns.size() ? parse_status(f[2]) : std::nullopt;
-    if (!status) throw std::runtime_error(path + ": record " + std::to_string(i + 1) + " is malformed");
-    OpRow r;
-    r.op = f[0];
-    r.test_node = f[1];
-    r.status = *status;
-    r.exit_code = to_int(f[3], -1);
-    r.signal = to_int(f[4], 0);
-    r.backend = f[5];
-    r.device_index = to_int(f[6], -1);
-    r.device_id = f[7];
-    r.timer = f[8];
-    r.bench_level = f[9];
-    r.started = f[10];
-    try {
-      r.seconds = f[11].empty() ? 0 : std::stod(f[11]);
-    } catch (const std::exception&) {
-      r.seconds = 0;
-    }
-    r.warmed_on = f[12];
-    r.attempt = to_int(f[13], 1);
-    r.run_dir = f[14];
-    r.reason = f[15];
-    out.rows.push_back(std::move(r));
-  }
-  return out;
-}
-
-void prepare_status_csv(const std::string& path, std::string* note) {
-  if (!std::filesystem::exists(path)) {
-    write_file_atomic(path, csv_header());
-    return;
-  }
-  StatusFile current = read_status_csv(path);
-  const std::string text = read_file(path);
-  if (current.valid_bytes == 0) {
-    // Not even the header survived.
-    write_file_atomic(path, csv_header());
-    if (note) *note = "ops_status.csv had no whole header; rewrote it";
-    return;
-  }
-  if (current.dropped_tail) {
-    write_file_atomic(path, text.substr(0, current.valid_bytes));
-    if (note) *note = "ops_status.csv ended in a torn line; dropped: " + text.substr(current.valid_bytes);
-  }
 }
 
 void append_status_row(const std::string& path, const OpRow& row) { append_record(path, csv_record(row)); }

@@ -60,6 +60,7 @@ class WarmExecution : public Execution {
   void pump() override;
   bool poll_done() override;
   double elapsed() const override { return inner_->elapsed(); }
+  pid_t pid() const override { return inner_->pid(); }
   void interrupt() override {
     interrupted_ = true;
     inner_->interrupt();  // run forwards it to the worker

@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include "batch_caliber.hpp"
 #include "command.hpp"
 #include "plan_options.hpp"
+#include "run_options.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/paths.hpp"
@@ -35,16 +37,6 @@ void refuse_per_op_selectors() {
     throw UsageError(std::string(var) + "='" + v + "' is set, but it selects the op of one `zlcore run` and does not "
                      "apply to a batch, which names its ops with --ops / --ops-file: unset it (env -u " + var + ")");
   }
-}
-
-double parse_seconds(const std::string& text, const std::string& what) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(what + ": '" + text + "' is not a number of seconds");
 }
 
 int parse_count(const std::string& text, const std::string& what) {
@@ -91,6 +83,8 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
       ("ops-file", po::value<std::string>(), "ops file: one per line (# comments), or .yaml/.yml with per-op node, dtypes, shape_file")
       ("out", po::value<std::string>(), "batch directory (default runs/batch-<timestamp>-<backend>)")
       ("resume", "continue the batch in --out: ops already passed are skipped, the rest run again")
+      ("force-resume", "--resume even when a setting that changes numbers differs from the batch's (the rows then mix them)")
+      ("orphans", po::value<std::string>(), "--resume: an op an earlier, killed batch left running is waited for (wait, the default: its result is recorded) or killed (kill)")
       ("cold", "a fresh pytest process per op (default: one warm worker per device pays the imports once; docs/warm-workers.md)")
       ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 600; 0: none)")
       ("parallel-warmup-gpus", po::value<std::string>(), "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")
@@ -132,6 +126,17 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   refuse_per_op_selectors();
 
   const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
+  // Every value each op's run would check (level, mode, shape mode, the
+  // booleans, repeats, autotune and its source, the timeout), once, before
+  // the batch writes anything.
+  const RunOptions checked = run_options_from(vm);
+  if (checked.shape_mode == "file") {
+    std::error_code ec;
+    if (checked.shape_file.empty() || !std::filesystem::is_regular_file(checked.shape_file, ec)) {
+      throw PreflightError("shape_file", (checked.shape_file.empty() ? std::string("(none given)") : checked.shape_file) +
+                                             " is not a file (SHAPE_MODE=file needs --shape-file / SHAPE_FILE)");
+    }
+  }
   std::unique_ptr<batch::Launcher> launcher = batch::make_launcher(vm["launcher"].as<std::string>());
   if (!launcher) {
     std::string names;
@@ -139,7 +144,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     throw UsageError("--launcher: '" + vm["launcher"].as<std::string>() + "' is not available (" + names + ")");
   }
   // A bad --timer fails here once, not as one preflight failure per op.
-  make_plan(backend, vm);
+  const Plan plan = make_plan(backend, vm);
 
   batch::BatchOptions o;
   o.backend = backend.name();
@@ -158,6 +163,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
 
   // Devices: --gpus is an alias; both given must agree.
   std::string devices_spec = vm.count("devices") ? vm["devices"].as<std::string>() : "";
+  // Given but empty is a mistake (an unset shell variable), never "all".
+  for (const char* flag : {"devices", "gpus"}) {
+    if (vm.count(flag) && vm[flag].as<std::string>().find_first_not_of(" \t") == std::string::npos) {
+      throw UsageError(std::string("--") + flag + ": empty device list; give all, indices like 0,2 or ranges like 0-3");
+    }
+  }
   if (vm.count("gpus")) {
     const std::string gpus = vm["gpus"].as<std::string>();
     if (!devices_spec.empty() && devices_spec != gpus) throw UsageError("--devices and --gpus disagree; give one");
@@ -216,8 +227,16 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     batch::check_ops(o.ops, vm.count("ops") ? "--ops" : "--ops-file");
   }
 
-  o.resume = vm.count("resume") > 0;
+  o.resume = vm.count("resume") > 0 || vm.count("force-resume") > 0;
+  o.force_resume = vm.count("force-resume") > 0;
+  o.caliber = batch_caliber(backend, plan, checked, vm);
   o.cold = vm.count("cold") > 0;
+  if (vm.count("orphans")) {
+    o.orphans = vm["orphans"].as<std::string>();
+    if (o.orphans != "wait" && o.orphans != "kill") {
+      throw UsageError("--orphans: '" + o.orphans + "' is not allowed; use wait or kill");
+    }
+  }
   if (o.resume && !vm.count("out")) throw UsageError("--resume needs --out, the batch directory to continue");
   o.out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(backend.name());
   warn_if_writable_by_others(o.out_dir, "batch --out directory");
@@ -243,12 +262,14 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   // One interpreter for every op and warm worker, chosen (and checked) once.
   if (!vm.count("python") && runs_here) o.run.flags.emplace_back("--python", choose_python("").command);
   if (vm.count("dtypes")) o.run.dtypes = split(vm["dtypes"].as<std::string>());
-  if (vm.count("replay-from")) o.run.replay_from = vm["replay-from"].as<std::string>();
+  // REPLAY_FROM means what --replay-from means here, a batch directory
+  // included: each op gets its own run in it as its run's --replay-from.
+  o.run.replay_from = checked.replay_from;
 
   // What batch_identity.json records: every option as given, flag over env.
   for (const auto& [flag, value] : o.run.flags) o.recorded_options[flag.substr(2)] = value.empty() ? "1" : value;
   if (vm.count("dtypes")) o.recorded_options["dtypes"] = vm["dtypes"].as<std::string>();
-  if (vm.count("replay-from")) o.recorded_options["replay-from"] = o.run.replay_from;
+  if (!o.run.replay_from.empty()) o.recorded_options["replay-from"] = o.run.replay_from;
   o.recorded_options["devices"] = devices_spec.empty() ? "all" : devices_spec;
   if (vm.count("ops")) o.recorded_options["ops"] = vm["ops"].as<std::string>();
   if (vm.count("ops-file")) o.recorded_options["ops-file"] = vm["ops-file"].as<std::string>();

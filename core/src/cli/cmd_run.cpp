@@ -1,10 +1,11 @@
 // `zlcore run`: flags (each with the seed's environment variable; the flag
 // wins), validation of the values, then run_operator().
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
-#include "command.hpp"
 #include "plan_options.hpp"
+#include "run_options.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/provider.hpp"
 #include "zlcore/run.hpp"
@@ -84,6 +85,17 @@ void choose_shapes(const po::variables_map& vm, RunOptions& o) {
 
 }  // namespace
 
+double parse_seconds(const std::string& text, const std::string& what) {
+  constexpr double kWeek = 7 * 24 * 3600;
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v) && v >= 0 && v <= kWeek) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(what + ": '" + text + "' is not allowed; use seconds from 0 (none) to 604800 (a week)");
+}
+
 void add_run_options(po::options_description& desc) {
   desc.add_options()
       ("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")
@@ -110,7 +122,7 @@ void add_run_options(po::options_description& desc) {
       ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT; default 1)")
       ("python", po::value<std::string>(),
        "Python interpreter for pytest (default: the first of python3, /usr/bin/python3 that has pytest)")
-      ("timeout", po::value<double>(), "seconds before the run is killed and recorded as timeout (default none)");
+      ("timeout", po::value<std::string>(), "seconds before the run is killed and recorded as timeout (default none; 0: none)");
   add_plan_options(desc);
 }
 
@@ -130,6 +142,14 @@ RunOptions run_options_from(const po::variables_map& vm) {
   if (o.device < -1 || (vm.count("device") && o.device < 0)) throw UsageError("--device must be an index, 0 or more");
   if (vm.count("autotune")) o.autotune_mode = vm["autotune"].as<std::string>();
   o.replay_from = flag_or_env(vm, "replay-from", "REPLAY_FROM");
+  // The autotune mode and its source, before any directory exists.
+  if (!o.autotune_mode.empty()) require_one_of(o.autotune_mode, {"tune", "record", "replay"}, "--autotune");
+  if (o.autotune_mode == "replay" && o.replay_from.empty()) {
+    throw UsageError("--autotune replay needs --replay-from / REPLAY_FROM");
+  }
+  if (!o.autotune_mode.empty() && o.autotune_mode != "replay" && !o.replay_from.empty()) {
+    throw UsageError("--replay-from / REPLAY_FROM implies --autotune replay, not '" + o.autotune_mode + "'");
+  }
   o.force_replay = vm.count("force-replay") > 0;
   o.isolate_tuner_cache = flag_or_env_bool(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", false);
   o.keep_tuner_cache = vm.count("keep-tuner-cache") > 0;
@@ -143,7 +163,7 @@ RunOptions run_options_from(const po::variables_map& vm) {
   o.knobs["ZL_DIRECT_REPEAT"] = std::to_string(r);
   o.knobs["ZL_ISOLATE_TUNER_CACHE"] = o.isolate_tuner_cache ? "1" : "0";
   if (vm.count("python")) o.python = vm["python"].as<std::string>();
-  if (vm.count("timeout")) o.timeout_s = vm["timeout"].as<double>();
+  if (vm.count("timeout")) o.timeout_s = parse_seconds(vm["timeout"].as<std::string>(), "--timeout");
   return o;
 }
 

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <iostream>
 
+#include "../util/printable.hpp"
 #include "command.hpp"
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/loader.hpp"
 #include "zlcore/paths.hpp"
@@ -83,19 +85,21 @@ int main(int argc, char** argv) {
       return c.run(ctx, args);
     } catch (const zl::PreflightError& e) {
       std::cout.flush();
-      std::cerr << "PREFLIGHT_FAILED check=" << e.check() << " " << e.what() << "\n";
+      // Messages quote what was given (an op name, a path): never raw to a terminal.
+      std::cerr << "PREFLIGHT_FAILED check=" << e.check() << " " << zl::printable(e.what()) << "\n";
       return zl::kExitPreflight;
     } catch (const zl::UsageError& e) {
       std::cout.flush();
-      std::cerr << "zlcore: " << e.what() << "\n";
+      std::cerr << "zlcore: " << zl::printable(e.what()) << "\n";
       return zl::kExitUsage;
     } catch (const std::exception& e) {
       std::cout.flush();
-      std::cerr << "zlcore: internal error: " << e.what() << "\n";
+      // A full disk is the machine's state, not a bug of ours.
+      std::cerr << "zlcore: " << (zl::is_out_of_space(e) ? "" : "internal error: ") << zl::printable(e.what()) << "\n";
       return zl::kExitFailed;
     }
   }
-  std::cerr << "zlcore: unknown command '" << name << "'\n";
+  std::cerr << "zlcore: unknown command '" << zl::printable(name) << "'\n";
   usage(std::cerr);
   return zl::kExitUsage;
 }

@@ -24,6 +24,14 @@ std::string num(const std::optional<double>& v) {
   return buf;
 }
 
+// A comment line must stay one line, whatever a path holds.
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
 void line(std::ostream& out, const std::vector<std::string>& cells) {
   for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << field(cells[i]);
   out << "\n";
@@ -36,6 +44,11 @@ void write_csv(std::ostream& out, const Report& r) {
   // (pandas: comment='#'): a bare table of verdicts would not say how they
   // were reached.
   for (const std::string& l : text::legend(r)) out << "# " << l << "\n";
+  // What was skipped while reading (a torn results line, a missing file) is
+  // said here as in every other format: a '#' line, one per warning.
+  for (const Side* s : {&r.a, &r.b}) {
+    for (const std::string& w : s->warnings) out << "# warning: " << s->label << ": " << one_line(w) << "\n";
+  }
   const std::vector<std::string> header{"op", "dtype", "shape", "a_ms", "b_ms", "speedup", "ci_low", "ci_high", "p_value",
                                         "bar_pct", "floor_pct", "noise_pct", "repeats_a", "repeats_b", "samples_a", "samples_b",
                                         "samples_kind_a", "samples_kind_b", "verdict", "torch_a_ms", "torch_b_ms",

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "zlcore/batch.hpp"
 #include "zlcore/compare.hpp"
 #include "../util/json_read.hpp"
 #include "zlcore/errors.hpp"
@@ -194,6 +195,44 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   return run;
 }
 
+// An earlier attempt (runs/<op>.attemptN) or a warm attempt that was rerun
+// (runs/<op>.warm) is history, not the op's result.
+bool stale_attempt(const std::string& name) {
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".warm") == 0) return true;
+  const size_t at = name.rfind(".attempt");
+  return at != std::string::npos && at + 8 < name.size() &&
+         name.find_first_not_of("0123456789", at + 8) == std::string::npos;
+}
+
+// The run directories of a batch that hold its ops' results now: the
+// run_dir of each op's last row in ops_status.csv. Without a readable CSV
+// (a batch killed before its first row), runs/<op> minus stale attempts.
+std::vector<fs::path> current_runs(const fs::path& root, const std::string& shown, std::vector<std::string>& warnings) {
+  std::vector<fs::path> dirs;
+  std::optional<std::map<std::string, std::string>> current;
+  if (fs::is_regular_file(root / "ops_status.csv")) current = batch::current_run_dirs(read_text(root / "ops_status.csv"));
+  if (current) {
+    for (const auto& [op, rel] : *current) {
+      const fs::path dir = fs::path(rel).lexically_normal();
+      if (rel.empty()) continue;  // never started
+      if (dir.is_absolute() || (!dir.empty() && *dir.begin() == "..")) {
+        warnings.push_back(shown + "/ops_status.csv: op " + op + ": run_dir " + rel + " is outside the batch; skipped");
+        continue;
+      }
+      if (fs::is_regular_file(root / dir / "run_identity.json")) dirs.push_back(root / dir);
+    }
+  } else if (fs::is_directory(root / "runs")) {
+    for (const auto& e : fs::directory_iterator(root / "runs")) {
+      if (e.is_directory() && !stale_attempt(e.path().filename().string()) &&
+          fs::is_regular_file(e.path() / "run_identity.json")) {
+        dirs.push_back(e.path());
+      }
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
 }  // namespace
 
 Side load_side(const std::string& label, const std::string& given) {
@@ -215,15 +254,8 @@ Side load_side(const std::string& label, const std::string& given) {
                      "(ops_status.csv, runs/<op>/)");
   }
   side.batch = true;
-  std::vector<fs::path> dirs;
-  if (has_runs) {
-    for (const auto& e : fs::directory_iterator(root / "runs")) {
-      if (e.is_directory() && fs::is_regular_file(e.path() / "run_identity.json")) dirs.push_back(e.path());
-    }
-  }
-  std::sort(dirs.begin(), dirs.end());
-  for (const fs::path& d : dirs) {
-    side.runs.push_back(load_run(d, path + "/runs/" + d.filename().string(), side.warnings));
+  for (const fs::path& d : current_runs(root, path, side.warnings)) {
+    side.runs.push_back(load_run(d, path + "/" + d.lexically_relative(root).generic_string(), side.warnings));
   }
   if (side.runs.empty()) side.warnings.push_back(path + ": batch directory holds no run directories yet");
   return side;

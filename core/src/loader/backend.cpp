@@ -1,5 +1,6 @@
 #include "zlcore/backend.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -8,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include "../util/printable.hpp"
 #include "enumerate_once.hpp"
 #include "open_backend.hpp"
 #include "zlcore/loader.hpp"
@@ -24,6 +26,16 @@ std::vector<std::string> str_list(const char* const* list) {
     if (**list != '\0') out.emplace_back(*list);
   }
   return out;
+}
+
+// A backend's name or alias: lower case letters, digits, '-' and '_',
+// starting with a letter, at most 32 (docs/backend-abi.md, rule 8).
+std::string name_problem(const std::string& name) {
+  const bool ok = name.size() <= 32 && name[0] >= 'a' && name[0] <= 'z' &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+                  });
+  return ok ? "" : "is not lower case letters, digits, '-' and '_' starting with a letter (at most 32)";
 }
 
 // The table as it was in ABI 1.0: everything up to error_destroy.
@@ -47,6 +59,11 @@ std::string negotiate_abi(const zl_backend_api* api) {
            std::to_string(ZL_BACKEND_ABI_MAJOR) + ".0 table (" + std::to_string(kMinTableSize) + " bytes)";
   }
   if (api->name == nullptr || *api->name == '\0') return "table has no name";
+  // Names are what users type and what the registry matches: one spelling.
+  if (const std::string why = name_problem(api->name); !why.empty()) return "name '" + printable(api->name) + "' " + why;
+  for (const std::string& alias : str_list(api->aliases)) {
+    if (const std::string why = name_problem(alias); !why.empty()) return "alias '" + printable(alias) + "' " + why;
+  }
   if (api->enumerate_devices == nullptr || api->device_list_destroy == nullptr ||
       api->error_destroy == nullptr) {
     return "table lacks a required entry (enumerate_devices, device_list_destroy, error_destroy)";

@@ -20,8 +20,33 @@ Registry::Registry(LoadReport report) : report_(std::move(report)) {
   // First file (in sorted order) wins a name; later claimants are rejected
   // whole, so a lookup never depends on which of two plugins answered.
   std::map<std::string, std::string> owner;  // lower-case name -> path
+  // A backend's own name is never another's alias, whichever file sorts
+  // first: the backend whose alias would shadow it is the one rejected.
+  struct Named {
+    size_t index;
+    std::string name, path;
+  };
+  std::map<std::string, Named> named;  // lower-case name -> its first backend
+  for (size_t i = 0; i < report_.backends.size(); ++i) {
+    const Backend& b = report_.backends[i];
+    named.emplace(lower(b.name()), Named{i, b.name(), b.path()});
+  }
   std::vector<Backend> kept;
-  for (Backend& b : report_.backends) {
+  for (size_t i = 0; i < report_.backends.size(); ++i) {
+    Backend& b = report_.backends[i];
+    std::string shadow;
+    for (const std::string& a : b.aliases()) {
+      auto it = named.find(lower(a));
+      if (it != named.end() && it->second.index != i && lower(it->second.name) != lower(b.name())) {
+        shadow = "alias '" + a + "' is the name of backend '" + it->second.name + "' (" + it->second.path +
+                 "); an alias may not shadow another backend's name";
+        break;
+      }
+    }
+    if (!shadow.empty()) {
+      report_.rejected.push_back({b.path(), shadow});
+      continue;
+    }
     std::vector<std::string> names{lower(b.name())};
     for (const std::string& a : b.aliases()) names.push_back(lower(a));
     std::string clash;

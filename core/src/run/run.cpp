@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -13,11 +14,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <memory>
 #include <iostream>
 #include <random>
 
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
+#include "../util/printable.hpp"
+#include "../util/space_reserve.hpp"
 #include "identity.hpp"
 #include "status.hpp"
 #include "results_table.hpp"
@@ -61,11 +65,24 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return out;
 }
 
+// The op as one file-name component of the default run directory: an op
+// named after a file or a node may hold anything its file name holds, and
+// must neither leave runs/ nor exceed a file name's 255 bytes.
+std::string safe_component(const std::string& op) {
+  std::string out;
+  for (char c : op) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out.find_first_not_of('.') == std::string::npos) out = "op";
+  return out.size() > 120 ? out.substr(0, 100) + "-" + sha256_hex(op).substr(0, 16) : out;
+}
+
 // Creates the run directory, refusing one that exists: a rerun must never
 // overwrite the numbers of an earlier one.
 std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const std::string& backend) {
   std::string dir = opts.out_dir;
-  if (dir.empty()) dir = (fs::path("runs") / (stamp() + "-" + target.op + "-" + backend)).string();
+  if (dir.empty()) dir = (fs::path("runs") / (stamp() + "-" + safe_component(target.op) + "-" + backend)).string();
   fs::path p = fs::absolute(dir);
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
@@ -77,6 +94,18 @@ std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const
   }
   return p.lexically_normal().string();
 }
+
+// A run directory whose run failed before its identity was written (a replay
+// source refused, a cache that could not be made) holds nothing anyone needs,
+// and left in place it would refuse the same --out on the next try.
+struct HalfMadeDir {
+  std::string dir;
+  bool keep = false;
+  ~HalfMadeDir() {
+    std::error_code ec;
+    if (!keep) fs::remove_all(dir, ec);
+  }
+};
 
 // A plugin's side facts, or null when it wrote none.
 rapidjson::Value read_child_json(const fs::path& file, rapidjson::Document::AllocatorType& a) {
@@ -176,10 +205,30 @@ void record_git(Identity& id, const GitInfo& gi) {
   if (!gi.note.empty()) id.set("versions.flaggems_git.note", gi.note);
 }
 
-}  // namespace
+// What the child step reports when SIGINT/SIGTERM reached us before pytest
+// started: nothing is started, the run ends `interrupted` like one stopped
+// mid-way.
+ChildResult interrupted_before_start() {
+  ChildResult r;
+  r.started = true;
+  r.interrupted = true;
+  return r;
+}
 
-int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
-  const double t_start = monotonic_seconds();
+// What the run has made so far, for the one place that handles a failure
+// after the identity said `running` (run_operator, below).
+struct RunState {
+  Identity id;
+  std::string identity_path;  // set once the first identity is on disk
+  std::string child_dir;
+  std::unique_ptr<SpaceReserve> reserve;
+  double t_start = 0;
+  bool quiet = false;
+  std::string run_dir;
+};
+
+int run_operator_steps(const Backend& backend, const Plan& plan, const RunOptions& opts, RunState& state) {
+  const double t_start = state.t_start;
   // `started` and `seconds` share one origin, so started + seconds is when
   // the run ended (the batch checks that two ops never overlap on a device).
   const std::string started_at = utc_now_iso();
@@ -195,7 +244,10 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   }
   TestTarget target = provider.resolve(opts.target);
   RunOptions o = opts;
-  if (o.shape_mode == "file") o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
+  // No file given is preflight's to name (check=shape_file), not a path error.
+  if (o.shape_mode == "file" && !o.shape_file.empty()) {
+    o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
+  }
   preflight(provider, target, o);
   const PythonChoice python = choose_python(o.python);
   o.python = python.command;
@@ -207,8 +259,13 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   for (const auto& [var, value] : visible.pins) o.env_choices[var] = value;
 
   const std::string run_dir = make_run_dir(o, target, backend.name());
+  HalfMadeDir half_made{run_dir};
   const fs::path rd(run_dir);
+  // The final identity must be writable even if pytest fills the disk.
+  state.reserve = std::make_unique<SpaceReserve>((rd / ".space_reserve").string(), 128 * 1024);
   const fs::path child_dir = rd / ".child";
+  state.child_dir = child_dir.string();
+  state.run_dir = run_dir;
   fs::create_directories(child_dir);
 
   // FlagGems' git state is only needed for the identity: ask git while the
@@ -275,8 +332,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
     env["ZL_ISOLATE_TUNER_CACHE"] = "1";
   }
 
-  Identity id;
-  const std::string run_id = stamp() + "-" + target.op + "-" + backend.name() + "-" + short_random();
+  Identity& id = state.id;
+  const std::string run_id = stamp() + "-" + safe_component(target.op) + "-" + backend.name() + "-" + short_random();
   autotune.run_id = run_id;
   id.set("schema", int64_t{1});
   id.set("run_id", run_id);
@@ -372,6 +429,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("zlcore_command", o.command_line);
   const std::string identity_path = (rd / "run_identity.json").string();
   id.write(identity_path);
+  half_made.keep = true;  // from here on the directory says what happened
+  state.identity_path = identity_path;
 
   std::string header;
   header += "zlcore run " + run_id + "\n";
@@ -407,6 +466,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   }
   for (const std::string& note : o.notes) header += "  note         " + note + "\n";
   header += "  run dir      " + run_dir + "\n";
+  // The op, the node and the paths are whatever was given: as printed, escaped.
+  header = printable_lines(header);
   write_file_atomic((rd / "header.txt").string(), header);
   if (!o.quiet) std::cout << header << std::flush;
 
@@ -416,6 +477,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   spec.cwd = provider.root();
   spec.log_path = (rd / "pytest.log").string();
   spec.echo = !o.quiet;
+  spec.echo_printable = true;
   spec.new_group = !o.same_process_group;
   ChildResult child;
   bool ran_warm = false;
@@ -441,7 +503,8 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
       id.set("worker.pid", int64_t{worker.pid()});
       id.write(identity_path);
       std::vector<std::string> pytest_args(argv.begin() + 3, argv.end());  // after `python -m pytest`
-      child = worker.run(pytest_args, env, spec.cwd, spec.log_path, o.timeout_s);
+      child = signals::interrupt_count() > 0 ? interrupted_before_start()
+                                             : worker.run(pytest_args, env, spec.cwd, spec.log_path, o.timeout_s);
       id.set("worker.healthy", worker.healthy());
       if (!worker.healthy()) id.set("worker.unhealthy_reason", worker.health_reason());
     } else {
@@ -451,7 +514,7 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
       id.write(identity_path);
     }
   }
-  if (!ran_warm) child = run_child(spec, o.timeout_s);
+  if (!ran_warm) child = signals::interrupt_count() > 0 ? interrupted_before_start() : run_child(spec, o.timeout_s);
 
   auto& a = id.alloc();
   rapidjson::Value plugins = merge_child_reports(id, child_dir);
@@ -535,14 +598,60 @@ int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opt
   id.set("ended", utc_now_iso());
   id.set("seconds", monotonic_seconds() - t_start);
   id.set("child_seconds", child.seconds);
+  // pytest (or what it imports) failing to write is a full disk too.
+  if (end.reason.find("No space left on device") != std::string::npos || end.reason.find("[Errno 28]") != std::string::npos) {
+    id.set("disk_full", true);
+  }
   id.write(identity_path);
   fs::remove_all(child_dir, ec);
 
   if (!o.quiet) {
-    std::cout << "\n" << format_results_table((rd / "results.jsonl").string());
-    std::cout << "status " << status << " (exit " << exit_code << ")  " << run_dir << "\n";
+    std::cout << "\n" << printable_lines(format_results_table((rd / "results.jsonl").string()));
+    std::cout << "status " << status << " (exit " << exit_code << ")  " << printable(run_dir) << "\n";
   }
   return exit_code;
+}
+
+}  // namespace
+
+int run_operator(const Backend& backend, const Plan& plan, const RunOptions& opts) {
+  // A Ctrl-C (a batch passes it to the op's process group) is counted, not
+  // fatal, from the start: however pytest runs, cold or in a warm worker,
+  // the run records `interrupted` in its identity and removes .child/.
+  signals::install();
+  RunState state;
+  state.t_start = monotonic_seconds();
+  state.quiet = opts.quiet;
+  try {
+    return run_operator_steps(backend, plan, opts, state);
+  } catch (const std::exception& e) {
+    if (state.identity_path.empty()) throw;  // nothing on disk says `running`
+    // The identity says `running`; whatever failed since (most likely the
+    // disk filled up: pytest's output, kernels.csv, the records), it must
+    // not keep saying so. A full disk gets the room kept for this.
+    const bool full = is_out_of_space(e);
+    if (state.reserve) state.reserve->release();
+    const std::string reason = full ? std::string("No space left on device: ") + e.what() : e.what();
+    Identity& id = state.id;
+    id.set("status", "failed");
+    id.set("exit_code", int64_t{kExitFailed});
+    id.set("reason", reason);
+    id.set("error", reason);
+    if (full) id.set("disk_full", true);
+    id.set("ended", utc_now_iso());
+    id.set("seconds", monotonic_seconds() - state.t_start);
+    try {
+      id.write(state.identity_path);
+    } catch (const std::exception&) {
+      // Nothing left to write with: the batch's row says what happened.
+    }
+    std::error_code ec;
+    fs::remove_all(state.child_dir, ec);
+    if (!full) throw;
+    if (!state.quiet) std::cout << "status failed (exit 1)  " << printable(state.run_dir) << "\n";
+    std::cerr << "zlcore: " << printable(reason) << "\n";
+    return kExitFailed;
+  }
 }
 
 }  // namespace zl

@@ -42,7 +42,10 @@ std::string preflight_line(const std::string& log) {
   const size_t at = log.rfind("PREFLIGHT_FAILED check=");
   if (at == std::string::npos) return "";
   const size_t end = log.find('\n', at);
-  return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  std::string line = log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  // pytest.exit() repeats it inside a banner: "!!! ... PREFLIGHT_FAILED ... !!!".
+  while (!line.empty() && (line.back() == '!' || line.back() == ' ' || line.back() == '\r')) line.pop_back();
+  return line;
 }
 
 // The last line of the log that looks like the reason pytest stopped.

@@ -87,6 +87,15 @@ bool WorkerSession::connect(const std::string& socket_path, double handshake_tim
       *error = "cannot connect to " + socket_path + ": " + std::strerror(e);
       return false;
     }
+    // The executor reaps the worker and leaves how it ended beside the
+    // socket: a worker that died before it bound (a --python that is not
+    // python) must not cost the op the whole wait.
+    std::ifstream ended(socket_path + ".exit");
+    std::string how;
+    if (std::getline(ended, how) && !how.empty()) {
+      *error = "the worker ended (" + how + ") before it was ready";
+      return false;
+    }
     usleep(20000);
   }
   std::string line;

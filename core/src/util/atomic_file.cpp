@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -17,6 +18,17 @@
 #include <stdexcept>
 
 namespace zl {
+
+WriteError::WriteError(const std::string& what, int error_number)
+    : std::runtime_error(what + ": " + std::strerror(error_number)), error_number_(error_number) {}
+
+bool is_out_of_space(const std::exception& e) {
+  const auto* w = dynamic_cast<const WriteError*>(&e);
+  if (w != nullptr) return w->error_number() == ENOSPC || w->error_number() == EDQUOT;
+  const auto* fe = dynamic_cast<const std::filesystem::filesystem_error*>(&e);
+  return fe != nullptr && (fe->code() == std::errc::no_space_on_device || fe->code().value() == EDQUOT);
+}
+
 namespace {
 
 void write_fully(int fd, const std::string& data, const std::string& path) {
@@ -26,7 +38,7 @@ void write_fully(int fd, const std::string& data, const std::string& path) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+      throw WriteError("cannot write " + path, errno);
     }
     p += n;
     left -= static_cast<size_t>(n);
@@ -64,7 +76,7 @@ int create_temp_beside(const std::string& path, std::string* tmp) {
     *tmp = dir + "." + name + "." + random_hex() + ".tmp";
     int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) return fd;
-    if (errno != EEXIST) throw std::runtime_error("cannot create " + *tmp + ": " + std::strerror(errno));
+    if (errno != EEXIST) throw WriteError("cannot create " + *tmp, errno);
   }
   throw std::runtime_error("cannot create a temporary file beside " + path + ": every name tried exists");
 }
@@ -86,7 +98,7 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   int fd = create_temp_beside(path, &tmp);
   try {
     write_fully(fd, contents, tmp);
-    if (fsync(fd) != 0) throw std::runtime_error("cannot sync " + tmp + ": " + std::strerror(errno));
+    if (fsync(fd) != 0) throw WriteError("cannot sync " + tmp, errno);
   } catch (...) {
     close(fd);
     unlink(tmp.c_str());
@@ -97,9 +109,28 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     unlink(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+    throw WriteError("cannot rename " + tmp + " to " + path, e);
   }
   sync_directory(path);
+}
+
+bool create_file_exclusive(const std::string& path, const std::string& contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return false;
+    throw WriteError("cannot create " + path, errno);
+  }
+  try {
+    write_fully(fd, contents, path);
+    if (fsync(fd) != 0) throw WriteError("cannot sync " + path, errno);
+  } catch (...) {
+    close(fd);
+    unlink(path.c_str());
+    throw;
+  }
+  close(fd);
+  sync_directory(path);
+  return true;
 }
 
 int open_for_append(const std::string& path) {
@@ -112,7 +143,7 @@ int open_for_append(const std::string& path) {
       throw std::runtime_error("cannot append to " + path +
                                ": it is a symbolic link, and zlcore does not follow links for files it writes");
     }
-    throw std::runtime_error("cannot append to " + path + ": " + std::strerror(e));
+    throw WriteError("cannot append to " + path, e);
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -133,9 +164,9 @@ void append_once(const std::string& path, const std::string& record, bool sync) 
   int e = errno;
   if (sync) fsync(fd);
   close(fd);
-  if (n != static_cast<ssize_t>(record.size())) {
-    throw std::runtime_error("cannot append to " + path + ": " + (n < 0 ? std::strerror(e) : "short write"));
-  }
+  if (n < 0) throw WriteError("cannot append to " + path, e);
+  // A short write is what a file system that just filled up gives.
+  if (n != static_cast<ssize_t>(record.size())) throw WriteError("cannot append to " + path, ENOSPC);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "printable.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/signals.hpp"
 
@@ -155,8 +156,25 @@ double ChildProcess::elapsed() const { return started_at_ > 0 ? monotonic_second
 void ChildProcess::write_out(const char* data, size_t n) {
   if (log_fd_ >= 0) write_all(log_fd_, data, n);
   if (!spec_.echo) return;
-  if (spec_.echo_prefix.empty()) {
+  if (spec_.echo_prefix.empty() && !spec_.echo_printable) {
     write_all(1, data, n);
+    return;
+  }
+  if (spec_.echo_prefix.empty()) {
+    // Escaped as it comes (pytest's progress dots must not wait for a line
+    // end); only a UTF-8 sequence split by the read waits for its rest.
+    partial_.append(data, n);
+    size_t cut = partial_.size();
+    for (size_t back = 1; back <= 3 && back <= partial_.size(); ++back) {
+      const auto c = static_cast<unsigned char>(partial_[partial_.size() - back]);
+      if ((c & 0xC0) == 0x80) continue;
+      const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      if (need > back) cut = partial_.size() - back;
+      break;
+    }
+    const std::string out = printable_lines(partial_.substr(0, cut));
+    write_all(1, out.data(), out.size());
+    partial_.erase(0, cut);
     return;
   }
   // With a prefix, echo whole lines only, so concurrent children interleave
@@ -164,7 +182,9 @@ void ChildProcess::write_out(const char* data, size_t n) {
   partial_.append(data, n);
   size_t start = 0, nl;
   while ((nl = partial_.find('\n', start)) != std::string::npos) {
-    std::string line = spec_.echo_prefix + partial_.substr(start, nl - start + 1);
+    std::string line = spec_.echo_prefix +
+                       (spec_.echo_printable ? printable(partial_.substr(start, nl - start)) + "\n"
+                                             : partial_.substr(start, nl - start + 1));
     write_all(1, line.data(), line.size());
     start = nl + 1;
   }
@@ -186,7 +206,7 @@ void ChildProcess::pump() {
     close(out_fd_);
     out_fd_ = -1;
     if (!partial_.empty()) {
-      std::string rest = spec_.echo_prefix + partial_ + "\n";
+      std::string rest = spec_.echo_prefix + (spec_.echo_printable ? printable(partial_) : partial_) + "\n";
       write_all(1, rest.data(), rest.size());
       partial_.clear();
     }

@@ -1,0 +1,360 @@
+// Reading ops_status.csv back, and repairing it. The file is the batch's
+// history: what zlcore appended is always whole records, but a person, a
+// spreadsheet or a full disk can leave a blank line, a stray quote, an extra
+// column or half a record in it. Each of those costs only itself: every
+// record that can be read is kept, and before the file is rewritten it is
+// copied aside, so a repair never deletes anything.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/batch.hpp"
+#include "zlcore/errors.hpp"
+
+namespace zl::batch {
+namespace {
+
+// One record from `pos`: quotes are special only at the start of a field (as
+// Python's csv reads them), so a stray quote inside a field is text; a quoted
+// field may hold line ends. Only '\n' ends a record ('\r' before it is
+// dropped).
+struct Scanned {
+  std::vector<std::string> fields;
+  size_t end = 0;              // just after the record's '\n' (or the text's end)
+  size_t first_line_end = 0;   // just after the first physical line
+  bool complete = false;       // ended by a '\n' outside quotes
+  bool multiline = false;      // a quoted field held a '\n'
+};
+
+Scanned scan_record(const std::string& t, size_t pos) {
+  Scanned r;
+  const size_t nl = t.find('\n', pos);
+  r.first_line_end = nl == std::string::npos ? t.size() : nl + 1;
+  std::string field;
+  bool quoted = false, at_start = true;
+  for (size_t i = pos; i < t.size(); ++i) {
+    const char c = t[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < t.size() && t[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        r.multiline = r.multiline || c == '\n';
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"' && at_start) {
+      quoted = true;
+      at_start = false;
+    } else if (c == ',') {
+      r.fields.push_back(std::move(field));
+      field.clear();
+      at_start = true;
+    } else if (c == '\n') {
+      if (i > pos && t[i - 1] == '\r' && !field.empty() && field.back() == '\r') field.pop_back();
+      r.fields.push_back(std::move(field));
+      r.end = i + 1;
+      r.complete = true;
+      return r;
+    } else {
+      field += c;
+      at_start = false;
+    }
+  }
+  r.fields.push_back(std::move(field));
+  r.end = t.size();
+  return r;
+}
+
+bool blank(const std::string& t, size_t from, size_t to) {
+  return std::all_of(t.begin() + static_cast<long>(from), t.begin() + static_cast<long>(to),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+}
+
+size_t count_newlines(const std::string& t, size_t from, size_t to) {
+  return static_cast<size_t>(std::count(t.begin() + static_cast<long>(from), t.begin() + static_cast<long>(to), '\n'));
+}
+
+bool to_int(const std::string& s, int* out) {
+  if (s.empty()) return true;
+  try {
+    size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used != s.size()) return false;
+    *out = v;
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// A few characters of a line, for a message (kept to one line).
+std::string excerpt(const std::string& t, size_t from) {
+  std::string s = t.substr(from, std::min<size_t>(48, t.size() - from));
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return s + (t.size() - from > 48 ? "..." : "");
+}
+
+// Column name -> index in the file's own header.
+using Layout = std::vector<size_t>;  // for each of zlcore's columns, its field index
+
+Layout our_layout() {
+  Layout l;
+  for (size_t i = 0; i < csv_columns().size(); ++i) l.push_back(i);
+  return l;
+}
+
+// The header's layout when it names every column of ours (maybe with more,
+// maybe in another order); empty when it does not.
+Layout layout_of(const std::vector<std::string>& header) {
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < header.size(); ++i) at.emplace(header[i], i);
+  Layout l;
+  for (const std::string& c : csv_columns()) {
+    auto it = at.find(c);
+    if (it == at.end()) return {};
+    l.push_back(it->second);
+  }
+  return l;
+}
+
+// A row from fields under a layout; the reason it is not one otherwise.
+std::string row_from(const std::vector<std::string>& f, const Layout& l, size_t width, OpRow* row) {
+  if (f.size() < width) {
+    return std::to_string(f.size()) + " field(s), the header has " + std::to_string(width);
+  }
+  auto at = [&](size_t column) -> const std::string& { return f[l[column]]; };
+  const auto status = parse_status(at(2));
+  if (!status) return "status '" + excerpt(at(2), 0) + "' is not one zlcore writes";
+  if (at(0).empty()) return "no op name";
+  OpRow r;
+  r.op = at(0);
+  r.test_node = at(1);
+  r.status = *status;
+  r.backend = at(5);
+  r.device_id = at(7);
+  r.timer = at(8);
+  r.bench_level = at(9);
+  r.started = at(10);
+  r.warmed_on = at(12);
+  r.run_dir = at(14);
+  r.reason = at(15);
+  if (!to_int(at(3), &r.exit_code) || !to_int(at(4), &r.signal) || !to_int(at(6), &r.device_index) ||
+      !to_int(at(13), &r.attempt)) {
+    return "a number field is not a whole number";
+  }
+  try {
+    size_t used = 0;
+    r.seconds = at(11).empty() ? 0 : std::stod(at(11), &used);
+    if (!at(11).empty() && used != at(11).size()) return "seconds '" + excerpt(at(11), 0) + "' is not a number";
+  } catch (const std::exception&) {
+    return "seconds '" + excerpt(at(11), 0) + "' is not a number";
+  }
+  *row = std::move(r);
+  return "";
+}
+
+// Whether a whole row of ours starts somewhere at or after `from`: tells a
+// stray quote (rows follow it) from a record torn mid-field (nothing does).
+bool row_follows(const std::string& t, size_t from) {
+  while (from < t.size()) {
+    const Scanned r = scan_record(t, from);
+    OpRow row;
+    if (r.complete && row_from(r.fields, our_layout(), csv_columns().size(), &row).empty()) return true;
+    from = r.first_line_end;
+  }
+  return false;
+}
+
+std::string utc_stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+// ops_status.csv.bak-<UTC time>, or with -2, -3 ... when that exists: an
+// older copy is never overwritten.
+std::string keep_copy(const std::string& path, const std::string& text) {
+  const std::string base = path + ".bak-" + utc_stamp();
+  for (int n = 1; n < 1000; ++n) {
+    const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
+    if (create_file_exclusive(name, text)) return name;
+  }
+  throw std::runtime_error("cannot keep a copy of " + path + ": every backup name tried exists");
+}
+
+std::string describe_repair(const StatusFile& f, const std::string& copy) {
+  std::vector<std::string> what;
+  if (!f.unreadable.empty()) {
+    std::string list;
+    for (size_t i = 0; i < f.unreadable.size() && i < 3; ++i) list += (i ? "; " : "") + f.unreadable[i];
+    if (f.unreadable.size() > 3) list += "; and " + std::to_string(f.unreadable.size() - 3) + " more";
+    what.push_back("left out " + std::to_string(f.unreadable.size()) + " record(s) that could not be read (" + list +
+                   ")");
+  }
+  if (f.dropped_tail) what.push_back("left out a torn last line");
+  if (f.blank_lines > 0) what.push_back("dropped " + std::to_string(f.blank_lines) + " blank line(s)");
+  if (f.rows_with_extra_fields > 0) {
+    what.push_back("dropped the extra fields of " + std::to_string(f.rows_with_extra_fields) + " row(s)");
+  }
+  if (!f.header_problem.empty()) what.push_back("rewrote the header (" + f.header_problem + ")");
+  std::string out = "ops_status.csv repaired: kept " + std::to_string(f.rows.size()) + " row(s)";
+  for (const std::string& w : what) out += "; " + w;
+  return out + (copy.empty() ? "" : "; the file as it was is in " + std::filesystem::path(copy).filename().string());
+}
+
+}  // namespace
+
+StatusFile parse_status_text(const std::string& text, const std::string& shown) {
+  StatusFile out;
+  out.valid_bytes = text.size();
+  const size_t ours = csv_columns().size();
+  Layout layout;         // empty until the header (or a first row) is seen
+  size_t width = ours;   // fields in the file's header
+  size_t pos = 0, line = 1;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const size_t line_end = nl == std::string::npos ? text.size() : nl;
+    if (blank(text, pos, line_end)) {
+      if (nl == std::string::npos) break;  // trailing spaces: nothing lost
+      ++out.blank_lines;
+      pos = nl + 1;
+      ++line;
+      continue;
+    }
+    const Scanned r = scan_record(text, pos);
+    const std::string where = "line " + std::to_string(line) + ": ";
+    if (!r.complete) {
+      if (r.multiline && row_follows(text, r.first_line_end)) {
+        // A quote opened and never closed swallowed rows after it: a stray
+        // quote, not a record cut short. Only its own line is lost; the rest
+        // are read again on their own.
+        out.unreadable.push_back(where + "a quoted field that never closes");
+        pos = r.first_line_end;
+        ++line;
+        continue;
+      }
+      out.dropped_tail = true;
+      out.valid_bytes = pos;
+      break;
+    }
+    auto skip = [&](const std::string& why) {
+      out.unreadable.push_back(where + why);
+      // A record that ran over several lines and still did not read: trust
+      // only that its first line is bad.
+      const size_t next = r.multiline ? r.first_line_end : r.end;
+      line += count_newlines(text, pos, next);
+      pos = next;
+    };
+    if (layout.empty()) {
+      if (r.fields == csv_columns()) {
+        layout = our_layout();
+        pos = r.end;
+        ++line;
+        continue;
+      }
+      if (Layout l = layout_of(r.fields); !l.empty()) {
+        layout = l;
+        width = r.fields.size();
+        out.header_problem = "its columns were not zlcore's own, in zlcore's order";
+        pos = r.end;
+        ++line;
+        continue;
+      }
+      OpRow probe;
+      if (row_from(r.fields, our_layout(), ours, &probe).empty()) {
+        layout = our_layout();  // no header, but rows of ours: read them
+        out.header_problem = "it was missing";
+      } else {
+        skip("neither zlcore's header nor a row");
+        continue;
+      }
+    } else if (r.fields == csv_columns()) {
+      skip("the header again");
+      continue;
+    }
+    OpRow row;
+    if (r.multiline && r.fields.size() != width) {
+      skip(std::to_string(r.fields.size()) + " field(s) over several lines, the header has " + std::to_string(width));
+      continue;
+    }
+    if (const std::string why = row_from(r.fields, layout, width, &row); !why.empty()) {
+      skip(why);
+      continue;
+    }
+    if (r.fields.size() > width) ++out.rows_with_extra_fields;
+    out.rows.push_back(std::move(row));
+    line += count_newlines(text, pos, r.end);
+    pos = r.end;
+  }
+  if (layout.empty()) {
+    if (!out.unreadable.empty()) {
+      throw UsageError(shown + " is not a zlcore batch's ops_status.csv (neither its header nor a row zlcore writes; " +
+                       "it begins '" + excerpt(text, 0) + "'); move it away or choose another --out");
+    }
+    out.header_problem = text.empty() ? "the file was empty" : "it was missing";
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, std::string>> current_run_dirs(const std::string& text) {
+  size_t pos = 0;
+  while (pos < text.size() && blank(text, pos, std::min(text.find('\n', pos), text.size()))) {
+    const size_t nl = text.find('\n', pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  const Scanned header = scan_record(text, pos);
+  if (!header.complete) return std::nullopt;
+  const auto op_at = std::find(header.fields.begin(), header.fields.end(), "op");
+  const auto dir_at = std::find(header.fields.begin(), header.fields.end(), "run_dir");
+  if (op_at == header.fields.end() || dir_at == header.fields.end()) return std::nullopt;
+  const size_t op_i = static_cast<size_t>(op_at - header.fields.begin());
+  const size_t dir_i = static_cast<size_t>(dir_at - header.fields.begin());
+  std::map<std::string, std::string> out;
+  for (pos = header.end; pos < text.size();) {
+    const Scanned r = scan_record(text, pos);
+    // Only whole records; one over several lines only when it has the
+    // header's fields (a quoted line end), not when a stray quote ran on.
+    if (!r.complete) break;
+    const bool whole = !r.multiline || r.fields.size() == header.fields.size();
+    if (whole && r.fields.size() > std::max(op_i, dir_i) && !r.fields[op_i].empty()) {
+      out[r.fields[op_i]] = r.fields[dir_i];
+    }
+    pos = whole ? r.end : r.first_line_end;
+  }
+  return out;
+}
+
+StatusFile read_status_csv(const std::string& path) { return parse_status_text(read_file(path), path); }
+
+void prepare_status_csv(const std::string& path, std::string* note) {
+  if (!std::filesystem::exists(path)) {
+    write_file_atomic(path, csv_header());
+    return;
+  }
+  const std::string text = read_file(path);
+  const StatusFile f = parse_status_text(text, path);
+  if (!f.needs_repair()) return;
+  // Only whitespace: nothing to keep a copy of.
+  const std::string copy = blank(text, 0, text.size()) ? "" : keep_copy(path, text);
+  std::string fixed = csv_header();
+  for (const OpRow& r : f.rows) fixed += csv_record(r);
+  write_file_atomic(path, fixed);
+  if (note) *note = describe_repair(f, copy);
+}
+
+}  // namespace zl::batch

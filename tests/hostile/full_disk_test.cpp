@@ -1,0 +1,100 @@
+// Issue 20, item 8: a batch into a full file system recorded one row, then
+// died (`cannot append to logs/...`): later ops got no row and identities
+// stayed `running`. Now the op that hit the full disk is recorded `failed`
+// with `No space left on device`, no other op starts, the batch's identity
+// says `failed`, no identity is left `running`, and --resume finishes the
+// batch once space is freed. Room for those last writes is kept aside
+// (.space_reserve) from the start.
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "batch_util.hpp"
+
+namespace {
+
+using hostile::TempDir;
+using zl::batch::Status;
+namespace fs = std::filesystem;
+
+// Writes until the file system says no, in smaller and smaller pieces, so
+// not even a page is left.
+void fill(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const std::string block(1 << 16, 'x');
+  for (size_t piece = block.size(); piece >= 1; piece /= 4) {
+    while (::write(fd, block.data(), piece) == static_cast<ssize_t>(piece)) {
+    }
+  }
+  ::close(fd);
+}
+
+class Mounted {
+ public:
+  explicit Mounted(const fs::path& at) : at_(at) {
+    fs::create_directories(at);
+    ok_ = ::mount("tmpfs", at.c_str(), "tmpfs", 0, "size=8m") == 0;
+    why_ = ok_ ? "" : std::strerror(errno);
+  }
+  ~Mounted() {
+    if (ok_) ::umount2(at_.c_str(), MNT_DETACH);
+  }
+  bool ok() const { return ok_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  fs::path at_;
+  bool ok_ = false;
+  std::string why_;
+};
+
+TEST(FullDisk, TheBatchStopsCleanlyAndResumeFinishesIt) {
+  TempDir tmp;
+  Mounted disk(tmp / "disk");
+  if (!disk.ok()) GTEST_SKIP() << "cannot mount a small tmpfs here (" << disk.why() << "); needs root";
+  hostile::TagGuard guard(hostile::new_tag());
+  const fs::path out = tmp / "disk" / "b";
+  hostile::Started batch = hostile::start_zlcore(hostile::batch_args(out, "sleep,ok1,ok2"), tmp.path(),
+                                                 hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "3"}}));
+  ASSERT_TRUE(hostile::wait_until(
+      [&] { return hostile::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts"); }, 60))
+      << hostile::describe(hostile::finish(batch, 1));
+  fill(tmp / "disk" / "filler");
+  hostile::Ran r = hostile::finish(batch, 120);
+
+  EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << hostile::describe(r);
+  EXPECT_NE(r.out.find("No space left on device (op sleep): no more ops start; free space, then --resume"),
+            std::string::npos)
+      << hostile::describe(r);
+  auto rows = hostile::rows_of(out);
+  ASSERT_EQ(rows.size(), 1u) << hostile::describe(r);
+  EXPECT_EQ(rows[0].op, "sleep");
+  EXPECT_EQ(rows[0].status, Status::failed);
+  EXPECT_EQ(rows[0].reason.rfind("No space left on device", 0), 0u) << rows[0].reason;
+  const std::string identity = hostile::slurp(out / "runs" / "sleep" / "run_identity.json");
+  EXPECT_NE(identity.find("\"status\": \"failed\""), std::string::npos) << identity;
+  EXPECT_NE(identity.find("\"disk_full\": true"), std::string::npos) << identity;
+  EXPECT_FALSE(fs::exists(out / "runs" / "sleep" / ".child"));
+  for (const auto& e : fs::directory_iterator(out / "runs")) {
+    EXPECT_EQ(hostile::slurp(e.path() / "run_identity.json").find("\"running\""), std::string::npos) << e.path();
+  }
+  EXPECT_FALSE(fs::exists(out / "runs" / "ok1")) << "an op started after the disk was full";
+  const std::string batch_identity = hostile::slurp(out / "batch_identity.json");
+  EXPECT_NE(batch_identity.find("\"status\": \"failed\""), std::string::npos) << batch_identity;
+  EXPECT_NE(batch_identity.find("No space left on device"), std::string::npos) << batch_identity;
+
+  fs::remove(tmp / "disk" / "filler");
+  r = hostile::zlcore(hostile::batch_args(out, "sleep,ok1,ok2", {"--resume"}), tmp.path(),
+                      hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "0.1"}}), 120);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  rows = hostile::rows_of(out);
+  ASSERT_EQ(rows.size(), 4u) << hostile::describe(r);
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].status, Status::passed) << rows[i].op;
+  EXPECT_NE(hostile::slurp(out / "batch_identity.json").find("\"status\": \"finished\""), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,122 @@
+// Issue 20, item 3: --resume did not see ops still running. After `kill -9`
+// of a --cold batch its op kept running as an orphan; --resume moved the
+// orphan's directory aside and started the op again, and the orphan then
+// wrote into the new attempt's results: two runs on one device at once. Each
+// op in flight now leaves a lease, and --resume waits for a live orphan
+// (recording what it measured) or, with --orphans kill, kills its group,
+// saying which; the orphan's directory is never reused while it lives.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "batch_util.hpp"
+
+namespace {
+
+using hostile::TempDir;
+using zl::batch::Status;
+namespace fs = std::filesystem;
+
+// A --cold batch of `sleep` (long) and ok1, SIGKILLed while sleep runs: the
+// orphan is left running. Returns its lease's text.
+std::string kill_batch_mid_op(const TempDir& tmp, const fs::path& out, const std::string& tag) {
+  hostile::Started batch =
+      hostile::start_zlcore(hostile::batch_args(out, "sleep,ok1", {"--cold"}), tmp.path(),
+                            hostile::batch_env(tmp, tag, {{"ZL_SLEEP_OP_SECONDS", "4"}}));
+  const fs::path lease = out / "leases" / "sleep.json";
+  EXPECT_TRUE(hostile::wait_until(
+      [&] {
+        return fs::exists(lease) && hostile::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts");
+      },
+      60))
+      << hostile::describe(hostile::finish(batch, 1));
+  ::kill(batch.pid, SIGKILL);
+  hostile::finish(batch, 10);
+  return hostile::slurp(lease);
+}
+
+size_t result_lines(const fs::path& run) { return hostile::count_lines(hostile::slurp(run / "results.jsonl")); }
+
+TEST(ResumeOrphans, ALiveOrphanIsWaitedForAndItsResultKept) {
+  TempDir tmp;
+  hostile::TagGuard guard(hostile::new_tag());
+  const fs::path out = tmp / "b";
+  const std::string lease = kill_batch_mid_op(tmp, out, guard.tag());
+  ASSERT_NE(lease.find("\"op\": \"sleep\""), std::string::npos) << lease;
+  ASSERT_FALSE(hostile::tagged(guard.tag()).empty()) << "the orphan should still be running";
+
+  hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "sleep,ok1", {"--cold", "--resume"}), tmp.path(),
+                                   hostile::batch_env(tmp, guard.tag()), 120);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_NE(r.out.find("op sleep: its run from an earlier batch is still running (pid "), std::string::npos)
+      << hostile::describe(r);
+  EXPECT_NE(r.out.find("; waiting for it to end (--orphans kill stops it instead)"), std::string::npos)
+      << hostile::describe(r);
+  EXPECT_NE(r.out.find("op sleep: its earlier run ended passed; recorded"), std::string::npos) << hostile::describe(r);
+  const auto rows = hostile::rows_of(out);
+  ASSERT_EQ(rows.size(), 2u) << hostile::describe(r);
+  EXPECT_EQ(rows[0].op, "sleep");
+  EXPECT_EQ(rows[0].status, Status::passed);
+  EXPECT_EQ(rows[0].run_dir, "runs/sleep");
+  EXPECT_NE(rows[0].reason.find("recorded by --resume"), std::string::npos) << rows[0].reason;
+  EXPECT_EQ(rows[1].op, "ok1");
+  // The orphan's directory was never moved or shared: one run's rows.
+  EXPECT_EQ(result_lines(out / "runs" / "sleep"), 1u);
+  EXPECT_FALSE(fs::exists(out / "runs" / "sleep.attempt1"));
+  EXPECT_FALSE(fs::exists(out / "leases" / "sleep.json"));
+  EXPECT_TRUE(hostile::tagged(guard.tag()).empty());
+}
+
+TEST(ResumeOrphans, OrphansKillStopsItsGroupAndNeverReusesItsDirectory) {
+  TempDir tmp;
+  hostile::TagGuard guard(hostile::new_tag());
+  const fs::path out = tmp / "b";
+  kill_batch_mid_op(tmp, out, guard.tag());
+  ASSERT_FALSE(hostile::tagged(guard.tag()).empty()) << "the orphan should still be running";
+
+  hostile::Ran r =
+      hostile::zlcore(hostile::batch_args(out, "sleep,ok1", {"--cold", "--resume", "--orphans", "kill"}), tmp.path(),
+                      hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "0.2"}}), 120);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_NE(r.out.find("; killing its processes (--orphans kill)"), std::string::npos) << hostile::describe(r);
+  const auto rows = hostile::rows_of(out);
+  ASSERT_EQ(rows.size(), 2u) << hostile::describe(r);
+  for (const auto& row : rows) EXPECT_EQ(row.status, Status::passed) << row.op;
+  // The killed run stays aside, whole; the new attempt has only its own rows.
+  EXPECT_TRUE(fs::exists(out / "runs" / "sleep.attempt1" / "run_identity.json"));
+  EXPECT_EQ(result_lines(out / "runs" / "sleep.attempt1"), 0u) << "the killed run cannot have measured";
+  EXPECT_EQ(result_lines(out / "runs" / "sleep"), 1u);
+  EXPECT_TRUE(hostile::tagged(guard.tag()).empty());
+}
+
+// A lease is a file in a directory others may write: one naming a process
+// that does not work for this batch must not make --resume kill it.
+TEST(ResumeOrphans, AForgedLeaseKillsNothing) {
+  TempDir tmp;
+  hostile::TagGuard guard(hostile::new_tag());
+  hostile::Started victim = hostile::start({"/bin/sleep", "30"}, {{"ZL_HOSTILE_TAG", guard.tag()}}, tmp.path());
+  ASSERT_GT(victim.pid, 0);
+  const std::string stat = hostile::slurp("/proc/" + std::to_string(victim.pid) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::vector<std::string> f;
+  for (std::string w; fields >> w;) f.push_back(w);
+  std::string boot = hostile::slurp("/proc/sys/kernel/random/boot_id");
+  boot.erase(boot.find_last_not_of("\n") + 1);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const fs::path out = tmp / "b";
+  hostile::spit(out / "ops_status.csv", zl::batch::csv_header());
+  hostile::spit(out / "leases" / "ok1.json",
+                "{\"op\": \"ok1\", \"run_dir\": \"runs/ok1\", \"batch_dir\": \"" + out.string() +
+                    "\", \"pid\": " + std::to_string(victim.pid) + ", \"pgid\": " + f[2] +
+                    ", \"start_ticks\": " + f[19] + ", \"boot_id\": \"" + boot + "\", \"host\": \"" + host + "\"}\n");
+  hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1", {"--cold", "--resume", "--orphans", "kill"}),
+                                   tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(r.out.find("killing"), std::string::npos) << hostile::describe(r);
+  EXPECT_EQ(::kill(victim.pid, 0), 0) << "the forged lease's process was killed";
+  EXPECT_FALSE(fs::exists(out / "leases" / "ok1.json"));
+  ::kill(victim.pid, SIGKILL);
+  hostile::finish(victim, 5);
+}
+
+}  // namespace

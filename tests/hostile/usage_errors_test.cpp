@@ -1,0 +1,68 @@
+// Issue 20, item 11: usage errors that came out as `internal error`, exit 1:
+// `--shape-mode file` without a file (run and batch), and a batch --out that
+// is a file or cannot be written. Each is one line now, with the exit code
+// docs/cli.md gives it: 2, a bad command line (a shape file that is named but
+// missing is the preflight check, exit 3).
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "batch_util.hpp"
+
+namespace {
+
+using hostile::TempDir;
+namespace fs = std::filesystem;
+
+void expect_one_line(const hostile::Ran& r, int code, const std::string& line) {
+  EXPECT_EQ(r.exit_code, code) << hostile::describe(r);
+  EXPECT_EQ(r.err, line + "\n") << hostile::describe(r);
+}
+
+const std::string kNoShapeFile = "zlcore: --shape-mode file needs a shape file: give --shape-file F (or SHAPE_FILE)";
+const std::string kNoShapeFileEnv = "zlcore: SHAPE_MODE=file needs a shape file: give --shape-file F (or SHAPE_FILE)";
+
+TEST(UsageErrors, ShapeModeFileWithoutAFile) {
+  TempDir tmp;
+  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host",
+                                    "--flaggems-dir", ZL_FAULT_SUITE, "--op", "ok1", "--python", "/usr/bin/python3",
+                                    "--shape-mode", "file", "--out", (tmp / "r").string()},
+                                   tmp.path());
+  expect_one_line(r, 2, kNoShapeFile);
+  EXPECT_FALSE(fs::exists(tmp / "r"));
+  r = hostile::zlcore(hostile::batch_args(tmp / "b", "ok1", {"--shape-mode", "file"}), tmp.path());
+  expect_one_line(r, 2, kNoShapeFile);
+  r = hostile::zlcore(hostile::batch_args(tmp / "b", "ok1"), tmp.path(), {{"SHAPE_MODE", "file"}});
+  expect_one_line(r, 2, kNoShapeFileEnv);
+  EXPECT_FALSE(fs::exists(tmp / "b")) << "a batch that cannot run created its directory";
+}
+
+TEST(UsageErrors, ABatchOutThatIsAFile) {
+  TempDir tmp;
+  hostile::spit(tmp / "taken", "a file\n");
+  hostile::Ran r = hostile::zlcore(hostile::batch_args(tmp / "taken", "ok1"), tmp.path());
+  expect_one_line(r, 2, "zlcore: --out " + (tmp / "taken").string() + " is a file, not a directory; choose another --out");
+  r = hostile::zlcore(hostile::batch_args(tmp / "taken" / "b", "ok1"), tmp.path());
+  expect_one_line(r, 2, "zlcore: cannot create --out " + (tmp / "taken" / "b").string() + ": Not a directory");
+  EXPECT_EQ(hostile::slurp(tmp / "taken"), "a file\n");
+}
+
+// Root writes anywhere it has a file system to write: a read-only mount is
+// the one place it cannot.
+TEST(UsageErrors, ABatchOutThatCannotBeWritten) {
+  TempDir tmp;
+  const fs::path ro = tmp / "ro";
+  fs::create_directories(ro);
+  if (::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=1m") != 0) {
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here (" << std::strerror(errno) << "); needs root";
+  }
+  hostile::Ran in_it = hostile::zlcore(hostile::batch_args(ro, "ok1"), tmp.path());
+  hostile::Ran below = hostile::zlcore(hostile::batch_args(ro / "b", "ok1"), tmp.path());
+  ::umount(ro.c_str());
+  expect_one_line(in_it, 2, "zlcore: cannot write in --out " + ro.string() + ": Read-only file system");
+  expect_one_line(below, 2, "zlcore: cannot create --out " + (ro / "b").string() + ": Read-only file system");
+}
+
+}  // namespace
