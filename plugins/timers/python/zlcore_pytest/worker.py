@@ -18,7 +18,7 @@ the batch starts a fresh worker. Ops that need cold caches never come here.
 
 Why not fork after the imports: `import flag_gems` initializes the device runtime,
 and a process forked after that cannot use it; forking after torch+triton only
-would still pay FlagGems' ~5 s per op (/work/shared/FACTS.md section 2).
+would still pay FlagGems' ~5 s per op (docs/warm-workers.md).
 """
 
 import argparse
