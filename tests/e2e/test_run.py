@@ -199,3 +199,15 @@ def test_unknown_backend_is_one_line_and_exit_2(tmp_path):
     r = zl("run", "--backend", "tpu", "--flaggems-dir", str(SUITE), "--op", "abs")
     assert r.returncode == 2
     assert r.stderr.startswith("zlcore: unknown backend 'tpu'") and len(r.stderr.splitlines()) == 1
+
+
+def test_plain_autotune_winners_are_kept_in_the_tuner_cache_unless_the_user_says_otherwise(tmp_path, monkeypatch):
+    # Without it every process re-tunes @triton.autotune kernels and two runs on one cache
+    # may time different kernels (the H200 A/A of session 7: all its false verdicts).
+    monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
+    r = zl(*run_args(tmp_path / "unset"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert identity(tmp_path / "unset")["env"]["TRITON_CACHE_AUTOTUNING"] == "1"
+    r = zl(*run_args(tmp_path / "off"), env={"TRITON_CACHE_AUTOTUNING": "0"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert identity(tmp_path / "off")["env"]["TRITON_CACHE_AUTOTUNING"] == "0"

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -289,6 +290,14 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     throw UsageError("--replay-from / REPLAY_FROM implies --autotune replay, not '" + s.mode + "'");
   }
   s.child_env["ZL_AUTOTUNE_MODE"] = s.mode;
+  // Plain @triton.autotune keeps its winners in memory, so every process
+  // re-tunes and may pick another config: on the H200, two default batches on
+  // one tuner cache ran different batch_norm and layer_norm kernels, and all
+  // 11 false FASTER/SLOWER rows of the A/A came from those two ops. Triton's
+  // own switch keeps the winners in TRITON_CACHE_DIR (the cache this run
+  // uses, isolated or shared), so one cache means one set of winners. A value
+  // in zlcore's environment (0 included) is the user's and is left alone.
+  if (std::getenv("TRITON_CACHE_AUTOTUNING") == nullptr) s.child_env["TRITON_CACHE_AUTOTUNING"] = "1";
   if (s.mode == "record") {
     fs::path records = fs::path(run_dir) / "autotune_records";
     fs::create_directories(records);

@@ -352,6 +352,7 @@ class _State:
         self.records_written = 0
         self.winners_noted = 0  # plain-autotune winners seen (record mode)
         self.winners_tuned = 0  # ... of which this process benchmarked
+        self.winners_from_disk = 0  # ... of which Triton's disk autotune cache served
         self.record_files = []
 
     def winners_digest(self):
@@ -377,6 +378,7 @@ class _State:
             "records_written": self.records_written,
             "winners_noted": self.winners_noted,
             "winners_tuned": self.winners_tuned,
+            "winners_from_disk": self.winners_from_disk,
             "record_files": self.record_files,
             "replay_source": self.replay_dir or None,
             "replay_misses": self.miss_count,
@@ -484,6 +486,11 @@ def note_winners(tuner, items, benchmarked):
         # the same winner tuned or loaded is the same record.
         STATE.winners_noted += 1
         STATE.winners_tuned += 1 if benchmarked else 0
+        if not benchmarked and STATE.mode != "replay":
+            # Chosen without a benchmark outside a replay: Triton loaded it from
+            # its disk autotune cache (TRITON_CACHE_AUTOTUNING), a winner this
+            # run inherited from an earlier run on the same cache.
+            STATE.winners_from_disk += 1
 
 
 def note_lookup(tuner, nargs, kwargs, hit):
