@@ -37,6 +37,12 @@ enum class Winners {
   own,     // --winners own: each side tunes in its own tuner cache, in warm workers
 };
 
+// What a row's test values are (docs/ab.md, "How rounds combine").
+enum class Samples {
+  rounds,      // one value per round and side: the median of that round's placement medians
+  placements,  // every round's placement medians, pooled
+};
+
 struct Options {
   std::string backend;
   std::string backend_dir;
@@ -56,6 +62,7 @@ struct Options {
   std::vector<std::string> dtypes;
   double timeout_s = 600;
   int retries = 1;  // a failed round runs again on both sides this many times
+  Samples samples = Samples::rounds;
   compare::Options compare;
   bool fail_on_regression = false;
   SideSpec a, b;
@@ -96,10 +103,11 @@ std::vector<RoundLine> read_rounds_csv(const std::string& path);
 // ---- pool -------------------------------------------------------------------
 
 // One side of the report: for each op, the rounds' run directories of that
-// side pooled into one run whose rows carry every round's per-placement
-// medians (docs/ab.md, "How rounds combine").
+// side pooled into one run whose rows carry, as their test values, one value
+// per round or every round's per-placement medians (docs/ab.md, "How rounds
+// combine").
 compare::Side pool_side(const std::string& label, const std::string& shown,
-                        const std::map<std::string, std::vector<std::string>>& runs_by_op);
+                        const std::map<std::string, std::vector<std::string>>& runs_by_op, Samples samples);
 
 // ---- the whole A/B ----------------------------------------------------------
 

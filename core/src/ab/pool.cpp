@@ -1,13 +1,14 @@
 // How rounds combine (docs/ab.md): every round of a side measures each row on
-// its own input placements, and each placement's median is a draw of the
-// row's latency. A side's rounds are draws of the same thing, taken at
-// interleaved times, so they are pooled: the row's test values are every
-// round's placement medians together, its latency their mean (the
-// expectation over layouts, as one run defines it), and compare's own
-// verdict (Mann-Whitney over the pooled values, Hodges-Lehmann interval)
-// decides the row as it would for two runs.
+// its own input placements. A round is one process at one time: whatever
+// slowed it (a neighbour busy for a second, the process's own layout) moves
+// all its placements together, so by default a round contributes one value,
+// the median of its placement medians, and compare's own verdict
+// (Mann-Whitney, Hodges-Lehmann interval) runs over the rounds. With
+// --samples placements every round's placement medians are pooled instead:
+// more values, but a test that trusts them as independent.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "zlcore/ab.hpp"
@@ -23,6 +24,21 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A round's value of a row: the median of its placements (of its repeats in
+// older runs, else its latency); nullopt when it has none.
+std::optional<double> round_value(const compare::ResultRow& r) {
+  const std::vector<double>& v = compare::test_values(r);
+  if (!v.empty()) return median(v);
+  if (r.latency_ms && *r.latency_ms > 0) return *r.latency_ms;
+  return std::nullopt;
+}
+
 double spread_pct(std::vector<double> v) {
   if (v.size() < 2) return 0;
   std::sort(v.begin(), v.end());
@@ -33,7 +49,7 @@ double spread_pct(std::vector<double> v) {
 // One op's rounds into one run: the first round's identity stands for the
 // caliber (every round ran the same settings; the first is what the check
 // before the rounds saw), the rows are pooled.
-compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std::string& dir) {
+compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std::string& dir, Samples samples) {
   compare::RunInfo out = rounds.front();
   out.dir = dir;
   out.rows.clear();
@@ -56,8 +72,9 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
     p.placements_ms.clear();
     p.samples_ms.clear();
     p.unusable_samples = 0;
-    std::vector<double> latencies, bases;
+    std::vector<double> latencies, bases, per_round;
     for (const compare::ResultRow* r : parts) {
+      if (auto v = round_value(*r)) per_round.push_back(*v);
       p.placements_ms.insert(p.placements_ms.end(), r->placements_ms.begin(), r->placements_ms.end());
       p.samples_ms.insert(p.samples_ms.end(), r->samples_ms.begin(), r->samples_ms.end());
       p.unusable_samples += r->unusable_samples;
@@ -66,6 +83,11 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
       if (r->latency_base_ms) bases.push_back(*r->latency_base_ms);
       // A row timed by another timer in some round is not like for like.
       if (r->timer != p.timer && p.error.empty()) p.error = "timer " + p.timer + " in one round, " + r->timer + " in another";
+    }
+    if (samples == Samples::rounds) {
+      // The rounds are the test values; compare reads them as placements.
+      p.placements_ms = per_round;
+      p.samples_ms.clear();
     }
     const std::vector<double>& values = p.placements_ms.empty() ? p.samples_ms : p.placements_ms;
     if (!values.empty()) {
@@ -85,7 +107,7 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
 }  // namespace
 
 compare::Side pool_side(const std::string& label, const std::string& shown,
-                        const std::map<std::string, std::vector<std::string>>& runs_by_op) {
+                        const std::map<std::string, std::vector<std::string>>& runs_by_op, Samples samples) {
   compare::Side side;
   side.label = label;
   side.path = shown;
@@ -98,7 +120,7 @@ compare::Side pool_side(const std::string& label, const std::string& shown,
       for (compare::RunInfo& r : one.runs) rounds.push_back(std::move(r));
     }
     if (rounds.empty()) continue;
-    side.runs.push_back(pool_op(rounds, shown + "/runs/" + batch::op_dir_name(op)));
+    side.runs.push_back(pool_op(rounds, shown + "/runs/" + batch::op_dir_name(op), samples));
   }
   return side;
 }

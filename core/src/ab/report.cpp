@@ -72,8 +72,11 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
                 (o.calibrate ? ", side A run twice a round (A, A2) for the A/A" : "") + "; devices " +
                 std::to_string(o.devices.size()));
   out.push_back("winners: " + std::string(winners_text(o.winners)));
-  out.push_back("samples: each row pools every round's per-placement medians per side; the verdict is compare's "
-                "(Mann-Whitney over the pooled values, Hodges-Lehmann interval)");
+  out.push_back(o.samples == Samples::rounds
+                    ? "samples: one value per round and side (the median of its placement medians); the verdict is "
+                      "compare's (Mann-Whitney over the rounds, Hodges-Lehmann interval; 5 rounds a side at least)"
+                    : "samples: every round's per-placement medians pooled per side (--samples placements); the "
+                      "verdict is compare's (Mann-Whitney over the pooled values, Hodges-Lehmann interval)");
   for (const auto& [op, n] : s.rounds_done) {
     if (n < o.rounds) out.push_back("op " + op + ": " + std::to_string(n) + " of " + std::to_string(o.rounds) + " rounds measured");
   }
@@ -104,7 +107,7 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
   auto side_of = [&](const std::string& label) {
     auto it = s.runs.find(label);
     static const std::map<std::string, std::vector<std::string>> none;
-    return pool_side(label, ab_dir + " (" + label + ")", it == s.runs.end() ? none : it->second);
+    return pool_side(label, ab_dir + " (" + label + ")", it == s.runs.end() ? none : it->second, o.samples);
   };
   const compare::Report report = compare::compare(side_of("A"), side_of("B"), o.compare);
   std::unique_ptr<compare::Calibration> aa;

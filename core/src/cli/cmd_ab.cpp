@@ -94,6 +94,7 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
       ("ops", po::value<std::string>(), "ops a,b,c (the suite's marks)")
       ("ops-file", po::value<std::string>(), "ops file, as for batch")
       ("rounds", po::value<std::string>(), "rounds per op (default 6; --resume may raise it)")
+      ("samples", po::value<std::string>(), "a row's test values: rounds (default: one per round, the median of its placements) or placements (every round's placements pooled)")
       ("calibrate", "every round also runs side A a second time (A2): the A/A of this run and its false-verdict rate")
       ("devices", po::value<std::string>(), "device indices: all (default: the first), 0,2 or ranges; rounds spread over them")
       ("out", po::value<std::string>(), "the A/B directory (required)")
@@ -145,6 +146,12 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
     const std::string w = vm["winners"].as<std::string>();
     if (w == "own") o.winners = ab::Winners::own;
     else if (w != "record") throw UsageError("ab: --winners '" + w + "' is not allowed; use record or own");
+  }
+
+  if (vm.count("samples")) {
+    const std::string v = vm["samples"].as<std::string>();
+    if (v == "placements") o.samples = ab::Samples::placements;
+    else if (v != "rounds") throw UsageError("ab: --samples '" + v + "' is not allowed; use rounds or placements");
   }
 
   const double threshold_pct = vm["threshold"].as<double>();
