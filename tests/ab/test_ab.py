@@ -201,3 +201,25 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     # A resume that changes a setting that changes numbers is refused.
     r = ab("--a", SUITE, "--b", SUITE, "--b-env", "X=1", "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume")
     assert r.returncode == 2 and "b-env" in r.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("ZL_VENDOR_DIR"), reason="run through ctest (needs the fake backend)")
+def test_rounds_spread_over_devices_and_each_round_stays_on_one(tmp_path):
+    # The multi-device fake backend of tests/loader, timed by the host timer
+    # on the example suite (NumPy): what is checked is where rounds ran.
+    out = tmp_path / "multi"
+    suite = SRC / "examples" / "suite"
+    e = env()
+    e["ZL_FAKE_DEVICE_COUNT"] = "2"
+    r = subprocess.run([ZLCORE, "--backend-dir", os.environ["ZL_VENDOR_DIR"], "ab", "--backend", "fakegpu",
+                        "--timer", "host", "--devices", "0,1", "--a", str(suite), "--b", str(suite), "--ops", "abs",
+                        "--dtypes", "float32", "--rounds", "5", "--out", str(out)],
+                       capture_output=True, text=True, env=e, timeout=600)
+    print(r.stdout[-2000:], r.stderr[-2000:])
+    assert r.returncode == 0, r.stdout + r.stderr
+    runs = [l for l in rounds(out) if l["side"] in ("A", "B")]
+    assert {l["device"] for l in runs} == {"0", "1"}
+    by_round = {}
+    for l in runs:
+        by_round.setdefault((l["round"], l["attempt"]), set()).add(l["device"])
+    assert all(len(devices) == 1 for devices in by_round.values()), by_round
