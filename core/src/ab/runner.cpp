@@ -249,12 +249,15 @@ class Runner {
   void finish_unit(Slot& s) {
     s.busy = false;
     const std::string& name = o_.ops[s.unit.op].name;
-    bool all_measured = s.step == s.order.size(), unsupported = false;
+    bool all_measured = s.step == s.order.size(), unsupported = false, final = false;
     std::string why;
     for (const auto& [label, out] : s.outcomes) {
       if (measured(out.status)) continue;
       all_measured = false;
       unsupported = unsupported || out.status == Status::unsupported;
+      // A preflight failure (an op the suite does not mark, a record that
+      // does not replay) comes out the same however often it runs.
+      final = final || out.status == Status::preflight_failed;
       why += (why.empty() ? "" : "; ") + label + " " + batch::to_string(out.status) +
              (out.reason.empty() ? "" : ": " + out.reason);
     }
@@ -271,7 +274,7 @@ class Runner {
       return;
     }
     Unit again = s.unit;
-    if (++again.failures <= o_.retries) {
+    if (++again.failures <= o_.retries && !final) {
       std::cout << printable(name + " round " + std::to_string(s.unit.round) + " failed (" + why +
                              "); running the round again on every side")
                 << "\n";
