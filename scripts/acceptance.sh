@@ -286,6 +286,8 @@ PY
         grep -q "\"status\": \"done\"" "$WORK/$run/ab_identity.json" 2>/dev/null && continue
         again=(); [ -f "$WORK/$run/ab_identity.json" ] && again=(--resume)
         if [ $run = AB1 ]; then side_b=("$FG"); extra=(--calibrate); else side_b=("$WORK/fg_slow"); extra=(--expect-diff 'versions.flaggems.*'); fi
+        # Each side tuning itself may pick other winners: declared, not hidden.
+        [ "${AB_WINNERS:-record}" = own ] && extra+=(--expect-diff autotune)
         say "ab: $run ${again[*]}"
         timed "$run" "$ZL" ab "${AB_COMMON[@]}" --a "$FG" --b "${side_b[@]}" "${extra[@]}" --out "$WORK/$run" "${again[@]}" \
           | tail -25
