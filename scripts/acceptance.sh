@@ -28,6 +28,16 @@
 #              resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine); then the known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10);
 #              then every pair compared, calibrated, and the cost (aa_check.md)
+#   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205) plus abs
+#              (scripts/sample_ops.py; seed and list printed). AB1: FlagGems against itself,
+#              AB_ROUNDS (5, the fewest a verdict over rounds takes) rounds, --calibrate (the
+#              in-run A/A); AB2: against a copy in $WORK/fg_slow whose abs kernel tiles by 32
+#              elements with one warp (a CodeGenConfig given to its pointwise_dynamic, made by
+#              a small Python edit): abs must read SLOWER, nothing else move. Then the sequence
+#              it replaces: batch A (records) + batch B (replays) + compare over the same ops,
+#              each timed (ab_check.md). An ab or batch directory that exists is resumed;
+#              BUDGET_S bounds each call. AB_WINNERS=own runs the ab sides in warm workers,
+#              each tuning on its own cache (default record: A records, both replay, cold).
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
@@ -49,7 +59,7 @@ OPS=${OPS:-abs,add,mul,softmax,mm,addmm}
 say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
 pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared \
-                        --exclude=./aa_cache .); }
+                        --exclude=./aa_cache --exclude=./fg_slow --exclude='./AB*/tuner' .); }
 ident() {  # the identity lines each issue asks for
   "$PY" - "$@" <<'PY'
 import json, os, sys
@@ -228,6 +238,94 @@ PY
           --level core --python "$PY" --ops all --out "$WORK/KE$pct" "${again[@]}" | tail -3
       done
       "$PY" "$(dirname "$0")/acceptance_tables.py" aa "$WORK" "$ZL" | tee "$OUT/aa_check.md"
+      ;;
+    ab)
+      "$ZL" ops --flaggems-dir "$FG" --json > "$WORK/ab_index.json"
+      if [ ! -f "$WORK/ab_ops.txt" ]; then
+        echo "ab: sampling ${AB_N:-20} ops with seed ${AB_SEED:-20261205}"
+        # abs_ runs the same (edited) kernel as abs: drawn, it would move too.
+        echo abs_ > "$WORK/ab_exclude.txt"
+        "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/ab_index.json" --seed "${AB_SEED:-20261205}" \
+          --count "${AB_N:-20}" --late abs --exclude "$WORK/ab_exclude.txt" > "$WORK/ab_ops.txt" || exit 1
+      fi
+      echo "ab ops (seed ${AB_SEED:-20261205}): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"
+      # The slower copy: abs's pointwise_dynamic gets a CodeGenConfig with a
+      # 32-element tile and one warp; every other op is the same code.
+      if [ ! -f "$WORK/fg_slow/.zl_slow_abs" ]; then
+        rm -rf "$WORK/fg_slow"
+        cp -a "$FG" "$WORK/fg_slow" || exit 1
+        "$PY" - "$WORK/fg_slow/src/flag_gems/ops/abs.py" <<'PY' || exit 1
+import sys
+path = sys.argv[1]
+text = open(path).read()
+old = '@pointwise_dynamic(promotion_methods=[(0, "COMPLEX_TO_FLOAT")])'
+new = ('@pointwise_dynamic(promotion_methods=[(0, "COMPLEX_TO_FLOAT")], '
+       'config=CodeGenConfig(32, (65536, 65536, 65536), 1, True, prefer_1d_tile=False))')
+if text.count(old) != 1:
+    sys.exit(f"ab: {path}: the abs decorator is not there once; cannot make the slow copy")
+text = text.replace(old, new).replace(
+    "from flag_gems.utils import pointwise_dynamic",
+    "from flag_gems.utils import pointwise_dynamic\nfrom flag_gems.utils.codegen_config_utils import CodeGenConfig", 1)
+open(path, "w").write(text)
+print(f"ab: slowed abs in {path}")
+PY
+        touch "$WORK/fg_slow/.zl_slow_abs"
+      fi
+      start=$(date +%s)
+      left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
+      AB_COMMON=(--backend "$BACKEND" --level core --dtypes "${DTYPES:-float16}" --a-python "$PY" --b-python "$PY"
+                 --ops-file "$WORK/ab_ops.txt" --rounds "${AB_ROUNDS:-5}" --winners "${AB_WINNERS:-record}")
+      timed() {  # name, command...: runs it, appends "name seconds exit" to ab_wall.txt
+        local name=$1; shift; local t0; t0=$(date +%s)
+        timeout -s INT -k 60 "$(left)" "$@"; local rc=$?
+        echo "$name $(( $(date +%s) - t0 )) $rc" | tee -a "$WORK/ab_wall.txt"
+        return $rc
+      }
+      for run in AB1 AB2; do
+        [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "ab: budget spent before $run"; break; }
+        grep -q "\"status\": \"done\"" "$WORK/$run/ab_identity.json" 2>/dev/null && continue
+        again=(); [ -f "$WORK/$run/ab_identity.json" ] && again=(--resume)
+        if [ $run = AB1 ]; then side_b=("$FG"); extra=(--calibrate); else side_b=("$WORK/fg_slow"); extra=(--expect-diff 'versions.flaggems.*'); fi
+        # Each side tuning itself may pick other winners: declared, not hidden.
+        [ "${AB_WINNERS:-record}" = own ] && extra+=(--expect-diff autotune)
+        say "ab: $run ${again[*]}"
+        timed "$run" "$ZL" ab "${AB_COMMON[@]}" --a "$FG" --b "${side_b[@]}" "${extra[@]}" --out "$WORK/$run" "${again[@]}" \
+          | tail -25
+      done
+      # The sequence ab replaces, over the same ops: batch A, batch B, compare.
+      for run in SA SB; do
+        [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "ab: budget spent before $run"; break; }
+        again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
+        [ -f "$WORK/$run.done" ] && continue
+        if [ $run = SA ]; then args=(--flaggems-dir "$FG" --isolate-tuner-cache 1); else args=(--flaggems-dir "$WORK/fg_slow" --replay-from "$WORK/SA"); fi
+        say "ab: sequence batch $run ${again[*]}"
+        timed "batch_$run" "$ZL" batch --backend "$BACKEND" --level core --dtypes "${DTYPES:-float16}" --python "$PY" \
+          --ops-file "$WORK/ab_ops.txt" "${args[@]}" --out "$WORK/$run" "${again[@]}" | tail -3
+        rc=${PIPESTATUS[0]}; { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && touch "$WORK/$run.done"
+      done
+      if [ -f "$WORK/SA.done" ] && [ -f "$WORK/SB.done" ]; then
+        timed compare "$ZL" compare "$WORK/SA" "$WORK/SB" --expect-diff 'versions.flaggems.*' --format md > "$OUT/ab_sequence_compare.md"
+      fi
+      {
+        echo "# zlcore ab acceptance (issue 24)"; echo
+        echo "ops (seed ${AB_SEED:-20261205}, ${AB_N:-20} drawn + abs): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"; echo
+        echo "wall seconds, summed over the calls a step took (a resumed step has several lines):"; echo '```'
+        awk '{t[$1]+=$2} END {for (n in t) print n, t[n]; print "ab (AB2, the A/B itself):", t["AB2"]; \
+             print "sequence (batch_SA + batch_SB + compare):", t["batch_SA"]+t["batch_SB"]+t["compare"]}' \
+          "$WORK/ab_wall.txt" 2>/dev/null; echo '```'
+        for run in AB1 AB2; do
+          [ -f "$WORK/$run/report.md" ] || { echo "$run: no report yet"; continue; }
+          echo "## $run"; echo '```'; cat "$WORK/$run/ab_summary.json"; echo '```'
+          grep -E "^- (A/A|FAILED|rounds|winners)" "$WORK/$run/report.md"
+          echo; echo "rows not SAME:"; "$PY" - "$WORK/$run/report.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    if r["verdict"] != "SAME":
+        print(f"  {r['op']} {r['dtype']} {r['shape']}: {r['verdict']} speedup {r['speedup']} [{r['ci_low']}, {r['ci_high']}]")
+PY
+        done
+      } | tee "$OUT/ab_check.md"
+      for run in AB1 AB2; do [ -f "$WORK/$run/report.html" ] && cp "$WORK/$run/report.html" "$OUT/$run.html"; done
       ;;
     *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
   esac

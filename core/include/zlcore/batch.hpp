@@ -248,6 +248,9 @@ struct ColdExecutorConfig {
   std::string backend;      // --backend
   std::string batch_dir;    // --batch-dir
   RunOptions run;
+  // Set for every `zlcore run` child and, warm, for the worker before its
+  // imports (an A/B side's own variables and tuner cache directories).
+  std::map<std::string, std::string> env_set;
 };
 std::unique_ptr<Executor> make_cold_executor(ColdExecutorConfig config);
 

@@ -94,6 +94,7 @@ class ColdExecutor : public Executor {
     ChildSpec spec;
     spec.argv = argv(l);
     spec.log_path = l.log_path;
+    spec.env_set = c_.env_set;
     spec.new_group = true;
     auto ex = std::make_unique<ColdExecution>(std::move(spec), l.run_dir, l.log_path);
     if (!ex->start(error)) return nullptr;

@@ -174,6 +174,7 @@ class WarmExecutor : public Executor {
     const std::string pp = env.count("PYTHONPATH") ? env["PYTHONPATH"] : "";
     env["PYTHONPATH"] = python_plugin_dir() + (pp.empty() ? "" : ":" + pp);
     env["PYTHONUNBUFFERED"] = "1";
+    for (const auto& [k, v] : c_.run.env_set) env[k] = v;
     for (const std::string& var : c_.visibility_env) env[var] = device.visibility_value;
     if (!c_.framework_vendor.empty()) env["GEMS_VENDOR"] = c_.framework_vendor;
     std::vector<std::string> env_text;

@@ -9,6 +9,7 @@ int cmd_compare(Context&, const std::vector<std::string>&);
 int cmd_batch(Context&, const std::vector<std::string>&);
 int cmd_run(Context&, const std::vector<std::string>&);
 int cmd_ops(Context&, const std::vector<std::string>&);
+int cmd_ab(Context&, const std::vector<std::string>&);
 
 namespace {
 
@@ -64,6 +65,11 @@ const std::vector<Command>& commands() {
        with({"OP, OP_FILE, TEST_NODE  --op, --op-file, --test-node"}, kRunEnv), cmd_run},
       {"ops", "list the suite's operators (its pytest marks) and the files that mark them", "[--flaggems-dir DIR] [--json]",
        {"FLAGGEMS_DIR  --flaggems-dir (unset: the embedded example suite)"}, cmd_ops},
+      {"ab", "A/B of two FlagGems directories, sides interleaved round by round on each device; one report",
+       "--a DIR --b DIR --ops a,b,c | --ops-file F --out DIR [options]",
+       {"ZL_BACKEND  --backend", "BENCH_LEVEL  --level (read by every run)",
+        "<the backend's visibility variable>  already set: only the devices it names are used"},
+       cmd_ab},
   };
   return table;
 }

@@ -1,0 +1,57 @@
+#include <filesystem>
+
+#include "runner_parts.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zl::ab {
+
+std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir) {
+  const SideSpec& side = label == "B" ? o.b : o.a;
+  std::map<std::string, std::string> env = side.env;
+  if (o.winners == Winners::own) {
+    // Each side tunes once, into a cache of its own that outlives its rounds
+    // and is shared with nobody: not the user's, not the other side's.
+    const fs::path cache = fs::path(ab_dir) / "tuner" / label;
+    env["FLAGGEMS_CACHE_DIR"] = (cache / "flaggems").string();
+    env["TRITON_CACHE_DIR"] = (cache / "triton").string();
+  }
+  return env;
+}
+
+std::map<std::string, std::unique_ptr<batch::Executor>> make_executors(const Options& o, const std::string& ab_dir) {
+  std::map<std::string, std::unique_ptr<batch::Executor>> out;
+  std::vector<std::string> labels = {"A", "B"};
+  if (o.calibrate) labels.push_back("A2");
+  for (const std::string& label : labels) {
+    const SideSpec& side = label == "B" ? o.b : o.a;
+    batch::ColdExecutorConfig c;
+    c.zlcore_exe = fs::read_symlink("/proc/self/exe").string();
+    c.backend_dir = o.backend_dir;
+    c.backend = o.backend;
+    c.batch_dir = ab_dir;
+    c.run.flags = o.run_flags;
+    c.run.flags.emplace_back("--flaggems-dir", side.suite_root);
+    c.run.flags.emplace_back("--python", side.python);
+    c.run.dtypes = o.dtypes;
+    c.env_set = side_env(o, label, ab_dir);
+    if (o.winners != Winners::own) {
+      out[label] = batch::make_cold_executor(c);
+      continue;
+    }
+    batch::WarmExecutorConfig w;
+    w.run = c;
+    // The worker log directory is per executor: two sides' workers on one
+    // device must not share device<N>-<gen>.log.
+    w.run.batch_dir = (fs::path(ab_dir) / "sides" / label).string();
+    fs::create_directories(w.run.batch_dir);
+    w.python = side.python;
+    w.suite_root = side.suite_root;
+    w.visibility_env = o.visibility_env;
+    w.framework_vendor = o.framework_vendor;
+    out[label] = batch::make_warm_executor(w);
+  }
+  return out;
+}
+
+}  // namespace zl::ab

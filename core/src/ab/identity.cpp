@@ -1,0 +1,55 @@
+// ab_identity.json: what the A/B was asked to do, where it stands, and the
+// settings --resume must find unchanged (a round measured one way cannot be
+// pooled with a round measured another).
+#include <rapidjson/document.h>
+
+#include "../util/clock.hpp"
+#include "../util/json.hpp"
+#include "../util/json_read.hpp"
+#include "runner_parts.hpp"
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/errors.hpp"
+
+namespace zl::ab {
+
+void write_ab_identity(const Options& o, const std::string& path, const std::string& status, const std::string& started,
+                       const std::string& caliber) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  d.AddMember("kind", "zlcore-ab", a);
+  d.AddMember("version", 1, a);
+  d.AddMember("status", json::str(status, a), a);
+  d.AddMember("started", json::str(started, a), a);
+  d.AddMember("updated", json::str(utc_now_iso(), a), a);
+  d.AddMember("caliber", json::str(caliber, a), a);
+  d.AddMember("settings", json::str_map(o.settings, a), a);
+  write_file_atomic(path, json::pretty(d));
+}
+
+void check_resume_settings(const Options& o, const std::string& identity_path) {
+  rapidjson::Document d;
+  const std::string why = json::parse(d, read_file(identity_path));
+  if (!why.empty() || !d.IsObject() || !d.HasMember("settings") || !d["settings"].IsObject()) {
+    throw UsageError("ab --resume: " + identity_path + " is not an A/B identity this zlcore reads" +
+                     (why.empty() ? "" : " (" + why + ")"));
+  }
+  std::map<std::string, std::string> before;
+  for (const auto& m : d["settings"].GetObject()) {
+    if (m.value.IsString()) before[m.name.GetString()] = m.value.GetString();
+  }
+  for (const auto& [key, value] : o.settings) {
+    auto it = before.find(key);
+    const std::string old = it == before.end() ? "(unset)" : it->second;
+    if (old != value) {
+      throw UsageError("ab --resume: " + key + " is '" + value + "' now but '" + old +
+                       "' in the rounds already measured; resume with the same settings or start a new --out");
+    }
+  }
+  for (const auto& [key, value] : before) {
+    if (!o.settings.count(key)) {
+      throw UsageError("ab --resume: " + key + " was '" + value + "' in the rounds already measured and is unset now");
+    }
+  }
+}
+
+}  // namespace zl::ab

@@ -1,0 +1,128 @@
+// How rounds combine (docs/ab.md): every round of a side measures each row on
+// its own input placements. A round is one process at one time: whatever
+// slowed it (a neighbour busy for a second, the process's own layout) moves
+// all its placements together, so by default a round contributes one value,
+// the median of its placement medians, and compare's own verdict
+// (Mann-Whitney, Hodges-Lehmann interval) runs over the rounds. With
+// --samples placements every round's placement medians are pooled instead:
+// more values, but a test that trusts them as independent.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <tuple>
+
+#include "zlcore/ab.hpp"
+
+namespace zl::ab {
+namespace {
+
+using Key = std::tuple<std::string, std::string, std::string>;
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A round's value of a row: the median of its placements (of its repeats in
+// older runs, else its latency); nullopt when it has none.
+std::optional<double> round_value(const compare::ResultRow& r) {
+  const std::vector<double>& v = compare::test_values(r);
+  if (!v.empty()) return median(v);
+  if (r.latency_ms && *r.latency_ms > 0) return *r.latency_ms;
+  return std::nullopt;
+}
+
+double spread_pct(std::vector<double> v) {
+  if (v.size() < 2) return 0;
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return median > 0 ? (v.back() - v.front()) / median * 100 : 0;
+}
+
+// One op's rounds into one run: the first round's identity stands for the
+// caliber (every round ran the same settings; the first is what the check
+// before the rounds saw), the rows are pooled.
+compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std::string& dir, Samples samples) {
+  compare::RunInfo out = rounds.front();
+  out.dir = dir;
+  out.rows.clear();
+  std::vector<Key> order;
+  std::map<Key, std::vector<const compare::ResultRow*>> rows;
+  for (const compare::RunInfo& run : rounds) {
+    if (run.status != "passed" && out.status == "passed") {
+      out.status = run.status;
+      out.reason = run.reason;
+    }
+    for (const compare::ResultRow& r : run.rows) {
+      const Key k{r.op, r.dtype, r.shape};
+      if (!rows.count(k)) order.push_back(k);
+      rows[k].push_back(&r);
+    }
+  }
+  for (const Key& k : order) {
+    const auto& parts = rows[k];
+    compare::ResultRow p = *parts.front();
+    p.placements_ms.clear();
+    p.samples_ms.clear();
+    p.unusable_samples = 0;
+    std::vector<double> latencies, bases, per_round;
+    for (const compare::ResultRow* r : parts) {
+      if (auto v = round_value(*r)) per_round.push_back(*v);
+      p.placements_ms.insert(p.placements_ms.end(), r->placements_ms.begin(), r->placements_ms.end());
+      p.samples_ms.insert(p.samples_ms.end(), r->samples_ms.begin(), r->samples_ms.end());
+      p.unusable_samples += r->unusable_samples;
+      if (p.error.empty() && !r->error.empty()) p.error = r->error;
+      if (r->latency_ms) latencies.push_back(*r->latency_ms);
+      if (r->latency_base_ms) bases.push_back(*r->latency_base_ms);
+      // A row timed by another timer in some round is not like for like.
+      if (r->timer != p.timer && p.error.empty()) p.error = "timer " + p.timer + " in one round, " + r->timer + " in another";
+    }
+    if (samples == Samples::rounds) {
+      // The rounds are the test values; compare reads them as placements.
+      p.placements_ms = per_round;
+      p.samples_ms.clear();
+    }
+    const std::vector<double>& values = p.placements_ms.empty() ? p.samples_ms : p.placements_ms;
+    if (!values.empty()) {
+      p.latency_ms = mean(values);
+      p.spread_pct = spread_pct(values);
+    } else if (!latencies.empty()) {
+      p.latency_ms = mean(latencies);
+      p.spread_pct = spread_pct(latencies);
+    }
+    if (!bases.empty()) p.latency_base_ms = mean(bases);
+    p.repeats = static_cast<int>(values.size());
+    out.rows.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+compare::Side pool_side(const std::string& label, const std::string& shown,
+                        const std::map<std::string, std::vector<std::string>>& runs_by_op, Samples samples) {
+  compare::Side side;
+  side.label = label;
+  side.path = shown;
+  side.batch = true;
+  for (const auto& [op, dirs] : runs_by_op) {
+    std::vector<compare::RunInfo> rounds;
+    for (const std::string& d : dirs) {
+      compare::Side one = compare::load_side(label, d);
+      side.warnings.insert(side.warnings.end(), one.warnings.begin(), one.warnings.end());
+      for (compare::RunInfo& r : one.runs) rounds.push_back(std::move(r));
+    }
+    if (rounds.empty()) continue;
+    side.runs.push_back(pool_op(rounds, shown + "/runs/" + batch::op_dir_name(op), samples));
+  }
+  return side;
+}
+
+}  // namespace zl::ab

@@ -1,0 +1,182 @@
+// The A/B's report: compare's own outputs over the pooled sides, after a
+// short section that says how the numbers were taken (rounds, order,
+// devices, winners), which rounds failed, and, with --calibrate, the
+// false-verdict rate the in-run A/A implies for this table.
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "../util/json.hpp"
+#include "runner_parts.hpp"
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/compare_calibrate.hpp"
+#include "zlcore/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zl::ab {
+namespace {
+
+struct Settled {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> runs;  // label -> op -> run dirs
+  std::map<std::string, int> rounds_done;                                       // op -> measured rounds
+  std::map<std::string, std::string> failed, unsupported;                       // op -> why
+  size_t retried = 0;  // rounds that failed once and ran again
+};
+
+Settled settle(const Options& o, const fs::path& dir, const std::vector<RoundLine>& lines) {
+  Settled s;
+  std::vector<std::string> labels = {"A", "B"};
+  if (o.calibrate) labels.push_back("A2");
+  std::map<std::pair<std::string, int>, std::set<int>> attempts;
+  for (const RoundLine& l : lines) {
+    if (l.side != "*") attempts[{l.op, l.round}].insert(l.attempt);
+    if (l.side != "*") continue;
+    if (l.status == "failed") s.failed[l.op] = "round " + std::to_string(l.round) + ": " + l.reason;
+    if (l.status == "unsupported") s.unsupported[l.op] = l.reason;
+    if (l.status != "done" || l.round == 0) continue;
+    ++s.rounds_done[l.op];
+    for (const std::string& label : labels) s.runs[label][l.op].push_back((dir / l.run_dir / label).string());
+  }
+  for (const auto& [key, tries] : attempts) s.retried += tries.size() - 1;
+  return s;
+}
+
+std::string pct(double f) {
+  std::ostringstream s;
+  s.precision(2);
+  s << std::fixed << f * 100 << " %";
+  return s.str();
+}
+
+const char* winners_text(Winners w) {
+  switch (w) {
+    case Winners::record:
+      return "side A recorded its autotune winners once per op (round 0); every round of every side replayed them";
+    case Winners::given:
+      return "every round of every side replayed one record (--same-winners)";
+    case Winners::own:
+      return "each side tuned in its own tuner cache (--winners own), in warm workers; winners may differ";
+  }
+  return "";
+}
+
+// The section before compare's report, as markdown lines (the terminal gets
+// the same lines without the list marks).
+std::vector<std::string> preamble(const Options& o, const Settled& s, const compare::Report& r,
+                                  const compare::Calibration* aa) {
+  std::vector<std::string> out;
+  out.push_back("rounds: " + std::to_string(o.rounds) + " per op, sides alternating A B / B A (ABBA)" +
+                (o.calibrate ? ", side A run twice a round (A, A2) for the A/A" : "") + "; devices " +
+                std::to_string(o.devices.size()));
+  out.push_back("winners: " + std::string(winners_text(o.winners)));
+  out.push_back(o.samples == Samples::rounds
+                    ? "samples: one value per round and side (the median of its placement medians); the verdict is "
+                      "compare's (Mann-Whitney over the rounds, Hodges-Lehmann interval; 5 rounds a side at least)"
+                    : "samples: every round's per-placement medians pooled per side (--samples placements); the "
+                      "verdict is compare's (Mann-Whitney over the pooled values, Hodges-Lehmann interval)");
+  for (const auto& [op, n] : s.rounds_done) {
+    if (n < o.rounds) out.push_back("op " + op + ": " + std::to_string(n) + " of " + std::to_string(o.rounds) + " rounds measured");
+  }
+  if (s.retried > 0) out.push_back(std::to_string(s.retried) + " round attempt(s) ran again on every side (a side failed, or an earlier invocation was interrupted)");
+  for (const auto& [op, why] : s.failed) out.push_back("FAILED op " + op + ": " + why);
+  for (const auto& [op, why] : s.unsupported) out.push_back("unsupported op " + op + ": " + why);
+  if (aa != nullptr) {
+    const compare::CalibrationRate& rate = aa->overall;
+    size_t tested = 0;
+    for (const auto& [v, n] : r.counts) {
+      if (v != compare::Verdict::Unconfirmed && v != compare::Verdict::Error) tested += n;
+    }
+    out.push_back("A/A in this run (A against A2, the same rounds): " + std::to_string(rate.false_verdicts) +
+                  " false verdict(s) of " + std::to_string(rate.tested) + " tested rows (" + pct(rate.rate()) +
+                  "); at that rate about " + std::to_string(static_cast<long>(std::lround(rate.rate() * tested))) +
+                  " of this report's " + std::to_string(tested) + " tested rows read FASTER or SLOWER by chance");
+  }
+  return out;
+}
+
+void write_to(const fs::path& path, const std::string& text) { write_file_atomic(path.string(), text); }
+
+}  // namespace
+
+int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines) {
+  const fs::path dir(ab_dir);
+  const Settled s = settle(o, dir, lines);
+  auto side_of = [&](const std::string& label) {
+    auto it = s.runs.find(label);
+    static const std::map<std::string, std::vector<std::string>> none;
+    return pool_side(label, ab_dir + " (" + label + ")", it == s.runs.end() ? none : it->second, o.samples);
+  };
+  const compare::Report report = compare::compare(side_of("A"), side_of("B"), o.compare);
+  std::unique_ptr<compare::Calibration> aa;
+  if (o.calibrate) {
+    std::vector<compare::Side> sides;
+    sides.push_back(side_of("A"));
+    sides.push_back(side_of("A2"));
+    compare::Options plain = o.compare;
+    plain.expect_diff.clear();
+    aa = std::make_unique<compare::Calibration>(compare::calibrate(std::move(sides), plain));
+    std::ostringstream md, js;
+    compare::write_calibration_markdown(md, *aa);
+    compare::write_calibration_json(js, *aa);
+    write_to(dir / "aa.md", md.str());
+    write_to(dir / "aa.json", js.str());
+  }
+  const std::vector<std::string> pre = preamble(o, s, report, aa.get());
+
+  std::ostringstream md, csv, js, html;
+  md << "# zlcore ab\n\n";
+  for (const std::string& l : pre) md << "- " << l << "\n";
+  md << "\n";
+  compare::write_markdown(md, report);
+  compare::write_csv(csv, report);
+  compare::write_json(js, report);
+  compare::write_html(html, report);
+  write_to(dir / "report.md", md.str());
+  write_to(dir / "report.csv", csv.str());
+  write_to(dir / "report.json", js.str());
+  write_to(dir / "report.html", html.str());
+
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  d.AddMember("rounds", o.rounds, a);
+  rapidjson::Value done(rapidjson::kObjectType);
+  for (const auto& [op, n] : s.rounds_done) done.AddMember(json::str(op, a), rapidjson::Value(n), a);
+  d.AddMember("rounds_measured", done, a);
+  d.AddMember("rounds_retried", static_cast<uint64_t>(s.retried), a);
+  d.AddMember("failed_ops", json::str_map(s.failed, a), a);
+  d.AddMember("unsupported_ops", json::str_map(s.unsupported, a), a);
+  rapidjson::Value counts(rapidjson::kObjectType);
+  for (const auto& [v, n] : report.counts) counts.AddMember(json::str(compare::verdict_name(v), a), rapidjson::Value(static_cast<uint64_t>(n)), a);
+  d.AddMember("verdicts", counts, a);
+  if (aa) {
+    rapidjson::Value x(rapidjson::kObjectType);
+    x.AddMember("tested", static_cast<uint64_t>(aa->overall.tested), a);
+    x.AddMember("false_verdicts", static_cast<uint64_t>(aa->overall.false_verdicts), a);
+    x.AddMember("rate", aa->overall.rate(), a);
+    d.AddMember("aa", x, a);
+  }
+  d.AddMember("regression", report.regression(), a);
+  write_to(dir / "ab_summary.json", json::pretty(d));
+
+  for (const std::string& l : pre) std::cout << l << "\n";
+  std::cout << "\n";
+  compare::write_table(std::cout, report);
+  std::cout << "report: " << (dir / "report.md").string() << " (also .csv, .json, .html)" << (aa ? ", A/A: aa.md" : "")
+            << "\n"
+            << std::flush;
+
+  if (!s.failed.empty()) {
+    std::cerr << "AB_FAILED: " << s.failed.size() << " op(s) failed a round after retrying it on every side\n";
+    return kExitFailed;
+  }
+  if (o.fail_on_regression && report.regression()) {
+    std::cerr << "REGRESSION: " << report.counts.at(compare::Verdict::Slower) << " row(s) SLOWER beyond their bar\n";
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace zl::ab

@@ -1,0 +1,48 @@
+// What the runner needs from the rest of core/src/ab/, one concept a file:
+// executors.cpp (one executor per side), winners.cpp (each run's autotune
+// flags), caliber_gate.cpp (the check before the rounds), identity.cpp
+// (ab_identity.json and --resume), report.cpp (the report files).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zlcore/ab.hpp"
+
+namespace zl::ab {
+
+// One executor per label (A, B, and A2 with --calibrate). Warm workers when
+// each side tunes in its own cache; cold runs when winners are replayed
+// (a replay rebuilds a tuner cache that the framework reads at import, so it
+// needs a fresh process: docs/warm-workers.md).
+std::map<std::string, std::unique_ptr<batch::Executor>> make_executors(const Options& o, const std::string& ab_dir);
+
+// The side's variables, with its own tuner cache directories when it tunes.
+std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir);
+
+// Extra `zlcore run` flags of one run: round 0 records (isolated cache);
+// a measured round replays the side's source, --same-winners, or the record.
+std::vector<std::string> winner_args(const Options& o, const std::string& label, int round, const std::string& record);
+
+struct CaliberVerdict {
+  bool fair = false;
+  std::string summary;  // one line for ab_identity.json
+  std::string text;     // what is printed: every difference, declared or not
+};
+// compare's caliber check over the first measured round's A and B runs.
+CaliberVerdict check_round_caliber(const std::filesystem::path& round_dir, const std::vector<std::string>& expect_diff);
+
+void write_ab_identity(const Options& o, const std::string& path, const std::string& status, const std::string& started,
+                       const std::string& caliber);
+// Throws UsageError when the settings that change numbers differ from the
+// directory's first invocation, naming the first that does.
+void check_resume_settings(const Options& o, const std::string& identity_path);
+
+// Pools the finished rounds per side, writes report.{md,csv,json,html} (and
+// aa.{md,json} with --calibrate), prints the table; returns the exit code.
+int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines);
+
+}  // namespace zl::ab
