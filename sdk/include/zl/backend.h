@@ -167,6 +167,9 @@ typedef enum zl_value_type {
  *     clock_sm_application_mhz int64  the clock the device is set to run at
  *                                     (application or locked clocks: the
  *                                     "clocks policy" a caliber check names)
+ *     clocks_policy           string  how clocks are governed where no
+ *                                     application clock says it ("default",
+ *                                     a CPU governor such as "performance")
  *     memory_bus_width_bits   int64
  *     memory_bandwidth_peak_gbps double  peak memory bandwidth, 1e9 bytes/s
  *     memory_bandwidth_source string  how the peak was derived
