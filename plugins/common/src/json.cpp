@@ -25,7 +25,7 @@ class JsonParser : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonPa
     std::string why;
     size_t at = ok.Offset();
     if (ok.IsError()) {
-      why = too_deep_ ? "nested deeper than " + std::to_string(kMaxDepth) : rapidjson::GetParseError_En(ok.Code());
+      why = too_deep_ ? "nesting too deep (more than " + std::to_string(kMaxDepth) + " levels)" : rapidjson::GetParseError_En(ok.Code());
     } else {
       // StopWhenDone leaves the rest to us: only whitespace may follow.
       at = ms.Tell();
