@@ -11,6 +11,8 @@ function(zl_add_backend name)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden)
   target_link_libraries(${target} PRIVATE zl::sdk ${ARG_LIBS})
+  # One version for every in-tree backend: zlcore's, not a string per file.
+  target_compile_definitions(${target} PRIVATE ZL_BACKEND_VERSION="${name} ${PROJECT_VERSION}")
   target_link_options(${target} PRIVATE
     "-Wl,--version-script=${PROJECT_SOURCE_DIR}/sdk/cmake/backend.map"
     "-Wl,--no-undefined")

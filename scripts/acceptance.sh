@@ -38,6 +38,13 @@
 #              each timed (ab_check.md). An ab or batch directory that exists is resumed;
 #              BUDGET_S bounds each call. AB_WINNERS=own runs the ab sides in warm workers,
 #              each tuning on its own cache (default record: A records, both replay, cold).
+#   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
+#              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
+#              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);
+#              every row with achieved GB/s and TFLOPS and % of the device's peak; each
+#              run's device state at start and end and the graph timer's per-side clocks
+#              and throttle reasons (abi_check.md); nvidia-smi's answers to the backend's
+#              attribute and state queries, to record as testdata
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
@@ -79,6 +86,62 @@ PY
 
 for stage in "$@"; do
   case "$stage" in
+    abi)
+      say "abi: devices --json"
+      "$ZL" devices --backend "$BACKEND" --json > "$OUT/devices.json"; echo "devices exit $?"
+      cat "$OUT/devices.json"
+      if command -v nvidia-smi > /dev/null; then  # the recordings plugins/backend-cuda/testdata wants
+        nvidia-smi --query-gpu=uuid,driver_version,compute_cap,clocks.max.sm,clocks.max.memory,enforced.power.limit,ecc.mode.current,pci.bus_id \
+          --format=csv,noheader,nounits > "$OUT/smi_attributes.txt" 2>&1
+        nvidia-smi --query-gpu=uuid,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active,utilization.gpu,memory.used \
+          --format=csv,noheader,nounits > "$OUT/smi_state.txt" 2>&1
+        nvidia-smi -q -d CLOCK,POWER > "$OUT/smi_clock_power.txt" 2>&1
+      fi
+      again=(); [ -f "$WORK/R/ops_status.csv" ] && again=(--resume)
+      say "abi: batch R ${again[*]}"
+      timeout -s INT -k 30 "${BUDGET_S:-0}" "$ZL" batch --backend "$BACKEND" --flaggems-dir "$FG" --level core \
+        --dtypes "${ABI_DTYPES:-float16}" --python "$PY" --ops "${ABI_OPS:-abs,add,mm,softmax}" --out "$WORK/R" "${again[@]}"
+      echo "R exit $?"
+      cat "$WORK/R/ops_status.csv"
+      "$PY" - "$WORK/R" "$OUT/devices.json" <<'PY' | tee "$OUT/abi_check.md"
+import glob, json, os, sys
+batch, devices = sys.argv[1], sys.argv[2]
+try:
+    dev = json.load(open(devices))["devices"][0]
+    a = dev.get("attributes", {})
+    print(f"device: {dev['name']}  peak bandwidth {a.get('memory_bandwidth_peak_gbps')} GB/s "
+          f"({a.get('memory_bandwidth_source')}); fp16 peak {a.get('compute_peak_tflops.float16')} TFLOPS "
+          f"({a.get('compute_peak_source')})\n")
+except Exception as e:
+    print(f"devices.json unreadable: {e}\n")
+def f(v, fmt="{:.4g}"):
+    return "-" if v is None else fmt.format(v)
+def side(st):
+    if not st:
+        return "-"
+    return f"{st.get('clock_sm_mhz', '?')}/{st.get('clock_memory_mhz', '?')} MHz {st.get('power_draw_w', '?')} W {st.get('throttle_reasons', '?')}"
+print("| op | dtype | shape | gems ms | GB/s | % peak bw | TFLOPS | % peak fp | bw source | gems SM/mem clock, power, throttle | torch ditto | sustained |")
+print("|---|---|---|---:|---:|---:|---:|---:|---|---|---|---|")
+for run in sorted(glob.glob(os.path.join(batch, "runs", "*"))):
+    path = os.path.join(run, "results.jsonl")
+    if not os.path.exists(path):
+        continue
+    for line in open(path):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        print(f"| {r['op']} | {r['dtype']} | {r['shape']} | {f(r.get('latency_ms'))} | {f(r.get('achieved_gbps'), '{:.0f}')} | "
+              f"{f(r.get('pct_peak_bandwidth'), '{:.0f}')} | {f(r.get('achieved_tflops'))} | {f(r.get('pct_peak_compute'), '{:.0f}')} | "
+              f"{(r.get('achieved_gbps_source') or '-')[:7]} | {side(r.get('device_state'))} | {side(r.get('device_state_base'))} | "
+              f"{r.get('sustained') or '-'} |")
+print()
+for ident in sorted(glob.glob(os.path.join(batch, "runs", "*", "run_identity.json"))):
+    d = json.load(open(ident)).get("device", {})
+    print(f"{os.path.basename(os.path.dirname(ident))}: state_start {json.dumps(d.get('state_start'))}")
+    print(f"{' ' * len(os.path.basename(os.path.dirname(ident)))}  state_end   {json.dumps(d.get('state_end'))}")
+PY
+      ;;
     record)
       # A batch directory that exists is continued (--resume), so the record
       # can span calls: e.g. `OPS=abs,add,mul,softmax acceptance.sh record`,

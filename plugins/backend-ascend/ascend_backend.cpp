@@ -15,7 +15,6 @@
 
 namespace {
 
-bool ran_ok(const zl_kit::ToolResult& r) { return r.started && !r.timed_out && r.term_signal == 0 && r.exit_code == 0; }
 
 zl_kit::Enumeration enumerate() {
   zl_kit::Enumeration e;
@@ -23,7 +22,7 @@ zl_kit::Enumeration enumerate() {
   const std::string tried = "libdcmi.so not used (tool only)";
 
   zl_kit::ToolResult map = zl_kit::run_tool({smi, "info", "-m"});
-  if (!ran_ok(map)) {
+  if (!zl_kit::ran_ok(map)) {
     e.reason = tried + "; " + zl_kit::describe_failure(smi + " info -m", map);
     return e;
   }
@@ -40,7 +39,7 @@ zl_kit::Enumeration enumerate() {
   }
   // Status is an extra: ids and pinning are settled by the map.
   zl_kit::ToolResult info = zl_kit::run_tool({smi, "info"});
-  if (ran_ok(info)) {
+  if (zl_kit::ran_ok(info)) {
     std::map<zl_ascend::ChipKey, zl_ascend::ChipStatus> status;
     if (zl_ascend::parse_npu_smi_info(info.out, status).empty()) zl_ascend::merge_npu_smi_info(status, p.devices, keys);
   }
@@ -49,9 +48,8 @@ zl_kit::Enumeration enumerate() {
   return e;
 }
 
-zl_error* enumerate_devices(zl_device_list** out) { return zl_kit::guarded_enumerate(out, enumerate); }
-void destroy_list(zl_device_list* list) { zl_kit::destroy_device_list(list); }
-void destroy_error(zl_error* error) { zl_kit::destroy_error(error); }
+// State from the same tool: what the enumeration reports for the device now.
+zl_kit::State state(int32_t index, const std::string& id) { return zl_kit::state_from(enumerate(), index, id); }
 
 const char* const kAliases[] = {"npu", "huawei", nullptr};
 const char* const kVisibility[] = {"ASCEND_RT_VISIBLE_DEVICES", nullptr};
@@ -59,23 +57,12 @@ const zl_capability kCapabilities[] = {
     {"device_events", "1"},
 };
 
-const zl_backend_api kApi = {
-    sizeof(zl_backend_api),
-    ZL_BACKEND_ABI_MAJOR,
-    ZL_BACKEND_ABI_MINOR,
-    "ascend",
-    kAliases,
-    kVisibility,
-    kCapabilities,
-    sizeof kCapabilities / sizeof kCapabilities[0],
+const zl_kit::BackendSpec kSpec = {
+    "ascend", kAliases, kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
     "npu",
-    "ascend",
-    enumerate_devices,
-    destroy_list,
-    destroy_error,
-    "ascend 0.1.0",
+    "ascend", ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
 };
 
 }  // namespace
 
-extern "C" ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t, uint32_t) { return &kApi; }
+ZL_KIT_BACKEND_ENTRY(kSpec)

@@ -117,6 +117,8 @@ std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStat
   bool header = false;
   bool hbm = false;
   std::optional<int64_t> npu;  // set by a chip's first row, used by its second
+  std::optional<double> power;         // the NPU row's readings, for each of its chips
+  std::optional<int64_t> temperature;
   std::string name;
   for (const std::string& raw : zl_kit::split_lines(text)) {
     const std::string line = zl_kit::trim(raw);
@@ -144,6 +146,10 @@ std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStat
       npu = zl_kit::parse_int(first[0]);
       if (!npu) return "NPU id is not a number: " + cells[0];
       name = first.size() > 1 ? zl_kit::trim(cells[0].substr(cells[0].find(first[1]))) : "";
+      // "93.6  37  0 / 0": Power(W), Temp(C), Hugepages; readings, so optional.
+      std::vector<std::string> readings = tokens(cells[2]);
+      power = readings.size() >= 2 ? zl_kit::parse_double(readings[0]) : std::nullopt;
+      temperature = readings.size() >= 2 ? zl_kit::parse_int(readings[1]) : std::nullopt;
       continue;
     }
     // "| 0  [Device] | 0000:C1:00.0 | 0  0 / 0  3396 / 65536 |": the chip.
@@ -152,6 +158,8 @@ std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStat
     if (!chip) return "chip id is not a number: " + cells[0];
     ChipStatus s;
     s.name = name;
+    if (power) s.power_w = *power;
+    if (temperature) s.temperature_c = *temperature;
     s.bus_id = cells[1];
     std::vector<std::string> t = tokens(cells[2]);
     if (t.size() < 3) return "usage cell not understood: " + cells[2];
@@ -189,6 +197,9 @@ void merge_npu_smi_info(const std::map<ChipKey, ChipStatus>& status, std::vector
     if (s.memory_total_mb > 0) d.memory_total_bytes = static_cast<uint64_t>(s.memory_total_mb) * kMiB;
     if (s.memory_total_mb > 0 && s.memory_used_mb >= 0) d.memory_used_bytes = s.memory_used_mb * static_cast<int64_t>(kMiB);
     d.utilization_percent = s.aicore_percent;
+    if (!s.bus_id.empty() && s.bus_id != "NA") d.attributes.push_back(zl_kit::Value::str("bus_id", s.bus_id));
+    if (s.power_w >= 0) d.state.push_back(zl_kit::Value::f64("power_draw_w", s.power_w));
+    if (s.temperature_c >= 0) d.state.push_back(zl_kit::Value::i64("temperature_c", s.temperature_c));
   }
 }
 

@@ -1,8 +1,10 @@
 #include "cuda_parse.hpp"
 
+#include <cstdlib>
 #include <set>
 #include <vector>
 
+#include "cuda_peaks.hpp"
 #include "zl_kit/text.hpp"
 
 namespace zl_cuda {
@@ -31,7 +33,95 @@ std::vector<std::string> split_fields(std::string_view line) {
   }
 }
 
+enum class Kind { Text, Int, Real, Flag, Hex, MiB, Skip };
+
+// One --query-gpu line per GPU: the UUID, then `kinds.size()` fields.
+bool parse_values(std::string_view text, const std::vector<std::pair<const char*, Kind>>& kinds, ValuesByUuid& out,
+                  std::string& error) {
+  int line_no = 0;
+  for (const std::string& raw : zl_kit::split_lines(text)) {
+    ++line_no;
+    const std::string line = zl_kit::trim(raw);
+    if (line.empty()) continue;
+    const std::string where = "line " + std::to_string(line_no) + ": ";
+    std::vector<std::string> f = split_fields(line);
+    if (f.size() != kinds.size() + 1) {
+      error = where + "expected " + std::to_string(kinds.size() + 1) + " fields, got " + std::to_string(f.size());
+      return false;
+    }
+    if (!zl_kit::starts_with(f[0], "GPU-")) {
+      error = where + "not a GPU UUID: " + f[0];
+      return false;
+    }
+    std::vector<zl_kit::Value>& values = out[f[0]];
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const std::string& v = f[i + 1];
+      const auto& [name, kind] = kinds[i];
+      if (unknown(v) || kind == Kind::Skip) continue;
+      auto bad = [&] {
+        error = where + name + " is not a number: " + v;
+        return false;
+      };
+      switch (kind) {
+        case Kind::Text: values.push_back(zl_kit::Value::str(name, v)); break;
+        case Kind::Int: {
+          auto n = zl_kit::parse_int(v);
+          if (!n) return bad();
+          values.push_back(zl_kit::Value::i64(name, *n));
+          break;
+        }
+        case Kind::MiB: {
+          auto n = zl_kit::parse_int(v);
+          if (!n) return bad();
+          values.push_back(zl_kit::Value::i64(name, *n * static_cast<int64_t>(kMiB)));
+          break;
+        }
+        case Kind::Real: {
+          auto d = zl_kit::parse_double(v);
+          if (!d) return bad();
+          values.push_back(zl_kit::Value::f64(name, *d));
+          break;
+        }
+        case Kind::Flag: values.push_back(zl_kit::Value::flag(name, v == "Enabled")); break;
+        case Kind::Hex: {
+          char* end = nullptr;
+          const unsigned long long bits = std::strtoull(v.c_str(), &end, 16);
+          if (end == v.c_str() || *end != '\0') return bad();
+          values.push_back(zl_kit::Value::str(name, throttle_reason_names(bits)));
+          break;
+        }
+        case Kind::Skip: break;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+bool parse_smi_attributes(std::string_view text, ValuesByUuid& out, std::string& error) {
+  return parse_values(text,
+                      {{"driver_version", Kind::Text},
+                       {"compute_capability", Kind::Text},
+                       {"clock_sm_max_mhz", Kind::Int},
+                       {"clock_memory_max_mhz", Kind::Int},
+                       {"power_limit_w", Kind::Real},
+                       {"ecc_enabled", Kind::Flag},
+                       {"bus_id", Kind::Text}},
+                      out, error);
+}
+
+bool parse_smi_state(std::string_view text, ValuesByUuid& out, std::string& error) {
+  return parse_values(text,
+                      {{"clock_sm_mhz", Kind::Int},
+                       {"clock_memory_mhz", Kind::Int},
+                       {"power_draw_w", Kind::Real},
+                       {"temperature_c", Kind::Int},
+                       {"throttle_reasons", Kind::Hex},
+                       {"utilization_percent", Kind::Int},
+                       {"memory_used_bytes", Kind::MiB}},
+                      out, error);
+}
 
 zl_kit::Device device_from_nvml(int32_t index, const std::string& name, const std::string& uuid,
                                 uint64_t total_bytes, int64_t used_bytes, int32_t util_percent) {

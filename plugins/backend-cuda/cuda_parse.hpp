@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -23,5 +25,18 @@ zl_kit::ParseResult parse_nvidia_smi_csv(std::string_view text);
 // sources describe a device the same way. used_bytes < 0 / util < 0: unknown.
 zl_kit::Device device_from_nvml(int32_t index, const std::string& name, const std::string& uuid,
                                 uint64_t total_bytes, int64_t used_bytes, int32_t util_percent);
+
+// Attributes and state through nvidia-smi, where NVML is not used: one
+// --query-gpu each, keyed by the GPU UUID in the first column.
+inline constexpr const char* kSmiAttributeFields =
+    "uuid,driver_version,compute_cap,clocks.max.sm,clocks.max.memory,enforced.power.limit,ecc.mode.current,pci.bus_id";
+inline constexpr const char* kSmiStateFields =
+    "uuid,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active,utilization.gpu,memory.used";
+
+using ValuesByUuid = std::map<std::string, std::vector<zl_kit::Value>>;
+// Unknown values ("[N/A]") are left out; a line with the wrong number of
+// fields, or a number that is not one, fails the whole text.
+bool parse_smi_attributes(std::string_view text, ValuesByUuid& out, std::string& error);
+bool parse_smi_state(std::string_view text, ValuesByUuid& out, std::string& error);
 
 }  // namespace zl_cuda

@@ -1,14 +1,15 @@
 // The host CPU as one device. Serves machines without an accelerator and the
 // CPU targets of FlagGems; declares no device capabilities, so the planner
-// gives it the wall-clock timer. ZL_HOST_PROC_ROOT points it at a recorded
-// /proc for tests.
+// gives it the wall-clock timer. ZL_HOST_PROC_ROOT and ZL_HOST_SYS_ROOT point
+// it at a recorded /proc and /sys for tests.
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include "zl_kit/device_list.hpp"
+#include "zl_kit/enumeration.hpp"
 #include "zl_kit/text.hpp"
 #include "zl_kit/tool.hpp"
 
@@ -31,13 +32,34 @@ std::string field(const std::string& text, const std::string& key) {
   return {};
 }
 
-zl_error* enumerate(zl_device_list** out) {
-  const std::string root = zl_kit::env_or("ZL_HOST_PROC_ROOT", "/proc");
+// A /sys file holding one integer ("3600000\n"); nullopt when absent.
+std::optional<int64_t> sys_int(const std::string& path) { return zl_kit::parse_int(zl_kit::trim(read_file(path))); }
+
+std::string proc_root() { return zl_kit::env_or("ZL_HOST_PROC_ROOT", "/proc"); }
+std::string sys_root() { return zl_kit::env_or("ZL_HOST_SYS_ROOT", "/sys"); }
+
+// Readings of now: the first CPU's clock, the first thermal zone, memory.
+std::vector<zl_kit::Value> readings(const std::string& sys) {
+  std::vector<zl_kit::Value> out;
+  if (auto khz = sys_int(sys + "/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq")) {
+    out.push_back(zl_kit::Value::i64("clock_sm_mhz", *khz / 1000));
+  }
+  if (auto milli = sys_int(sys + "/class/thermal/thermal_zone0/temp")) {
+    out.push_back(zl_kit::Value::i64("temperature_c", *milli / 1000));
+  }
+  return out;
+}
+
+zl_kit::Enumeration enumerate() {
+  zl_kit::Enumeration e;
+  e.source = "host";
+  const std::string root = proc_root();
+  const std::string sys = sys_root();
   const std::string cpuinfo = read_file(root + "/cpuinfo");
   const std::string meminfo = read_file(root + "/meminfo");
   if (cpuinfo.empty() && meminfo.empty()) {
-    *out = zl_kit::make_device_list({}, "host", "cannot read " + root + "/cpuinfo or " + root + "/meminfo");
-    return nullptr;
+    e.reason = "cannot read " + root + "/cpuinfo or " + root + "/meminfo";
+    return e;
   }
 
   zl_kit::Device cpu;
@@ -65,34 +87,36 @@ zl_error* enumerate(zl_device_list** out) {
   int64_t avail = kib("MemAvailable");
   cpu.memory_total_bytes = total > 0 ? static_cast<uint64_t>(total) : 0;
   cpu.memory_used_bytes = (total > 0 && avail >= 0) ? total - avail : -1;
-  *out = zl_kit::make_device_list({cpu}, "host", "");
-  return nullptr;
+
+  struct utsname u {};
+  if (uname(&u) == 0) cpu.attributes.push_back(zl_kit::Value::str("architecture", u.machine));
+  // The kernel is the host's "driver": its release changes scheduling and clocks.
+  const std::string kernel = zl_kit::trim(read_file(root + "/sys/kernel/osrelease"));
+  if (!kernel.empty()) cpu.attributes.push_back(zl_kit::Value::str("driver_version", kernel));
+  cpu.attributes.push_back(zl_kit::Value::i64("compute_units", cores));
+  if (auto khz = sys_int(sys + "/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")) {
+    cpu.attributes.push_back(zl_kit::Value::i64("clock_sm_max_mhz", *khz / 1000));
+  }
+  const std::string governor = zl_kit::trim(read_file(sys + "/devices/system/cpu/cpu0/cpufreq/scaling_governor"));
+  if (!governor.empty()) cpu.attributes.push_back(zl_kit::Value::str("clocks_policy", governor));
+  cpu.state = readings(sys);
+  e.devices.push_back(std::move(cpu));
+  return e;
 }
 
-void destroy_list(zl_device_list* list) { zl_kit::destroy_device_list(list); }
-void destroy_error(zl_error* error) { zl_kit::destroy_error(error); }
+zl_kit::State state(int32_t index, const std::string& id) { return zl_kit::state_from(enumerate(), index, id); }
 
 const char* const kAliases[] = {"cpu", nullptr};
 
-const zl_backend_api kApi = {
-    sizeof(zl_backend_api),
-    ZL_BACKEND_ABI_MAJOR,
-    ZL_BACKEND_ABI_MINOR,
-    "host",
-    kAliases,
+const zl_kit::BackendSpec kSpec = {
+    "host", kAliases,
     nullptr,  // no visibility variable: the host is one device
-    nullptr,
-    0,        // no device capabilities
+    nullptr, 0,  // no device capabilities
     "cpu",
     nullptr,  // FlagGems detects CPU vendors (arm, spacemit) itself
-    enumerate,
-    destroy_list,
-    destroy_error,
-    "host 0.1.0",
+    ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
 };
 
 }  // namespace
 
-extern "C" ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t, uint32_t) {
-  return &kApi;
-}
+ZL_KIT_BACKEND_ENTRY(kSpec)

@@ -15,7 +15,6 @@
 
 namespace {
 
-bool ran_ok(const zl_kit::ToolResult& r) { return r.started && !r.timed_out && r.term_signal == 0 && r.exit_code == 0; }
 
 zl_kit::Enumeration enumerate() {
   zl_kit::Enumeration e;
@@ -28,7 +27,7 @@ zl_kit::Enumeration enumerate() {
     return e;
   }
   std::string json_problem;
-  if (ran_ok(js)) {
+  if (zl_kit::ran_ok(js)) {
     zl_kit::ParseResult p = zl_musa::parse_gmi_json(js.out);
     if (p.ok() && !p.devices.empty()) {
       e.devices = std::move(p.devices);
@@ -42,7 +41,7 @@ zl_kit::Enumeration enumerate() {
   }
 
   zl_kit::ToolResult q = zl_kit::run_tool({gmi, "-q"});
-  if (!ran_ok(q)) {
+  if (!zl_kit::ran_ok(q)) {
     e.reason = reason + "; " + json_problem + "; " + zl_kit::describe_failure(gmi + " -q", q);
     return e;
   }
@@ -58,9 +57,8 @@ zl_kit::Enumeration enumerate() {
   return e;
 }
 
-zl_error* enumerate_devices(zl_device_list** out) { return zl_kit::guarded_enumerate(out, enumerate); }
-void destroy_list(zl_device_list* list) { zl_kit::destroy_device_list(list); }
-void destroy_error(zl_error* error) { zl_kit::destroy_error(error); }
+// State from the same tool: what the enumeration reports for the device now.
+zl_kit::State state(int32_t index, const std::string& id) { return zl_kit::state_from(enumerate(), index, id); }
 
 const char* const kAliases[] = {"mthreads", "mt", nullptr};
 const char* const kVisibility[] = {"MUSA_VISIBLE_DEVICES", nullptr};
@@ -68,23 +66,12 @@ const zl_capability kCapabilities[] = {
     {"device_events", "1"},
 };
 
-const zl_backend_api kApi = {
-    sizeof(zl_backend_api),
-    ZL_BACKEND_ABI_MAJOR,
-    ZL_BACKEND_ABI_MINOR,
+const zl_kit::BackendSpec kSpec = {
+    "musa", kAliases, kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
     "musa",
-    kAliases,
-    kVisibility,
-    kCapabilities,
-    sizeof kCapabilities / sizeof kCapabilities[0],
-    "musa",
-    "mthreads",
-    enumerate_devices,
-    destroy_list,
-    destroy_error,
-    "musa 0.1.0",
+    "mthreads", ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
 };
 
 }  // namespace
 
-extern "C" ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t, uint32_t) { return &kApi; }
+ZL_KIT_BACKEND_ENTRY(kSpec)

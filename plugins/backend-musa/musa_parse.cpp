@@ -10,6 +10,14 @@
 namespace zl_musa {
 namespace {
 
+// "38C", "92.75W", "1500MHz": the number a reading starts with.
+std::optional<double> leading_number(const std::string& text) {
+  const std::string t = zl_kit::trim(text);
+  size_t end = 0;
+  while (end < t.size() && (std::isdigit(static_cast<unsigned char>(t[end])) || t[end] == '.')) ++end;
+  return end == 0 ? std::nullopt : zl_kit::parse_double(t.substr(0, end));
+}
+
 constexpr uint64_t kMiB = 1024ull * 1024ull;
 
 bool missing(const std::string& v) { return v.empty() || zl_kit::iequals(v, "N/A"); }
@@ -91,6 +99,16 @@ zl_kit::ParseResult build(const std::vector<Fields>& gpus) {
       d.utilization_percent = *v;
     }
     d.visibility_value = std::to_string(*index);
+    // Attributes and readings are extras: a value in an unknown form is left out.
+    const std::string arch = field(f, "Product Architecture");
+    if (!missing(arch)) d.attributes.push_back(zl_kit::Value::str("architecture", zl_kit::to_lower(arch)));
+    if (!missing(bus)) d.attributes.push_back(zl_kit::Value::str("bus_id", bus));
+    if (auto t = leading_number(field(f, "Temperature/GPU Current Temp"))) {
+      d.state.push_back(zl_kit::Value::i64("temperature_c", static_cast<int64_t>(*t)));
+    }
+    std::string draw = field(f, "Power Readings/Power Draw");
+    if (missing(draw)) draw = field(f, "Power Readings/Power Draw ");
+    if (auto w = leading_number(draw)) d.state.push_back(zl_kit::Value::f64("power_draw_w", *w));
     result.devices.push_back(std::move(d));
   }
   return result;

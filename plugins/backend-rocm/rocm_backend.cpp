@@ -19,7 +19,6 @@
 
 namespace {
 
-bool ran_ok(const zl_kit::ToolResult& r) { return r.started && !r.timed_out && r.term_signal == 0 && r.exit_code == 0; }
 
 zl_kit::Enumeration enumerate() {
   zl_kit::Enumeration e;
@@ -28,7 +27,7 @@ zl_kit::Enumeration enumerate() {
 
   const std::string amd_smi = zl_kit::env_or("ZL_AMD_SMI", "amd-smi");
   zl_kit::ToolResult list = zl_kit::run_tool({amd_smi, "list", "-e", "--json"});
-  if (!ran_ok(list)) {
+  if (!zl_kit::ran_ok(list)) {
     // Releases before "-e" existed exit 2 here; rocm-smi then gives the UUIDs.
     tried.push_back(zl_kit::describe_failure(amd_smi, list));
   } else {
@@ -42,7 +41,7 @@ zl_kit::Enumeration enumerate() {
       // Names and memory are optional extras: identity and pinning are
       // already settled by the list.
       zl_kit::ToolResult st = zl_kit::run_tool({amd_smi, "static", "--asic", "--vram", "--json"});
-      if (ran_ok(st)) zl_rocm::merge_amd_smi_static(st.out, p.devices);
+      if (zl_kit::ran_ok(st)) zl_rocm::merge_amd_smi_static(st.out, p.devices);
       e.devices = std::move(p.devices);
       e.source = "tool";
       return e;
@@ -52,7 +51,7 @@ zl_kit::Enumeration enumerate() {
   const std::string rocm_smi = zl_kit::env_or("ZL_ROCM_SMI", "rocm-smi");
   zl_kit::ToolResult r = zl_kit::run_tool({rocm_smi, "--showproductname", "--showuse", "--showmeminfo", "vram",
                                            "--showuniqueid", "--showbus", "--json"});
-  if (!ran_ok(r)) {
+  if (!zl_kit::ran_ok(r)) {
     tried.push_back(zl_kit::describe_failure(rocm_smi, r));
   } else {
     zl_kit::ParseResult p = zl_rocm::parse_rocm_smi_json(r.out);
@@ -73,9 +72,8 @@ zl_kit::Enumeration enumerate() {
   return e;
 }
 
-zl_error* enumerate_devices(zl_device_list** out) { return zl_kit::guarded_enumerate(out, enumerate); }
-void destroy_list(zl_device_list* list) { zl_kit::destroy_device_list(list); }
-void destroy_error(zl_error* error) { zl_kit::destroy_error(error); }
+// State from the same tool: what the enumeration reports for the device now.
+zl_kit::State state(int32_t index, const std::string& id) { return zl_kit::state_from(enumerate(), index, id); }
 
 const char* const kAliases[] = {"amd", "hip", nullptr};
 // ROCR only: HIP_VISIBLE_DEVICES would filter a second time, on indices
@@ -85,23 +83,12 @@ const zl_capability kCapabilities[] = {
     {"device_events", "1"},
 };
 
-const zl_backend_api kApi = {
-    sizeof(zl_backend_api),
-    ZL_BACKEND_ABI_MAJOR,
-    ZL_BACKEND_ABI_MINOR,
-    "rocm",
-    kAliases,
-    kVisibility,
-    kCapabilities,
-    sizeof kCapabilities / sizeof kCapabilities[0],
+const zl_kit::BackendSpec kSpec = {
+    "rocm", kAliases, kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
     "cuda",  // ROCm builds of torch use the cuda device type
-    "amd",
-    enumerate_devices,
-    destroy_list,
-    destroy_error,
-    "rocm 0.1.0",
+    "amd", ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
 };
 
 }  // namespace
 
-extern "C" ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t, uint32_t) { return &kApi; }
+ZL_KIT_BACKEND_ENTRY(kSpec)

@@ -111,6 +111,7 @@ zl_kit::ParseResult parse_amd_smi_list(std::string_view text) {
     // The PCI address outlives driver reloads and reboots; the amd-smi UUID
     // is the next best thing.
     d.id = !missing(bdf) ? bdf : (!missing(uuid) ? uuid : "gpu" + std::to_string(*index));
+    if (!missing(bdf)) d.attributes.push_back(zl_kit::Value::str("bus_id", bdf));
     d.name = "unknown AMD GPU";
     if (rocr_uuid(hip_uuid)) d.visibility_value = hip_uuid;
     else if (hip_index && *hip_index >= 0) d.visibility_value = std::to_string(*hip_index);
@@ -135,6 +136,12 @@ std::string merge_amd_smi_static(std::string_view text, std::vector<zl_kit::Devi
       if (const zl_kit::Json* asic = g.iget("asic")) {
         const std::string name = text_of(*asic, "market_name");
         if (!missing(name)) d.name = name;
+        // The gfx target is ROCm's compute capability ("gfx942").
+        const std::string target = text_of(*asic, "target_graphics_version");
+        if (!missing(target)) d.attributes.push_back(zl_kit::Value::str("compute_capability", target));
+        if (auto cus = asic->iget("num_compute_units") ? asic->iget("num_compute_units")->as_int() : std::nullopt) {
+          d.attributes.push_back(zl_kit::Value::i64("compute_units", *cus));
+        }
       }
       if (const zl_kit::Json* vram = g.iget("vram")) {
         const zl_kit::Json* size = vram->iget("size");
@@ -210,6 +217,7 @@ zl_kit::ParseResult parse_rocm_smi_json(std::string_view text) {
     const std::string bus = text_of(card, "PCI Bus");
     const std::string uuid = rocr_uuid_from_unique_id(text_of(card, "Unique ID"));
     d.id = !missing(bus) ? bus : (!uuid.empty() ? uuid : "card" + std::to_string(*index));
+    if (!missing(bus)) d.attributes.push_back(zl_kit::Value::str("bus_id", bus));
     d.visibility_value = !uuid.empty() ? uuid : std::to_string(*index);
     result.devices.push_back(std::move(d));
   }

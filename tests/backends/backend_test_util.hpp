@@ -129,7 +129,43 @@ struct DeviceCopy {
   int64_t memory_used_bytes = 0;
   int32_t utilization_percent = 0;
   std::optional<std::string> visibility_value;
+  // ABI 1.2 attributes, each as text: "hopper", "132", "4917.248", "1".
+  std::map<std::string, std::string> attributes;
 };
+
+inline std::string value_text(const zl_named_value& v) {
+  switch (v.type) {
+    case ZL_VALUE_STRING: return v.string_value ? v.string_value : "";
+    case ZL_VALUE_DOUBLE: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6g", v.double_value);
+      return buf;
+    }
+    default: return std::to_string(v.int64_value);
+  }
+}
+
+// The device's state through query_device_state, each value as text; the
+// error's message under "error" when it fails.
+inline std::map<std::string, std::string> query_state(const zl_backend_api* api, int32_t index, const std::string& id) {
+  std::map<std::string, std::string> out;
+  zl_device_state_args args{};
+  args.struct_size = ZL_DEVICE_STATE_ARGS_STRUCT_SIZE;
+  args.index = index;
+  args.id = id.c_str();
+  EXPECT_NE(api->query_device_state, nullptr);
+  if (api->query_device_state == nullptr) return out;
+  if (zl_error* err = api->query_device_state(&args)) {
+    out["error"] = err->message ? err->message : "";
+    api->error_destroy(err);
+    return out;
+  }
+  for (size_t i = 0; args.state != nullptr && i < args.state->value_count; ++i) {
+    out[args.state->values[i].name] = value_text(args.state->values[i]);
+  }
+  api->device_state_destroy(args.state);
+  return out;
+}
 
 // A backend's answer, copied out of the C structs (which are then released).
 struct Answer {
@@ -174,6 +210,7 @@ inline Answer enumerate(const zl_backend_api* api) {
     c.memory_used_bytes = d.memory_used_bytes;
     c.utilization_percent = d.utilization_percent;
     if (d.visibility_value) c.visibility_value = d.visibility_value;
+    for (size_t k = 0; k < d.attribute_count; ++k) c.attributes[d.attributes[k].name] = value_text(d.attributes[k]);
     a.devices.push_back(c);
   }
   api->device_list_destroy(list);

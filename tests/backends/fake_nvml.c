@@ -67,3 +67,68 @@ int nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* util) 
   util->memory = 0;
   return 0;
 }
+
+/* ABI 1.2 attributes and state, as an H200 answers (FAKE_NVML_BASIC=1 hides
+ * them, like an old driver: the backend must leave them out, not fail). */
+static int basic(void) { return env_int("FAKE_NVML_BASIC", 0) == 1; }
+int nvmlSystemGetDriverVersion(char* version, unsigned length) {
+  snprintf(version, length, "580.159.04");
+  return 0;
+}
+int nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  *version = 13000;
+  return 0;
+}
+int nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
+  (void)device;
+  if (basic()) return 3;
+  *major = 9;
+  *minor = 0;
+  return 0;
+}
+int nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned* cores) {
+  (void)device;
+  *cores = 16896; /* 132 SMs x 128 */
+  return 0;
+}
+int nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, unsigned type, unsigned* mhz) {
+  (void)device;
+  *mhz = type == 1 ? 1980 : 3201;
+  return 0;
+}
+int nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned type, unsigned* mhz) {
+  (void)device;
+  *mhz = type == 1 ? 1755 : 3201;
+  return 0;
+}
+int nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned* bits) {
+  (void)device;
+  *bits = 6144;
+  return 0;
+}
+int nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned* mw) {
+  (void)device;
+  *mw = 700000;
+  return 0;
+}
+int nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned* mw) {
+  (void)device;
+  *mw = 650250;
+  return 0;
+}
+int nvmlDeviceGetEccMode(nvmlDevice_t device, int* current, int* pending) {
+  (void)device;
+  *current = *pending = 1;
+  return 0;
+}
+int nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned sensor, unsigned* c) {
+  (void)device;
+  (void)sensor;
+  *c = 61;
+  return 0;
+}
+int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  (void)device;
+  *reasons = 0x4ull; /* SW power cap */
+  return 0;
+}

@@ -2,6 +2,7 @@
 // through the C ABI with a fake nvidia-smi and a fake NVML.
 #include "backend_test_util.hpp"
 #include "cuda_parse.hpp"
+#include "cuda_peaks.hpp"
 
 using namespace zl_test;
 
@@ -250,3 +251,83 @@ TEST_F(CudaModule, LibraryWithoutNvmlSymbolsIsSkipped) {
 }
 
 }  // namespace
+
+// ABI 1.2 through NVML: the attributes an H200 answers, the peaks derived
+// from them, and the state, with the fake NVML answering as an H200 would.
+TEST_F(CudaModule, NvmlAttributesAndPeaks) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("FAKE_NVML_COUNT", "1");
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  ASSERT_EQ(a.devices.size(), 1u);
+  const auto& at = a.devices[0].attributes;
+  EXPECT_EQ(at.at("architecture"), "hopper");
+  EXPECT_EQ(at.at("compute_capability"), "9.0");
+  EXPECT_EQ(at.at("driver_version"), "580.159.04");
+  EXPECT_EQ(at.at("runtime_version"), "13.0");
+  EXPECT_EQ(at.at("compute_units"), "132");
+  EXPECT_EQ(at.at("clock_sm_max_mhz"), "1980");
+  EXPECT_EQ(at.at("memory_bus_width_bits"), "6144");
+  // 3201 MHz x 2 (double data rate) x 6144 bits / 8 = 4916.7 GB/s.
+  EXPECT_EQ(at.at("memory_bandwidth_peak_gbps"), "4916.74");
+  // 132 SMs x 1980 MHz x 4096 dense fp16 operations per SM per clock.
+  EXPECT_EQ(at.at("compute_peak_tflops.float16"), "1070.53");
+  EXPECT_EQ(at.at("power_limit_w"), "700");
+  EXPECT_EQ(at.at("ecc_enabled"), "1");
+}
+
+TEST_F(CudaModule, NvmlStateNamesThrottleReasons) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  auto st = query_state(api, 1, "GPU-00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(st.count("error"), 0u) << st["error"];
+  EXPECT_EQ(st["clock_sm_mhz"], "1755");
+  EXPECT_EQ(st["power_draw_w"], "650.25");
+  EXPECT_EQ(st["temperature_c"], "61");
+  EXPECT_EQ(st["throttle_reasons"], "sw_power_cap");
+  // A UUID that does not match the index is refused, not answered for another GPU.
+  auto wrong = query_state(api, 0, "GPU-00000000-0000-0000-0000-000000000001");
+  EXPECT_NE(wrong["error"].find("no GPU with index 0"), std::string::npos) << wrong["error"];
+}
+
+TEST_F(CudaModule, AnOldDriverLeavesDerivedFiguresOut) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("FAKE_NVML_BASIC", "1");
+  Answer a = enumerate(api);
+  ASSERT_EQ(a.devices.size(), 2u);
+  const auto& at = a.devices[0].attributes;
+  EXPECT_EQ(at.count("architecture"), 0u);
+  EXPECT_EQ(at.count("compute_peak_tflops.float16"), 0u);  // no capability, no per-SM rate
+  EXPECT_EQ(at.count("memory_bandwidth_peak_gbps"), 1u);   // clock and width still known
+}
+
+TEST(CudaParse, SmiAttributesAndStateByUuid) {
+  zl_cuda::ValuesByUuid attrs, state;
+  std::string error;
+  ASSERT_TRUE(zl_cuda::parse_smi_attributes(read_testdata("smi_attributes_h200.txt"), attrs, error)) << error;
+  ASSERT_EQ(attrs.size(), 1u);
+  const auto& a = attrs.begin()->second;
+  ASSERT_EQ(a.size(), 7u);
+  EXPECT_EQ(a[0].text, "580.159.04");
+  EXPECT_EQ(a[1].text, "9.0");
+  EXPECT_EQ(a[4].real, 700.0);
+  EXPECT_EQ(a[5].integer, 1);  // ECC Enabled
+  ASSERT_TRUE(zl_cuda::parse_smi_state(read_testdata("smi_state_h200.txt"), state, error)) << error;
+  const auto& s = state.begin()->second;
+  EXPECT_EQ(s[0].integer, 1755);
+  EXPECT_EQ(s[4].text, "sw_power_cap");
+  EXPECT_EQ(s[6].integer, 1024 * static_cast<int64_t>(kMiB));
+  EXPECT_FALSE(zl_cuda::parse_smi_state("GPU-x, 1, 2\n", state, error));
+  EXPECT_EQ(error, "line 1: expected 8 fields, got 3");
+}
+
+TEST(CudaPeaks, ThrottleReasonNamesAndUnknownCapabilities) {
+  EXPECT_EQ(zl_cuda::throttle_reason_names(0), "none");
+  EXPECT_EQ(zl_cuda::throttle_reason_names(0x1 | 0x40), "idle,hw_thermal");
+  EXPECT_EQ(zl_cuda::throttle_reason_names(1ull << 40), "bit40");
+  EXPECT_TRUE(zl_cuda::compute_peaks(7, 5, 68, 1800).empty());  // turing: no published per-SM rate here
+  EXPECT_EQ(zl_cuda::architecture_of(8, 9), "ada");
+  EXPECT_EQ(zl_cuda::memory_bandwidth_gbps(0, 6144), 0);
+}

@@ -80,9 +80,32 @@ FAKE_UNUSED static const zl_capability kCaps[] = {
     {"fake_feature", "42"},
 };
 
+/* How the device array is laid out: as a 1.1 backend writes it (everything
+ * up to visibility_value), as this header's, or as a future minor's (this
+ * header's plus a field the core does not know). The core must step by the
+ * first entry's struct_size, so each layout indexes correctly. */
+#if defined(FAKE_DEVICE_1_1)
+#define FAKE_DEVICE_SIZE ZL_DEVICE_INFO_STRUCT_SIZE_1_1
+#elif defined(FAKE_DEVICE_NEWER)
+#define FAKE_DEVICE_SIZE (sizeof(zl_device_info) + 16)
+#else
+#define FAKE_DEVICE_SIZE sizeof(zl_device_info)
+#endif
+#define FAKE_STRIDE ((FAKE_DEVICE_SIZE + 7) / 8 * 8)
+
+/* Minor-2 attributes every device reports (a 1.1 layout cannot carry them). */
+FAKE_UNUSED static const zl_named_value kAttributes[] = {
+    {ZL_NAMED_VALUE_STRUCT_SIZE, "architecture", ZL_VALUE_STRING, "fakearch", 0, 0},
+    {ZL_NAMED_VALUE_STRUCT_SIZE, "driver_version", ZL_VALUE_STRING, "fake-driver-1", 0, 0},
+    {ZL_NAMED_VALUE_STRUCT_SIZE, "memory_bandwidth_peak_gbps", ZL_VALUE_DOUBLE, NULL, 0, 1000.0},
+    {ZL_NAMED_VALUE_STRUCT_SIZE, "compute_peak_tflops.float32", ZL_VALUE_DOUBLE, NULL, 0, 10.0},
+    {ZL_NAMED_VALUE_STRUCT_SIZE, "ecc_enabled", ZL_VALUE_BOOL, NULL, 1, 0},
+};
+
 typedef struct {
   zl_device_list list;
-  zl_device_info devices[16];
+  /* 16 devices at FAKE_STRIDE, 8-aligned */
+  double devices[16 * FAKE_STRIDE / sizeof(double)];
   char ids[16][32];
   char vis[16][8];
 } fake_list;
@@ -115,8 +138,10 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
   const char* hold = getenv("ZL_FAKE_HOLD_FILE");
   const int held = hold != NULL && *hold != '\0' && access(hold, F_OK) == 0;
   for (int i = 0; i < count; ++i) {
-    zl_device_info* d = &l->devices[i];
-    d->struct_size = sizeof(zl_device_info);
+    zl_device_info full;
+    zl_device_info* d = &full;
+    memset(d, 0, sizeof full);
+    d->struct_size = FAKE_DEVICE_SIZE;
     d->index = i;
     snprintf(l->ids[i], sizeof l->ids[i], "FAKE-%04d", i);
     snprintf(l->vis[i], sizeof l->vis[i], "%d", i);
@@ -131,10 +156,24 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
       d->utilization_percent = 97;
       d->memory_used_bytes = (int64_t)8 << 30;
     }
+#ifdef FAKE_NO_VIS_VALUE
+    if (i == 1) d->visibility_value = NULL; /* breaks the pin rule: the core must reject it */
+#endif
+#if !defined(FAKE_DEVICE_1_1) && !defined(FAKE_OLD_MINOR)
+    d->attribute_count = sizeof kAttributes / sizeof kAttributes[0];
+    d->attributes = kAttributes;
+#endif
+    {
+      char* slot = (char*)l->devices + (size_t)i * FAKE_STRIDE;
+      size_t n = FAKE_DEVICE_SIZE < sizeof full ? FAKE_DEVICE_SIZE : sizeof full;
+      memcpy(slot, &full, n);
+      /* A future minor's field: bytes the core must step over, not read. */
+      if (FAKE_DEVICE_SIZE > sizeof full) memset(slot + sizeof full, 0xAB, FAKE_DEVICE_SIZE - sizeof full);
+    }
   }
   l->list.struct_size = sizeof(zl_device_list);
   l->list.count = (size_t)count;
-  l->list.devices = count > 0 ? l->devices : NULL;
+  l->list.devices = count > 0 ? (const zl_device_info*)l->devices : NULL;
   l->list.reason = count > 0 ? NULL : "fake driver reports no devices";
   l->list.source = "fake";
   *out = &l->list;
@@ -143,6 +182,44 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
 
 FAKE_UNUSED static void destroy_list(zl_device_list* list) { free(list); }
 FAKE_UNUSED static void destroy_error(zl_error* error) { free(error); }
+
+/* Minor 2: the args form of enumerate, a device state, and an extension
+ * chain of types no core knows (the core must skip them). ZL_FAKE_THROTTLE
+ * sets the throttle reasons reported (default "none"). */
+FAKE_UNUSED static zl_error* enumerate_args(zl_enumerate_args* args) {
+  if (args == NULL || args->struct_size < ZL_ENUMERATE_ARGS_STRUCT_SIZE) return NULL;
+  return enumerate(&args->devices);
+}
+
+typedef struct {
+  zl_device_state state;
+  zl_named_value values[4];
+  char throttle[64];
+} fake_state;
+
+FAKE_UNUSED static zl_error* query_state(zl_device_state_args* args) {
+  fake_state* s;
+  const char* throttle = getenv("ZL_FAKE_THROTTLE");
+  if (args == NULL || args->struct_size < ZL_DEVICE_STATE_ARGS_STRUCT_SIZE) return NULL;
+  s = (fake_state*)calloc(1, sizeof *s);
+  if (s == NULL) return NULL;
+  snprintf(s->throttle, sizeof s->throttle, "%s", throttle != NULL && *throttle != '\0' ? throttle : "none");
+  s->values[0] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "clock_sm_mhz", ZL_VALUE_INT64, NULL, 1500 + args->index, 0};
+  s->values[1] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "power_draw_w", ZL_VALUE_DOUBLE, NULL, 0, 99.5};
+  s->values[2] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "throttle_reasons", ZL_VALUE_STRING, s->throttle, 0, 0};
+  s->values[3] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "temperature_c", ZL_VALUE_INT64, NULL, 40, 0};
+  s->state.struct_size = ZL_DEVICE_STATE_STRUCT_SIZE;
+  s->state.value_count = 4;
+  s->state.values = s->values;
+  args->state = &s->state;
+  return NULL;
+}
+
+FAKE_UNUSED static void destroy_state(zl_device_state* state) { free(state); }
+
+FAKE_UNUSED static const zl_extension_base kExtensionTail = {ZL_EXTENSION_BASE_STRUCT_SIZE, 0x7fff0002u, NULL};
+FAKE_UNUSED static const zl_extension_base kExtensionHead = {ZL_EXTENSION_BASE_STRUCT_SIZE, 0x7fff0001u,
+                                                             &kExtensionTail};
 
 #ifdef FAKE_NEW_MINOR
 /* A table from a future minor: our fields, then more the core must ignore. */
@@ -155,6 +232,10 @@ typedef struct {
 /* A table from minor 0: it ends before backend_version. */
 typedef zl_backend_api fake_table;
 #define FAKE_STRUCT_SIZE offsetof(zl_backend_api, backend_version)
+#elif defined(FAKE_TABLE_1_1)
+/* A table as a 1.1 header made it: it ends with backend_version. */
+typedef zl_backend_api fake_table;
+#define FAKE_STRUCT_SIZE ZL_BACKEND_API_STRUCT_SIZE_1_1
 #else
 typedef zl_backend_api fake_table;
 #define FAKE_STRUCT_SIZE sizeof(zl_backend_api)
@@ -193,6 +274,14 @@ ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint3
   api->error_destroy = destroy_error;
 #ifndef FAKE_OLD_MINOR
   api->backend_version = "fake " FAKE_NAME;
+#endif
+#if !defined(FAKE_OLD_MINOR) && !defined(FAKE_TABLE_1_1)
+  api->extension_start = &kExtensionHead;
+  api->enumerate = enumerate_args;
+#ifndef FAKE_NO_STATE
+  api->query_device_state = query_state;
+  api->device_state_destroy = destroy_state;
+#endif
 #endif
   return api;
 #endif

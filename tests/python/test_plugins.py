@@ -13,8 +13,11 @@ ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_
             "samples_base_ms", "spread_pct", "spread_base_pct", "warmup_ms", "warmup_base_ms", "measure_ms",
             "measure_base_ms", "capture_ms", "capture_base_ms", "windows", "windows_base", "pace",
             "pace_base", "sustained", "sustained_base",
-            "after_rest_pct", "after_rest_base_pct", "readings", "readings_base", "gbps", "tflops",
-            "cluster_kernel", "error"]
+            "after_rest_pct", "after_rest_base_pct", "readings", "readings_base", "device_state",
+            "device_state_base", "gbps", "tflops", "cluster_kernel", "error",
+            # ABI 1.2: the row against the device's peaks (_roofline.py)
+            "achieved_gbps", "achieved_gbps_source", "achieved_tflops", "peak_gbps", "pct_peak_bandwidth",
+            "peak_tflops", "pct_peak_compute"]
 FAST = ["--level", "core", "--warmup", "1", "--iter", "5"]
 COST = 1e-5  # stub ms per element; "gems" (under use_gems) runs at half of it
 SHAPES = {"[[64, 64]]": 4096, "[[1024]]": 1024, "[[64, 512, 8]]": 262144}

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "zlcore/named_value.hpp"
+
 namespace zl {
 
 struct Device {
@@ -21,13 +23,29 @@ struct Device {
   int64_t memory_used_bytes = -1;  // -1: unknown
   int utilization_percent = -1;    // -1: unknown
   std::string visibility_value;    // empty: the backend pins nothing
+  NamedValues attributes;          // ABI 1.2: architecture, peaks, driver, ...
+};
+
+// A device the backend listed that breaks a rule the core relies on
+// (no id; no visibility_value although the backend pins devices).
+struct RejectedDevice {
+  Device device;
+  std::string reason;
 };
 
 struct DeviceQuery {
   std::vector<Device> devices;
+  std::vector<RejectedDevice> rejected;  // left out of devices, with why
   std::string reason;  // why devices is empty
   std::string source;  // which source answered ("library", "tool", ...)
   std::string error;   // a fault the backend returned as a zl_error
+};
+
+// A device's state now (ABI 1.2 query_device_state): clocks, power,
+// temperature, throttle reasons. `error` says why there is none.
+struct DeviceState {
+  NamedValues values;
+  std::string error;
 };
 
 class Backend {
@@ -44,6 +62,9 @@ class Backend {
   const std::string& framework_vendor() const { return framework_vendor_; }
   const std::string& backend_version() const { return backend_version_; }
   const std::string& path() const { return path_; }
+  // The types of the extensions the table's chain offers (ABI 1.2), in
+  // chain order. The core knows none yet: they are recorded, then skipped.
+  const std::vector<uint32_t>& extensions() const { return extensions_; }
   // "major.minor" as the backend was built.
   std::string abi() const;
 
@@ -51,6 +72,12 @@ class Backend {
   // (ZL_BACKEND_TIMEOUT): a backend that does not answer in time gives a
   // query with no devices and `error` saying so.
   DeviceQuery enumerate() const;
+
+  // True when the backend answers query_device_state (ABI 1.2).
+  bool has_state() const;
+  // The device's state now, under the same time limit as enumerate; a
+  // backend without the query gives an error saying so.
+  DeviceState query_state(const Device& device) const;
 
  private:
   const zl_backend_api* api_;
@@ -62,10 +89,11 @@ class Backend {
   std::string torch_device_;
   std::string framework_vendor_;
   std::string backend_version_;
+  std::vector<uint32_t> extensions_;
   // enumerate_devices calls that ran out of time and have not returned yet
   // (possibly never): shared by copies of this Backend and by the threads
   // making the calls.
-  std::shared_ptr<std::atomic<int>> overdue_ = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::atomic<int>> overdue_;
 };
 
 // Checks a table a plugin returned against the ABI this core speaks. Returns

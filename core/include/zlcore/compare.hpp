@@ -34,6 +34,9 @@ struct ResultRow {
   std::vector<double> samples_ms;
   // Entries of either list that were not positive finite numbers, dropped.
   size_t unusable_samples = 0;
+  // The row against the device's peaks (ABI 1.2 runs): % of peak memory
+  // bandwidth and of peak compute for its dtype.
+  std::optional<double> pct_peak_bandwidth, pct_peak_compute;
 };
 
 // One entry of timer.fallback_shapes: a shape a side measured with the
@@ -181,6 +184,8 @@ struct Compared {
   std::optional<double> floor;                 // noise floor of the row (fraction), when known
   Verdict verdict = Verdict::Unconfirmed;
   std::string note;                            // errors, timer changes, samples that are no placements
+  // % of the device's peak bandwidth / compute per side, where the runs say.
+  std::optional<double> a_pct_bw, b_pct_bw, a_pct_fp, b_pct_fp;
 };
 
 struct OneSided {

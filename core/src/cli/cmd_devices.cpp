@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "../util/json.hpp"
+#include "../util/named_value_json.hpp"
 #include "command.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/visible_devices.hpp"
@@ -64,10 +65,29 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
       o.AddMember("utilization_percent", d.utilization_percent, a);
       o.AddMember("visibility_value", json::str(d.visibility_value, a), a);
       o.AddMember("visible", !is_hidden(v, d), a);
+      o.AddMember("attributes", json::named_values(d.attributes, a), a);
+      // State is asked now, per device, only where the backend offers it.
+      if (b.has_state()) {
+        const DeviceState st = b.query_state(d);
+        o.AddMember("state", json::named_values(st.values, a), a);
+        if (!st.error.empty()) o.AddMember("state_error", json::str(st.error, a), a);
+      } else {
+        o.AddMember("state", json::Value(rapidjson::kNullType), a);
+      }
       list.PushBack(o, a);
     }
+    json::Value rejected(rapidjson::kArrayType);
+    for (const RejectedDevice& r : q.rejected) {
+      json::Value o(rapidjson::kObjectType);
+      o.AddMember("index", r.device.index, a);
+      o.AddMember("id", json::str(r.device.id, a), a);
+      o.AddMember("reason", json::str(r.reason, a), a);
+      rejected.PushBack(o, a);
+    }
     doc.AddMember("backend", json::str(b.name(), a), a);
+    doc.AddMember("abi", json::str(b.abi(), a), a);
     doc.AddMember("devices", list, a);
+    doc.AddMember("rejected_devices", rejected, a);
     if (all.empty()) {
       doc.AddMember("reason", json::str(q.reason, a), a);
     } else {
@@ -83,7 +103,7 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
     std::cout << json::pretty(doc);
   } else if (!q.error.empty()) {
     // Said once, on stderr, below.
-  } else if (all.empty()) {
+  } else if (all.empty() && q.rejected.empty()) {
     std::cout << b.name() << ": no devices: " << q.reason << "\n";
   } else {
     std::cout << b.name() << ": " << all.size() << " device(s) via " << q.source << "\n";
@@ -93,10 +113,19 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
                 << (d.utilization_percent < 0 ? std::string("?") : std::to_string(d.utilization_percent) + "%")
                 << (is_hidden(v, d) ? "  (left out by " + v.describe() + ")" : "") << "\n";
     }
+    for (const Device& d : all) {
+      if (d.attributes.empty()) continue;
+      std::string line;
+      for (const NamedValue& nv : d.attributes) line += (line.empty() ? "" : ", ") + nv.name + "=" + nv.display();
+      std::cout << "      [" << d.index << "] " << line << "\n";
+    }
     if (!v.pins.empty() && pin_error.empty()) {
       std::cout << v.describe() << " is set in this environment: run and batch use only the "
                 << q.devices.size() << " device(s) it names\n";
     }
+  }
+  for (const RejectedDevice& r : q.rejected) {
+    std::cerr << "zlcore: devices: " << b.name() << ": left out: " << r.reason << "\n";
   }
   std::cout.flush();
   if (!q.error.empty()) {

@@ -169,6 +169,15 @@ const std::vector<std::string>& caliber_keys() {
       "versions.flaggems.version",
       "versions.flaggems.git_sha",
       "versions.flaggems.dirty",
+      // ABI 1.2 device attributes that move a number: the driver (codegen and
+      // scheduling), the board's power limit and clocks policy (how far
+      // clocks boost), ECC (memory bandwidth). Absent on older backends, so
+      // they only differ where both runs know them or one side lost them.
+      "device.attributes.driver_version",
+      "device.attributes.power_limit_w",
+      "device.attributes.clock_sm_application_mhz",
+      "device.attributes.clocks_policy",
+      "device.attributes.ecc_enabled",
   };
   return keys;
 }

@@ -119,9 +119,11 @@ void geomean_table(std::ostream& out, const char* what, const std::vector<Geomea
 
 void results_table(std::ostream& out, const Report& r) {
   const bool bar = text::shows_bar(r);
+  const bool peak = text::shows_peak(r);
   out << "<h2>Results</h2>\n<table><tr><th>op</th><th>dtype</th><th>shape</th><th>A ms</th><th>B ms</th><th>speedup</th>"
       << "<th>" << kConfidence * 100 << " % CI</th><th>noise</th><th>verdict</th>" << (bar ? "<th>bar</th><th>floor</th>" : "")
-      << "<th>torch A ms</th><th>torch B ms</th><th>torch A/B</th><th>note</th></tr>\n";
+      << "<th>torch A ms</th><th>torch B ms</th><th>torch A/B</th>" << (peak ? "<th>% of peak A/B</th>" : "")
+      << "<th>note</th></tr>\n";
   for (const Compared& c : r.rows) {
     out << "<tr><td>" << escape(c.op) << "</td><td>" << escape(c.dtype) << "</td><td class=\"s\">" << escape(c.shape)
         << "</td><td class=\"n\">" << text::ms(c.a_ms) << "</td><td class=\"n\">" << text::ms(c.b_ms) << "</td><td class=\"n\"><b>"
@@ -132,7 +134,9 @@ void results_table(std::ostream& out, const Report& r) {
           << (c.floor ? text::pct(*c.floor * 100) : "-") << "</td>";
     }
     out << "<td class=\"n\">" << text::ms(c.a_base_ms) << "</td><td class=\"n\">" << text::ms(c.b_base_ms)
-        << "</td><td class=\"n\">" << text::ratio(c.control) << "</td><td>" << escape(c.note) << "</td></tr>\n";
+        << "</td><td class=\"n\">" << text::ratio(c.control) << "</td>";
+    if (peak) out << "<td class=\"n\">" << escape(text::peak(c)) << "</td>";
+    out << "<td>" << escape(c.note) << "</td></tr>\n";
   }
   out << "</table>\n";
   if (r.one_sided.empty()) return;

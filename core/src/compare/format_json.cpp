@@ -138,6 +138,15 @@ void write_json(std::ostream& out, const Report& r) {
     o.AddMember("repeats_b", c.repeats_b, a);
     o.AddMember("samples_a", static_cast<uint64_t>(c.values_a.size()), a);
     o.AddMember("samples_b", static_cast<uint64_t>(c.values_b.size()), a);
+    // Only where a run knew its device's peaks: older reports keep their shape.
+    if (c.a_pct_bw || c.b_pct_bw || c.a_pct_fp || c.b_pct_fp) {
+      json::Value p(rapidjson::kObjectType);
+      p.AddMember("bandwidth_a", opt(c.a_pct_bw), a);
+      p.AddMember("bandwidth_b", opt(c.b_pct_bw), a);
+      p.AddMember("compute_a", opt(c.a_pct_fp), a);
+      p.AddMember("compute_b", opt(c.b_pct_fp), a);
+      o.AddMember("pct_of_peak", p, a);
+    }
     o.AddMember("samples_kind_a", json::str(sample_kind_name(c.kind_a), a), a);
     o.AddMember("samples_kind_b", json::str(sample_kind_name(c.kind_b), a), a);
     o.AddMember("verdict", json::str(verdict_name(c.verdict), a), a);

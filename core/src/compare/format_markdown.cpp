@@ -39,16 +39,20 @@ void write_markdown(std::ostream& out, const Report& r) {
   if (std::string w = text::control_warning(r); !w.empty()) out << "- **warning:** " << w << "\n";
 
   const bool bar = text::shows_bar(r);
+  const bool peak = text::shows_peak(r);
   out << "\n## Results\n\n| op | dtype | shape | A ms | B ms | speedup | " << kConfidence * 100 << " % CI | noise | verdict | "
-      << (bar ? "bar | floor | " : "") << "torch A ms | torch B ms | torch A/B | note |\n"
-      << "|---|---|---|---:|---:|---:|---:|---:|---|" << (bar ? "---:|---:|" : "") << "---:|---:|---:|---|\n";
+      << (bar ? "bar | floor | " : "") << "torch A ms | torch B ms | torch A/B | " << (peak ? "% of peak A/B | " : "")
+      << "note |\n"
+      << "|---|---|---|---:|---:|---:|---:|---:|---|" << (bar ? "---:|---:|" : "") << "---:|---:|---:|"
+      << (peak ? "---:|" : "") << "---|\n";
   for (const Compared& c : r.rows) {
     out << "| " << cell(c.op) << " | " << cell(c.dtype) << " | `" << cell(c.shape) << "` | " << text::ms(c.a_ms) << " | "
         << text::ms(c.b_ms) << " | " << text::ratio(c.speedup) << " | " << text::interval(c.ci_lo, c.ci_hi) << " | "
         << text::pct(c.noise_pct) << " | " << verdict_name(c.verdict) << " | ";
     if (bar) out << text::pct(c.bar * 100) << " | " << (c.floor ? text::pct(*c.floor * 100) : "-") << " | ";
-    out << text::ms(c.a_base_ms) << " | " << text::ms(c.b_base_ms) << " | " << text::ratio(c.control) << " | " << cell(c.note)
-        << " |\n";
+    out << text::ms(c.a_base_ms) << " | " << text::ms(c.b_base_ms) << " | " << text::ratio(c.control) << " | ";
+    if (peak) out << text::peak(c) << " | ";
+    out << cell(c.note) << " |\n";
   }
   if (!r.one_sided.empty()) {
     out << "\n### Only on one side\n\n| side | op | dtype | shape | ms |\n|---|---|---|---|---:|\n";

@@ -63,13 +63,18 @@ void write_table(std::ostream& out, const Report& r) {
   const bool bar = text::shows_bar(r);
   Cells header{"op", "dtype", "shape", "A ms", "B ms", "speedup", ci_header(), "noise", "verdict"};
   if (bar) header.insert(header.end(), {"bar", "floor"});
-  header.insert(header.end(), {"torch A ms", "torch B ms", "torch A/B", "note"});
+  const bool peak = text::shows_peak(r);
+  header.insert(header.end(), {"torch A ms", "torch B ms", "torch A/B"});
+  if (peak) header.push_back("% of peak A/B");
+  header.push_back("note");
   std::vector<Cells> rows{header};
   for (const Compared& c : r.rows) {
     Cells l{c.op, c.dtype, c.shape, text::ms(c.a_ms), text::ms(c.b_ms), text::ratio(c.speedup), text::interval(c.ci_lo, c.ci_hi),
             text::pct(c.noise_pct), verdict_name(c.verdict)};
     if (bar) l.insert(l.end(), {text::pct(c.bar * 100), c.floor ? text::pct(*c.floor * 100) : "-"});
-    l.insert(l.end(), {text::ms(c.a_base_ms), text::ms(c.b_base_ms), text::ratio(c.control), c.note});
+    l.insert(l.end(), {text::ms(c.a_base_ms), text::ms(c.b_base_ms), text::ratio(c.control)});
+    if (peak) l.push_back(text::peak(c));
+    l.push_back(c.note);
     rows.push_back(l);
   }
   out << "\n";

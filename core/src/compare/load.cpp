@@ -117,6 +117,8 @@ ResultRow parse_row(const rapidjson::Value& o) {
   r.timer = text_at(o, "timer");
   r.timer_base = text_at(o, "timer_base");
   r.error = text_at(o, "error");
+  r.pct_peak_bandwidth = number_at(o, "pct_peak_bandwidth");
+  r.pct_peak_compute = number_at(o, "pct_peak_compute");
   size_t bad_placements = 0, bad_samples = 0;
   r.placements_ms = times_at(o, "placements_ms", bad_placements);
   r.samples_ms = times_at(o, "samples_ms", bad_samples);

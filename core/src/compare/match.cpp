@@ -57,6 +57,10 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   c.shape = a.shape;
   c.a_ms = a.latency_ms;
   c.b_ms = b.latency_ms;
+  c.a_pct_bw = a.pct_peak_bandwidth;
+  c.b_pct_bw = b.pct_peak_bandwidth;
+  c.a_pct_fp = a.pct_peak_compute;
+  c.b_pct_fp = b.pct_peak_compute;
   c.a_base_ms = a.latency_base_ms;
   c.b_base_ms = b.latency_base_ms;
   c.repeats_a = a.repeats;

@@ -107,6 +107,29 @@ std::string repeats_line(const Report& r) {
          " no placement samples (older runs): tested on in-run repeats, which cannot see placement variance";
 }
 
+bool shows_peak(const Report& r) {
+  for (const Compared& c : r.rows) {
+    if (c.a_pct_bw || c.b_pct_bw || c.a_pct_fp || c.b_pct_fp) return true;
+  }
+  return false;
+}
+
+std::string peak(const Compared& c) {
+  auto pair = [](const char* what, const std::optional<double>& a, const std::optional<double>& b) -> std::string {
+    if (!a && !b) return "";
+    auto one = [](const std::optional<double>& v) {
+      char buf[32];
+      if (!v) return std::string("-");
+      std::snprintf(buf, sizeof buf, "%.0f", *v);
+      return std::string(buf);
+    };
+    return std::string(what) + " " + one(a) + "/" + one(b) + " %";
+  };
+  std::string bw = pair("bw", c.a_pct_bw, c.b_pct_bw), fp = pair("fp", c.a_pct_fp, c.b_pct_fp);
+  if (bw.empty() && fp.empty()) return "-";
+  return bw + (bw.empty() || fp.empty() ? "" : "  ") + fp;
+}
+
 bool shows_bar(const Report& r) { return r.rows_widened > 0 || r.options.noise_floor != nullptr; }
 
 std::string where(const Difference& d, const Caliber& c) {

@@ -36,6 +36,11 @@ std::string noise_floor_line(const Report& r);
 std::string repeats_line(const Report& r);
 // Whether any row's bar is above the threshold: the outputs then show a bar column.
 bool shows_bar(const Report& r);
+// True when any row knows its share of the device's peak (ABI 1.2 runs); the
+// column is left out otherwise, so older runs read as they did.
+bool shows_peak(const Report& r);
+// "bw 86/88 %  fp 40/41 %": A/B shares of peak bandwidth and compute.
+std::string peak(const Compared& c);
 // Where a difference was seen: "all ops" or the op names.
 std::string where(const Difference& d, const Caliber& c);
 // The one-line caliber verdict.

@@ -11,6 +11,7 @@
 
 #include "../util/printable.hpp"
 #include "enumerate_once.hpp"
+#include "lifecycle.hpp"
 #include "open_backend.hpp"
 #include "zlcore/loader.hpp"
 
@@ -71,10 +72,15 @@ std::string negotiate_abi(const zl_backend_api* api) {
   if (api->capability_count > 0 && api->capabilities == nullptr) {
     return "table declares " + std::to_string(api->capability_count) + " capabilities but no array";
   }
+  // A state the core could not release would leak on every query.
+  if (ZL_ENTRY(api, query_device_state) != nullptr && ZL_ENTRY(api, device_state_destroy) == nullptr) {
+    return "table has query_device_state but no device_state_destroy";
+  }
   return {};
 }
 
-Backend::Backend(const zl_backend_api* api, std::string path) : api_(api), path_(std::move(path)) {
+Backend::Backend(const zl_backend_api* api, std::string path)
+    : api_(api), path_(std::move(path)), overdue_(loader::overdue_calls(api)) {
   name_ = str(api->name);
   aliases_ = str_list(api->aliases);
   visibility_env_ = str_list(api->visibility_env);
@@ -88,6 +94,13 @@ Backend::Backend(const zl_backend_api* api, std::string path) : api_(api), path_
   if (api->abi_minor >= 1 && ZL_STRUCT_HAS_FIELD(api, zl_backend_api, backend_version)) {
     backend_version_ = str(api->backend_version);
   }
+  if (auto chain = ZL_ENTRY(api, extension_start)) {
+    // Cap the walk: a chain that loops back must not hang the loader.
+    for (int hops = 0; chain != nullptr && hops < 256; chain = chain->next, ++hops) {
+      if (chain->struct_size < ZL_EXTENSION_BASE_STRUCT_SIZE) break;
+      extensions_.push_back(chain->type);
+    }
+  }
 }
 
 std::string Backend::abi() const {
@@ -96,6 +109,21 @@ std::string Backend::abi() const {
 
 namespace loader {
 
+namespace {
+
+// Why the core cannot offer this device, or "" (the rules in backend.h
+// that the core relies on).
+std::string device_problem(const zl_backend_api* api, const Device& d) {
+  if (d.id.empty()) return "device [" + std::to_string(d.index) + "] has no id";
+  if (!str_list(api->visibility_env).empty() && d.visibility_value.empty()) {
+    return "device [" + std::to_string(d.index) + "] " + d.id + " has no visibility_value, but the backend pins with " +
+           str_list(api->visibility_env).front() + ": a child would see no device";
+  }
+  return {};
+}
+
+}  // namespace
+
 DeviceQuery enumerate_once(const zl_backend_api* api, const std::function<void(const char*)>& before) {
   auto at = [&](const char* s) {
     if (before) before(s);
@@ -103,7 +131,16 @@ DeviceQuery enumerate_once(const zl_backend_api* api, const std::function<void(c
   DeviceQuery q;
   zl_device_list* list = nullptr;
   at(stage::kEnumerate);
-  zl_error* err = api->enumerate_devices(&list);
+  zl_error* err = nullptr;
+  // The args form when the table has it (minor 2), else the minor-0 call.
+  if (auto fn = ZL_ENTRY(api, enumerate)) {
+    zl_enumerate_args args{};
+    args.struct_size = ZL_ENUMERATE_ARGS_STRUCT_SIZE;
+    err = fn(&args);
+    list = args.devices;
+  } else {
+    err = api->enumerate_devices(&list);
+  }
   at(stage::kRelease);
   if (err != nullptr) {
     q.error = str(err->message);
@@ -131,60 +168,128 @@ DeviceQuery enumerate_once(const zl_backend_api* api, const std::function<void(c
     if (ZL_STRUCT_HAS_FIELD(&info, zl_device_info, visibility_value)) {
       d.visibility_value = str(info.visibility_value);
     }
+    if (api->abi_minor >= 2 && ZL_STRUCT_HAS_FIELD(&info, zl_device_info, attributes)) {
+      d.attributes = read_named_values(info.attributes, info.attribute_count);
+    }
+    if (std::string why = device_problem(api, d); !why.empty()) {
+      q.rejected.push_back({std::move(d), std::move(why)});
+      continue;
+    }
     q.devices.push_back(std::move(d));
   }
   q.reason = str(list->reason);
   q.source = str(list->source);
+  if (q.devices.empty() && !q.rejected.empty()) q.reason = q.rejected.front().reason;
   if (q.devices.empty() && q.reason.empty()) q.reason = "the backend reports no devices and gives no reason";
   api->device_list_destroy(list);
   return q;
 }
 
+DeviceState query_state_once(const zl_backend_api* api, int32_t index, const std::string& id) {
+  DeviceState st;
+  auto fn = ZL_ENTRY(api, query_device_state);
+  auto destroy = ZL_ENTRY(api, device_state_destroy);
+  if (fn == nullptr || destroy == nullptr) {
+    st.error = "the backend has no device-state query";
+    return st;
+  }
+  zl_device_state_args args{};
+  args.struct_size = ZL_DEVICE_STATE_ARGS_STRUCT_SIZE;
+  args.index = index;
+  args.id = id.c_str();
+  zl_error* err = fn(&args);
+  if (err != nullptr) {
+    st.error = str(err->message);
+    if (st.error.empty()) st.error = "error code " + std::to_string(static_cast<int>(err->code));
+    api->error_destroy(err);
+  }
+  if (args.state != nullptr) {
+    if (ZL_STRUCT_HAS_FIELD(args.state, zl_device_state, values)) {
+      st.values = read_named_values(args.state->values, args.state->value_count);
+    }
+    destroy(args.state);
+  } else if (st.error.empty()) {
+    st.error = "the backend returned no state";
+  }
+  return st;
+}
+
 }  // namespace loader
 
-// The call runs on a thread of its own so that a backend that never answers
+namespace {
+
+// Runs `call` on a thread of its own so that a backend that never answers
 // costs the caller the time limit, not the command (batch enumerates between
 // dispatch rounds, run and devices before anything else). A thread cannot be
 // killed: one that ran out of time stays in the backend until it returns or
 // the process exits, and until then no new call is made.
-DeviceQuery Backend::enumerate() const {
-  struct Call {
+template <class Result, class Call>
+Result call_with_limit(const std::shared_ptr<std::atomic<int>>& overdue, const char* what, Call call,
+                       Result (*failed)(const std::string&)) {
+  struct Shared {
     std::mutex m;
     std::condition_variable cv;
     bool done = false;
     bool abandoned = false;  // the caller stopped waiting
-    DeviceQuery q;
+    Result r;
   };
-  auto failed = [](const std::string& why) {
-    DeviceQuery q;
-    q.error = why;
-    q.reason = why;
-    return q;
-  };
-  if (overdue_->load() > 0) return failed("enumerate_devices has not returned from a call that ran out of time");
+  if (overdue->load() > 0) {
+    return failed(std::string(what) + " has not returned from a call that ran out of time");
+  }
   const double limit = backend_timeout_s();
-  auto call = std::make_shared<Call>();
-  std::shared_ptr<std::atomic<int>> overdue = overdue_;
-  const zl_backend_api* api = api_;
+  auto shared = std::make_shared<Shared>();
   try {
-    std::thread([call, overdue, api] {
-      DeviceQuery q = loader::enumerate_once(api);
-      std::lock_guard<std::mutex> lock(call->m);
-      call->q = std::move(q);
-      call->done = true;
-      if (call->abandoned) overdue->fetch_sub(1);
-      call->cv.notify_all();
+    std::thread([shared, overdue, call] {
+      Result r = call();
+      std::lock_guard<std::mutex> lock(shared->m);
+      shared->r = std::move(r);
+      shared->done = true;
+      if (shared->abandoned) overdue->fetch_sub(1);
+      shared->cv.notify_all();
     }).detach();
   } catch (const std::system_error&) {
-    return loader::enumerate_once(api);  // no thread to be had: ask on this one, without the limit
+    return call();  // no thread to be had: ask on this one, without the limit
   }
-  std::unique_lock<std::mutex> lock(call->m);
-  if (!call->cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return call->done; })) {
-    call->abandoned = true;
+  std::unique_lock<std::mutex> lock(shared->m);
+  if (!shared->cv.wait_for(lock, std::chrono::duration<double>(limit), [&] { return shared->done; })) {
+    shared->abandoned = true;
     overdue->fetch_add(1);
-    return failed("no answer in " + loader::seconds_words(limit) + " from enumerate_devices");
+    return failed("no answer in " + loader::seconds_words(limit) + " from " + what);
   }
-  return std::move(call->q);
+  return std::move(shared->r);
+}
+
+DeviceQuery failed_query(const std::string& why) {
+  DeviceQuery q;
+  q.error = why;
+  q.reason = why;
+  return q;
+}
+
+DeviceState failed_state(const std::string& why) {
+  DeviceState s;
+  s.error = why;
+  return s;
+}
+
+}  // namespace
+
+DeviceQuery Backend::enumerate() const {
+  const zl_backend_api* api = api_;
+  return call_with_limit<DeviceQuery>(overdue_, "enumerate_devices", [api] { return loader::enumerate_once(api); },
+                                      failed_query);
+}
+
+bool Backend::has_state() const { return ZL_ENTRY(api_, query_device_state) != nullptr; }
+
+DeviceState Backend::query_state(const Device& device) const {
+  if (!has_state()) return failed_state("backend '" + name_ + "' has no device-state query (ABI " + abi() + ")");
+  const zl_backend_api* api = api_;
+  const int32_t index = device.index;
+  const std::string id = device.id;
+  return call_with_limit<DeviceState>(
+      overdue_, "query_device_state", [api, index, id] { return loader::query_state_once(api, index, id); },
+      failed_state);
 }
 
 }  // namespace zl

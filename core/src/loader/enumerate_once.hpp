@@ -17,4 +17,8 @@ namespace zl::loader {
 // just before it runs.
 DeviceQuery enumerate_once(const zl_backend_api* api, const std::function<void(const char*)>& before = {});
 
+// One query_device_state call on the calling thread (ABI 1.2), released
+// through the backend.
+DeviceState query_state_once(const zl_backend_api* api, int32_t index, const std::string& id);
+
 }  // namespace zl::loader

@@ -8,6 +8,7 @@
 #include <memory>
 #include <system_error>
 
+#include "lifecycle.hpp"
 #include "open_backend.hpp"
 #include "probe.hpp"
 #include "probe_cache.hpp"
@@ -149,6 +150,12 @@ LoadReport load_backends(const std::string& dir, const LoadOptions& opts) {
     loader::OpenedBackend o = loader::open_backend(files[i], {});
     if (!o.reason.empty()) {
       reject(o.reason);
+      continue;
+    }
+    // initialize runs in process too: what it opens (a driver library)
+    // lives here, not in the probe child that has exited.
+    if (const std::string why = loader::initialize_backend(o.api); !why.empty()) {
+      reject(why);
       continue;
     }
     trace("accept " + path + " as '" + o.api->name + "' (ABI " + std::to_string(o.api->abi_major) + "." +

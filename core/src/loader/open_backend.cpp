@@ -40,7 +40,9 @@ std::string stage_words(const std::string& stage) {
   if (stage == stage::kLoad) return "during load";
   if (stage == stage::kEntry) return "in the entry point";
   if (stage == stage::kTable) return "while its table was read";
+  if (stage == stage::kInitialize) return "in initialize";
   if (stage == stage::kEnumerate) return "in enumerate_devices";
+  if (stage == stage::kShutdown) return "in shutdown";
   if (stage == stage::kRelease) return "while its device list was released";
   if (stage == stage::kExit) return "at exit";
   return "before loading";

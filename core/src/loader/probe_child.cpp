@@ -12,6 +12,7 @@
 #include <string>
 
 #include "enumerate_once.hpp"
+#include "lifecycle.hpp"
 #include "open_backend.hpp"
 #include "zlcore/loader.hpp"
 
@@ -57,7 +58,14 @@ int probe_backend_main(const std::string& file) {
     say("reject " + o.reason);
     return 0;
   }
+  say_stage(loader::stage::kInitialize);
+  if (const std::string why = loader::initialize_backend(o.api); !why.empty()) {
+    say("reject " + why);
+    return 0;
+  }
   loader::enumerate_once(o.api, say_stage);
+  say_stage(loader::stage::kShutdown);
+  loader::shutdown_backend(o.api);
   say("ok");
   say_stage(loader::stage::kExit);
   return 0;

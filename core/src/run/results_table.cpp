@@ -28,12 +28,32 @@ std::string field(const rapidjson::Value& row, const char* key) {
   return "?";
 }
 
+// "4213 (86%)": an achieved figure and its share of the device's peak, or
+// "-" where the row has neither.
+std::string achieved(const rapidjson::Value& row, const char* value_key, const char* pct_key) {
+  auto number = [&](const char* key) -> const rapidjson::Value* {
+    auto it = row.FindMember(key);
+    return it != row.MemberEnd() && it->value.IsNumber() ? &it->value : nullptr;
+  };
+  const rapidjson::Value* v = number(value_key);
+  if (v == nullptr) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, v->GetDouble() >= 100 ? "%.0f" : "%.3g", v->GetDouble());
+  std::string out = buf;
+  if (const rapidjson::Value* pct = number(pct_key)) {
+    std::snprintf(buf, sizeof buf, " (%.0f%%)", pct->GetDouble());
+    out += buf;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_results_table(const std::string& results_jsonl) {
   std::ifstream in(results_jsonl);
   std::vector<std::vector<std::string>> rows;
-  const std::vector<std::string> head{"op", "dtype", "shape", "torch ms", "gems ms", "speedup", "timer", "spread %", "note"};
+  const std::vector<std::string> head{"op", "dtype", "shape", "torch ms", "gems ms", "speedup", "timer", "spread %",
+                                     "GB/s (% peak)", "TFLOPS (% peak)", "note"};
   // A line that does not parse is skipped, and the first one is named under
   // the table: the child appends lines, so a torn last line is expected after
   // a crash, and anything else is someone else's file.
@@ -54,7 +74,9 @@ std::string format_results_table(const std::string& results_jsonl) {
     if (note == "-") note = field(d, "fallback_reason");
     if (note != "-" && note.size() > 60) note = note.substr(0, 57) + "...";
     rows.push_back({field(d, "op"), field(d, "dtype"), field(d, "shape"), field(d, "latency_base_ms"),
-                    field(d, "latency_ms"), field(d, "speedup"), field(d, "timer"), field(d, "spread_pct"), note});
+                    field(d, "latency_ms"), field(d, "speedup"), field(d, "timer"), field(d, "spread_pct"),
+                    achieved(d, "achieved_gbps", "pct_peak_bandwidth"), achieved(d, "achieved_tflops", "pct_peak_compute"),
+                    note});
   }
   std::string skipped;
   if (unreadable > 0) {

@@ -37,6 +37,7 @@
 #include "zlcore/signals.hpp"
 #include "zlcore/tuner_cache.hpp"
 #include "zlcore/visible_devices.hpp"
+#include "device_facts.hpp"
 
 namespace zl {
 namespace {
@@ -324,6 +325,7 @@ int run_operator_steps(const Backend& backend, const Plan& plan, const RunOption
   env["ZL_CAPABILITIES"] = join(caps, ";");
   env["ZL_TIMER"] = plan.timer;
   env["ZL_TIMER_FALLBACK"] = plan.timer_fallback;
+  add_device_env(env, backend, device);  // ABI 1.2 peaks and state (device_facts.hpp)
   for (const auto& [k, v] : o.knobs) env[k] = v;
   for (const auto& [k, v] : autotune.child_env) env[k] = v;
   if (cache.isolated) {
@@ -356,6 +358,7 @@ int run_operator_steps(const Backend& backend, const Plan& plan, const RunOption
   }());
   // The pin the environment already held, which restricted the choice.
   id.set("device.pinned_by_env", visible.pins);
+  record_device_start(id, backend, device);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   id.set("host.name", std::string(host));
@@ -595,6 +598,7 @@ int run_operator_steps(const Backend& backend, const Plan& plan, const RunOption
   id.set("exit_code", int64_t{exit_code});
   id.set("child_exit_code", int64_t{child.exit_code});
   if (child.term_signal != 0) id.set("child_signal", int64_t{child.term_signal});
+  record_device_end(id, backend, device);
   id.set("ended", utc_now_iso());
   id.set("seconds", monotonic_seconds() - t_start);
   id.set("child_seconds", child.seconds);

@@ -18,6 +18,9 @@ struct ToolResult {
   std::string spawn_error;  // why it did not start
 };
 
+// True when the tool started, was not killed, and exited 0.
+inline bool ran_ok(const ToolResult& r) { return r.started && !r.timed_out && r.term_signal == 0 && r.exit_code == 0; }
+
 // argv[0] is resolved on PATH unless it contains a '/'. The tool is killed
 // after timeout_ms.
 ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms = 10000);

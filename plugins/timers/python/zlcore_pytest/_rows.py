@@ -14,7 +14,7 @@ loop builds its own metrics), a row ends when the shape changes or both sides
 are taken, and gbps/tflops stay null.
 """
 
-from . import _bench
+from . import _bench, _roofline
 from ._text import describe, first_line
 
 SIDES = ("base", "gems")
@@ -32,6 +32,7 @@ class ShapeRow:
         self.side_errors = {}
         self.error = None
         self.op_name = None
+        self.moved = None  # (input bytes, largest input bytes) of the measured side
 
 
 class Tracker:
@@ -101,6 +102,8 @@ class Tracker:
         if row.dtype is None:
             row.dtype = getattr(bench, "_zl_dtype", None) or _bench.infer_dtype(args, kwargs)
         row.started.add(side)
+        if row.moved is None:
+            row.moved = _roofline.input_bytes(args, kwargs)
         return row, side
 
     @staticmethod
@@ -186,7 +189,7 @@ def build_row(row):
     clusters = [t.cluster for t in (base, gems) if t is not None and t.cluster is not None]
     bench = row.bench
     op = getattr(bench, "op_name", None) or row.op_name
-    return {
+    return _roofline.place({
         "op": op,
         "test_node": row.test_node,
         "dtype": row.dtype,
@@ -225,11 +228,13 @@ def build_row(row):
         "after_rest_base_pct": _extra(base, "after_rest_pct"),
         "readings": _extra(gems, "readings"),
         "readings_base": _extra(base, "readings"),
+        "device_state": _extra(gems, "device_state"),
+        "device_state_base": _extra(base, "device_state"),
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,
         "error": error,
-    }
+    }, row.moved, _roofline.peaks())
 
 
 def _extra(timing, key):

@@ -14,7 +14,7 @@ import contextlib
 import importlib
 import time
 
-from .. import _bench
+from .. import _bench, _device_state
 from . import graph_policy
 from .base import CaptureFailed, SideTiming, clear_grads, one_line
 from .graph_device import GraphDevice
@@ -74,6 +74,11 @@ class GraphTimer:
                 raise CaptureFailed(f"graph API {api} unavailable: {one_line(exc)}") from exc
         return GraphDevice(*self._resolved, stream=self._stream)
 
+    def _state_reader(self):
+        if not hasattr(self, "_reader"):
+            self._reader = _device_state.reader()
+        return self._reader
+
     def measure(self, call):
         mech = self._mechanism()
         s = self.settings
@@ -109,7 +114,7 @@ class GraphTimer:
                         placed.fn = placed.grad_to_none = None
 
             try:
-                reading = graph_policy.measure(mech, place, eager_ms, s)
+                reading = graph_policy.measure(mech, place, eager_ms, s, state_reader=self._state_reader())
             except CaptureFailed as failed:
                 failed.cluster = cluster
                 raise
@@ -119,7 +124,8 @@ class GraphTimer:
             extra={"calls_per_replay": reading.calls, "discarded_replay_ms": reading.discarded_ms,
                    "windows": len(reading.windows), "settled": reading.settled,
                    "sustained": reading.sustained, "capture_ms": mech.capture_ms, "pace": reading.pace,
-                   "after_rest_pct": reading.after_rest_pct, "readings": reading.readings},
+                   "after_rest_pct": reading.after_rest_pct, "readings": reading.readings,
+                   "device_state": reading.device_state},
         )
         # What this (shape, side) cost in wall time: the warm-up calls (any
         # compilation and tuning) apart from the measurement itself.

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from .. import _stats
+from .._device_state import power_limited
 from .base import CaptureFailed
 
 # The probe's replays span about this much load (at least one replay): a
@@ -80,6 +81,9 @@ class Reading:
     after_rest_pct: Optional[float]  # the probe's finding; None: no probe ran
     calls: int  # calls per replay
     discarded_ms: float  # the first placement's discarded replay
+    # The device's state read under load, before the probe's rest (ABI 1.2
+    # backends); None where the backend offers none.
+    device_state: Optional[dict] = None
 
     @property
     def readings(self):
@@ -116,6 +120,8 @@ class _Side:
         self.replay_ms = 0.0  # per replay, once sized
         self.load = 0.0
         self.windows: List[Window] = []
+        self.state_reader = None  # callable -> state dict, where the backend reads state
+        self.state_under_load = None
 
     # -- pieces ------------------------------------------------------------------
 
@@ -188,6 +194,8 @@ class _Side:
                         # read at other paces, so their factors would mean nothing.
                         return placements, samples, discarded, f"window medians {drift:.1f} % apart", None
                     if index == s.placements - 1:
+                        if self.state_reader is not None:
+                            self.state_under_load = self.state_reader()
                         after_rest = self._faster_after_rest_pct(graph, placements[-1])
                 finally:
                     self.mech.release(graph)
@@ -245,10 +253,26 @@ def scaled_to_level(placements, level):
     return [level * p / mean for p in placements]
 
 
-def measure(mech, place, eager_ms, settings):
+def decide_by_state(why, state):
+    """Where the device reports its throttle reasons under load, they decide
+    whether the side is power-limited, not the probe's timing: a power cap
+    sends it to the sustained procedure, and a probe boost without one is
+    not a power limit. A pace that moved (window drift) still counts.
+    Without a reading, the probe's verdict stands."""
+    power = power_limited(state)
+    if power is None:
+        return why
+    if power:
+        return why if why is not None and not why.startswith("ran ") else f"device reports {power} under load"
+    return None if why is not None and why.startswith("ran ") else why
+
+
+def measure(mech, place, eager_ms, settings, state_reader=None):
     """Read one side; raises CaptureFailed where the mechanism cannot capture or replay."""
     side = _Side(mech, place, eager_ms, settings)
+    side.state_reader = state_reader
     placements, samples, discarded, why, after_rest = side.steady()
+    why = decide_by_state(why, side.state_under_load)
     if not placements:
         raise CaptureFailed("no placement was measured")
     settled = True
@@ -275,4 +299,5 @@ def measure(mech, place, eager_ms, settings):
         after_rest_pct=None if after_rest is None else round(after_rest, 2),
         calls=side.calls,
         discarded_ms=discarded,
+        device_state=side.state_under_load,
     )
