@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "../util/clock.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
@@ -177,19 +178,10 @@ bool row_follows(const std::string& t, size_t from) {
   return false;
 }
 
-std::string utc_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
 // ops_status.csv.bak-<UTC time>, or with -2, -3 ... when that exists: an
 // older copy is never overwritten.
 std::string keep_copy(const std::string& path, const std::string& text) {
-  const std::string base = path + ".bak-" + utc_stamp();
+  const std::string base = path + ".bak-" + utc_now_format("%Y%m%dT%H%M%SZ");
   for (int n = 1; n < 1000; ++n) {
     const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
     if (create_file_exclusive(name, text)) return name;

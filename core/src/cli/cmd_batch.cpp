@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "../util/clock.hpp"
 #include "batch_caliber.hpp"
 #include "command.hpp"
 #include "plan_options.hpp"
@@ -62,14 +63,8 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-std::string default_out(const std::string& backend) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return "runs/batch-" + std::string(buf) + "-" + backend;
-}
+// UTC like run directories (util/clock.hpp says why).
+std::string default_out(const std::string& backend) { return "runs/batch-" + utc_stamp_compact() + "-" + backend; }
 
 }  // namespace
 

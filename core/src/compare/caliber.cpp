@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include "../util/text.hpp"
 #include "zlcore/compare.hpp"
+#include "zlcore/identity_schema.hpp"
 
 namespace zl::compare {
 namespace {
@@ -13,12 +15,6 @@ namespace {
 // (an empty fallback_shapes list, a field an older identity lacks) is none.
 std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
 std::string shown_env(const std::string& v) { return v.empty() ? "(unset)" : v; }
-
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 struct Pair {
   const RunInfo* a;
@@ -74,7 +70,7 @@ Pairing winners_pairing(const RunInfo& a, const RunInfo& b, const std::string& m
   differ.erase(std::remove_if(differ.begin(), differ.end(),
                               [](const std::string& k) { return k.size() > 7 && k.compare(k.size() - 7, 7, " (same)") == 0; }),
                differ.end());
-  const std::string kernels = differ.empty() ? "the same kernels" : join(differ);
+  const std::string kernels = differ.empty() ? "the same kernels" : text::join(differ);
   return {ma + "/" + mb + ": different winners in " + kernels, false, ma + ", winners " + a.autotune_winners_hash.substr(0, 12),
           mb + ", winners " + b.autotune_winners_hash.substr(0, 12)};
 }
@@ -130,7 +126,7 @@ std::string fallback_detail(const RunInfo& a, const RunInfo& b) {
     if (only == 0) continue;
     parts.push_back(std::to_string(only) + " only on " + side + ": " + shown_entries + (only > kShown ? ", ..." : ""));
   }
-  return join(parts, "; ");
+  return text::join(parts, "; ");
 }
 
 void add(std::vector<Difference>& out, const std::string& key, const std::string& a, const std::string& b,
@@ -146,32 +142,8 @@ void add(std::vector<Difference>& out, const std::string& key, const std::string
 
 }  // namespace
 
-const std::vector<std::string>& caliber_keys() {
-  // Identity paths (docs/run-directory.md) whose change moves a number.
-  static const std::vector<std::string> keys = {
-      "backend.name",
-      "device.name",
-      "timer.name",
-      "timer.fallback",
-      "timer.fallback_shapes",
-      "timer.settings",
-      "bench_level",
-      "mode",
-      "shapes.mode",
-      "shapes.sha256",
-      "tuner_cache.kind",
-      "tuner_cache.inherited_winners",
-      "worker.kind",
-      "versions.zlcore",
-      "versions.python",
-      "versions.torch",
-      "versions.triton",
-      "versions.flaggems.version",
-      "versions.flaggems.git_sha",
-      "versions.flaggems.dirty",
-  };
-  return keys;
-}
+// Identity paths whose change moves a number: the schema's caliber fields.
+const std::vector<std::string>& caliber_keys() { return identity::caliber_paths(); }
 
 bool expected_by(const std::string& key, const std::vector<std::string>& patterns) {
   for (const std::string& p : patterns) {

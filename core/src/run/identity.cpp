@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <ctime>
+#include <stdexcept>
 
 #include "../util/json.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -15,6 +16,7 @@ namespace zl {
 Identity::Identity() { doc_.SetObject(); }
 
 void Identity::set(const std::string& path, rapidjson::Value value) {
+  if (!identity::known(path)) throw std::logic_error("identity key not in identity_schema.hpp: " + path);
   rapidjson::Value* node = &doc_;
   size_t start = 0;
   while (true) {
