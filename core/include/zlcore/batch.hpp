@@ -4,9 +4,12 @@
 // The pieces, each in its own file under core/src/batch/:
 //   device_list   --devices / --gpus text -> device indices
 //   op_list       --ops, --ops-file (text or YAML) -> OpSpec list
-//   status_csv    ops_status.csv rows, RFC 4180, append-only, resumable
+//   status_csv    ops_status.csv rows (util/csv.hpp's quoting), append-only
+//   status_csv_read reading it back, repairing a torn or edited file
 //   outcome       a finished run (exit status + run_identity.json) -> a row
 //   cold_executor Executor that runs one op as a child `zlcore run`
+//   warm_executor Executor whose ops' pytest runs in a warm worker per device
+//   lease         an op in flight, on disk, so --resume finds it after a kill
 //   scheduler     the work queue over devices: idle check, timeouts, SIGINT
 //   progress      the progress line, plain event lines, the summary table
 //   local_launcher the whole batch on this host: directory, resume, passes
@@ -234,9 +237,10 @@ class Executor {
   virtual bool holds_device(int /*device_index*/) const { return false; }
 };
 
-// The run options every op gets, forwarded as `zlcore run` flags (only the
-// ones given; the rest the child reads from the environment as usual).
-struct RunOptions {
+// The `zlcore run` flags every op of a batch gets (only the ones given; the
+// rest the child reads from the environment as usual). Not zl::RunOptions,
+// which is one run's parsed options.
+struct OpRunFlags {
   std::vector<std::pair<std::string, std::string>> flags;  // {"--level", "core"}, ...; a switch has value ""
   std::vector<std::string> dtypes;                         // batch-wide; an op's own win
   std::string replay_from;                                 // a run dir or a batch dir
@@ -247,7 +251,7 @@ struct ColdExecutorConfig {
   std::string backend_dir;  // passed as --backend-dir
   std::string backend;      // --backend
   std::string batch_dir;    // --batch-dir
-  RunOptions run;
+  OpRunFlags run;
 };
 std::unique_ptr<Executor> make_cold_executor(ColdExecutorConfig config);
 
@@ -290,7 +294,7 @@ struct BatchOptions {
   // "wait" for it and record what it measured, or "kill" its process group.
   std::string orphans = "wait";
   IdlePolicy idle;
-  RunOptions run;
+  OpRunFlags run;
   std::map<std::string, std::string> recorded_options;  // for batch_identity.json
   // Every setting that changes numbers, resolved (flag over variable over
   // default): --resume compares it with the batch's first invocation and

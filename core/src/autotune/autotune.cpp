@@ -3,6 +3,7 @@
 // and rebuilds them before a replay. Plain @triton.autotune winners live only
 // in the child's memory, so the Python plugin (zlcore_pytest.autotune) records
 // and pins those; the core hashes its files with the rest.
+#include "zlcore/provider.hpp"
 #include "zlcore/autotune.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -337,10 +338,7 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   // LibTuner: its winners tables, rebuilt from the records. A key not in
   // them reaches LibTuner's tuning path, where the plugin's prune hook turns
   // it into replay_miss.
-  const fs::path config_cache = fs::path(dirs.flaggems) / "config_cache";
-  rapidjson::Document pins;
-  pins.SetObject();
-  Alloc& pa = pins.GetAllocator();
+  const fs::path config_cache = fs::path(dirs.flaggems) / FlagGemsProvider::tuner_db_subdir();
   // Every record is read and checked before any is applied: a bad one
   // stops the replay with nothing of it written.
   struct Record {
@@ -367,29 +365,9 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     } catch (const std::exception& e) {
       throw PreflightError("replay_from", "cannot replay " + r.file.string() + ": " + e.what());
     }
-    const rapidjson::Document& doc = r.doc;
-    // The example suite's tuner is pinned by a file {kernel: {key: config}}
-    // (ZL_SUITE_TUNER_PIN) rather than by its cache, so that a key missing
-    // from the records fails with replay_miss instead of being tuned.
-    std::string kernel = str_member(doc, "kernel");
-    if (!pins.HasMember(kernel.c_str())) pins.AddMember(json::str(kernel, pa), Value(rapidjson::kObjectType), pa);
-    Value& kp = pins[kernel.c_str()];
-    if (const Value* entries = member(doc, "entries"); entries != nullptr && entries->IsArray()) {
-      for (const Value& e : entries->GetArray()) {
-        const Value* config = member(e, "config");
-        std::string ks = str_member(e, "key_string");
-        if (config == nullptr || ks.empty() || kp.HasMember(ks.c_str())) continue;
-        kp.AddMember(json::str(ks, pa), Value(*config, pa), pa);
-      }
-    }
   }
   s.replay_kernels = static_cast<int>(json_files_under(records / "triton_autotune").size());
-  fs::path pin_file = fs::path(dirs.flaggems).parent_path() / "replay_pins.json";
-  fs::create_directories(pin_file.parent_path());
-  write_file_atomic(pin_file.string(), json::pretty(pins));
-
   s.child_env["ZL_REPLAY_RECORDS"] = s.records_dir;
-  s.child_env["ZL_SUITE_TUNER_PIN"] = pin_file.string();
   if (force) s.child_env["ZL_REPLAY_FORCE"] = "1";
   return s;
 }

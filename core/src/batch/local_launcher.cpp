@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 
+#include "../util/text.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "../util/clock.hpp"
@@ -259,7 +260,7 @@ class BatchRun : public QueueEvents {
     row.warmed_on = l.warmed_on;
     row.attempt = attempts_[op.name] + out.attempts;
     row.run_dir = fs::relative(l.run_dir, dir_).string();
-    row.reason = one_line(out.reason);
+    row.reason = text::one_line(out.reason);
     // The run found the disk full (or failed on a disk with no room left):
     // this op is failed for it, and no other op starts.
     if (out.disk_full || (!is_settled(row.status) && no_room_left())) {
@@ -309,13 +310,6 @@ class BatchRun : public QueueEvents {
  private:
   bool progress_tty() const { return isatty(1) == 1; }
 
-  static std::string one_line(std::string s) {
-    for (char& c : s) {
-      if (c == '\n' || c == '\r') c = ' ';
-    }
-    return s;
-  }
-
   void warn_once(const std::string& what) {
     if (warned_.insert(what).second) std::cerr << "zlcore batch: " << printable(what) << "\n";
     log(what);
@@ -327,7 +321,7 @@ class BatchRun : public QueueEvents {
   }
 
   void log(const std::string& line) {
-    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + printable(one_line(line)) + "\n",
+    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + printable(text::one_line(line)) + "\n",
                             "zlcore batch");
   }
 
@@ -590,7 +584,7 @@ class BatchRun : public QueueEvents {
     row.seconds = out.seconds;
     row.attempt = ++attempts_[lease.op];
     row.run_dir = lease.run_dir;
-    row.reason = one_line(out.reason) + (out.reason.empty() ? "" : "; ") +
+    row.reason = text::one_line(out.reason) + (out.reason.empty() ? "" : "; ") +
                  "finished after the batch that started it was killed; recorded by --resume";
     record(row);
     say("op " + lease.op + ": its earlier run ended " + to_string(row.status) + "; recorded");

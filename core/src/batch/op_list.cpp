@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
@@ -18,12 +19,6 @@ namespace fs = std::filesystem;
 
 namespace zl::batch {
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 bool names_file(const std::string& word) {
   return word.find("::") == std::string::npos && word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0;
@@ -47,19 +42,8 @@ OpSpec from_word(const std::string& word) {
   return spec;
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item = trim(item);
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 std::vector<std::string> yaml_strings(const YAML::Node& n, const std::string& where) {
-  if (n.IsScalar()) return split_commas(n.as<std::string>());
+  if (n.IsScalar()) return text::split(n.as<std::string>(), ",", text::kSpace);
   if (!n.IsSequence()) throw UsageError(where + ": dtypes must be a list or a comma string");
   std::vector<std::string> out;
   for (const YAML::Node& item : n) out.push_back(item.as<std::string>());
@@ -68,18 +52,18 @@ std::vector<std::string> yaml_strings(const YAML::Node& n, const std::string& wh
 
 OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& base_dir) {
   const std::string where = "ops[" + std::to_string(index) + "]";
-  if (item.IsScalar()) return from_word(trim(item.as<std::string>()));
+  if (item.IsScalar()) return from_word(text::trim(item.as<std::string>()));
   if (!item.IsMap()) throw UsageError(where + ": expected an op name or a map");
   OpSpec spec;
   for (const auto& kv : item) {
     const std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     if (key == "name" || key == "op") {
-      spec.op = trim(v.as<std::string>());
+      spec.op = text::trim(v.as<std::string>());
     } else if (key == "file") {
-      spec.op_file = trim(v.as<std::string>());
+      spec.op_file = text::trim(v.as<std::string>());
     } else if (key == "node" || key == "test_node") {
-      spec.test_node = trim(v.as<std::string>());
+      spec.test_node = text::trim(v.as<std::string>());
     } else if (key == "dtypes") {
       spec.dtypes = yaml_strings(v, where);
     } else if (key == "shape_file" || key == "shapes") {
@@ -140,13 +124,13 @@ std::string entry_problem(const OpSpec& op) {
 
 std::vector<OpSpec> parse_ops_flag(const std::string& list) {
   std::vector<OpSpec> ops;
-  if (trim(list) == "all") {
+  if (text::trim(list) == "all") {
     OpSpec every;
     every.name = "all";
     every.expand = OpSpec::Expand::all;
     return {every};
   }
-  for (const std::string& word : split_commas(list)) ops.push_back(from_word(word));
+  for (const std::string& word : text::split(list, ",", text::kSpace)) ops.push_back(from_word(word));
   return ops;
 }
 
@@ -157,7 +141,7 @@ std::vector<OpSpec> parse_ops_text(const std::string& text) {
   while (std::getline(in, line)) {
     size_t hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
-    line = trim(line);
+    line = text::trim(line);
     if (!line.empty()) ops.push_back(from_word(line));
   }
   return ops;

@@ -29,6 +29,7 @@
 
 #include "../util/json.hpp"
 #include "../util/clock.hpp"
+#include "../util/text.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -62,34 +63,12 @@ int positive(const std::string& text, const std::string& what) {
   throw UsageError(what + ": '" + text + "' is not a positive integer");
 }
 
-// POSIX shell single quoting: the script must pass every argument verbatim.
-std::string quote(const std::string& s) {
+// POSIX shell single quoting: sbatch runs a script (Slurm has no argv form
+// for a job command), which must pass every argument verbatim.
+std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-std::string one_line(std::string s) {
-  for (char& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return s;
 }
 
 std::string yaml_quote(const std::string& s) {
@@ -114,16 +93,16 @@ std::string ops_yaml(const std::vector<OpSpec>& ops) {
     if (!op.dtypes.empty()) {
       std::vector<std::string> q;
       for (const std::string& d : op.dtypes) q.push_back(yaml_quote(d));
-      fields.push_back("dtypes: [" + join(q, ", ") + "]");
+      fields.push_back("dtypes: [" + text::join(q, ", ") + "]");
     }
     if (!op.shape_file.empty()) fields.push_back("shape_file: " + yaml_quote(op.shape_file));
-    y += join(fields, ", ") + "}\n";
+    y += text::join(fields, ", ") + "}\n";
   }
   return y;
 }
 
 void log_line(const fs::path& dir, const std::string& line) {
-  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n", "zlcore batch");
+  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + text::one_line(line) + "\n", "zlcore batch");
 }
 
 // ---- the plan ---------------------------------------------------------------
@@ -265,7 +244,7 @@ int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {
   if (!to_resume.empty()) {
     std::vector<std::string> s;
     for (int i : to_resume) s.push_back(std::to_string(i));
-    summary += "shards with ops not passed: " + join(s, ",") + " (--resume resubmits only these)\n";
+    summary += "shards with ops not passed: " + text::join(s, ",") + " (--resume resubmits only these)\n";
   }
   summary += "ops_status.csv: " + (dir / kStatusFile).string() + "\n";
   write_file_atomic((dir / "summary.txt").string(), summary);
@@ -318,7 +297,7 @@ std::vector<int> allocated_devices(const Backend& backend, std::string* how) {
     const char* v = std::getenv(key.c_str());
     if (v == nullptr || *v == '\0') continue;
     std::vector<int> out;
-    for (const std::string& token : split(v, ',')) out.push_back(match(token, physical));
+    for (const std::string& token : text::split(v, ",")) out.push_back(match(token, physical));
     *how = key + "=" + v;
     return out;
   }
@@ -344,45 +323,29 @@ int run_shard(const BatchOptions& o, const Backend& backend) {
   gethostname(host, sizeof host - 1);
   std::vector<std::string> devs;
   for (int d : shard.device_indices) devs.push_back(std::to_string(d));
-  std::cout << "shard " << spec << " on " << host << ": devices " << join(devs, ",") << " (" << how << ")\n"
+  std::cout << "shard " << spec << " on " << host << ": devices " << text::join(devs, ",") << " (" << how << ")\n"
             << std::flush;
   return make_local_launcher()->launch(shard, backend);
 }
 
 // ---- submit -----------------------------------------------------------------
 
-struct ToolResult {
-  int rc = -1;
-  std::string output;  // stdout and stderr
-};
-
 // Runs a Slurm client from an argv. The backend's visibility variable is
 // removed so that inside the job it can only be Slurm's (see above).
-ToolResult run_tool(const std::vector<std::string>& argv, const Backend& backend, const fs::path& scratch) {
-  ChildSpec spec;
-  spec.argv = argv;
-  spec.env_unset = backend.visibility_env();
-  spec.log_path = scratch.string();
-  fs::remove(scratch);
-  ChildResult r = run_child(spec, 120);
-  ToolResult out;
-  if (!r.started) {
-    out.output = r.spawn_error;
-    return out;
-  }
-  out.rc = r.exit_code;
-  try {
-    out.output = read_file(scratch.string());
-  } catch (const std::exception&) {
-  }
-  fs::remove(scratch);
-  return out;
+Captured run_tool(const std::vector<std::string>& argv, const Backend& backend) {
+  CaptureOptions opts;
+  opts.timeout_s = 120;
+  opts.env_unset = backend.visibility_env();
+  opts.with_stderr = true;
+  Captured c = capture(argv, opts);
+  if (!c.started) c.output = c.spawn_error;
+  return c;
 }
 
 // `sbatch --parsable` prints "jobid" or "jobid;cluster" as its last line.
 std::string parse_job_id(const std::string& output) {
   std::string id;
-  for (const std::string& line : split(output, '\n')) {
+  for (const std::string& line : text::split(output, "\n")) {
     std::string head = line.substr(0, line.find(';'));
     if (!head.empty() && std::all_of(head.begin(), head.end(), ::isdigit)) id = head;
   }
@@ -407,12 +370,12 @@ class SlurmSubmit {
     if (dry) {
       std::cout << "# plan (" << (dir_ / kPlanFile).string() << ")\n" << plan_json(plan, o_);
       for (int i = 0; i < plan.shards(); ++i) {
-        std::cout << "# shard " << i << " ops: " << join(plan.assignment[i], ",") << "\n";
+        std::cout << "# shard " << i << " ops: " << text::join(plan.assignment[i], ",") << "\n";
       }
-      std::cout << "# shards to submit: " << join(to_strings(shards), ",") << "\n";
-      std::cout << "# array job: " << join(array_argv, " ") << " " << (dir_ / "plan" / "shard.sbatch").string()
+      std::cout << "# shards to submit: " << text::join(to_strings(shards), ",") << "\n";
+      std::cout << "# array job: " << text::join(array_argv, " ") << " " << (dir_ / "plan" / "shard.sbatch").string()
                 << "\n"
-                << array_script << "# merge job: " << join(merge_argv, " ") << " "
+                << array_script << "# merge job: " << text::join(merge_argv, " ") << " "
                 << (dir_ / "plan" / "merge.sbatch").string() << "\n"
                 << merge_script << "# dry run: nothing written, nothing submitted\n";
       return kExitOk;
@@ -443,11 +406,11 @@ class SlurmSubmit {
     s.submitted_epoch = static_cast<double>(std::time(nullptr));
     plan.submissions.push_back(s);
     write_file_atomic((dir_ / kPlanFile).string(), plan_json(plan, o_));
-    log_line(dir_, "submitted shards " + join(to_strings(shards), ",") + " of " + std::to_string(plan.shards()) +
+    log_line(dir_, "submitted shards " + text::join(to_strings(shards), ",") + " of " + std::to_string(plan.shards()) +
                        " as job array " + array_job + ", merge job " + merge_job);
 
     std::cout << "batch " << dir_.string() << ": " << plan.ops.size() << " ops in " << plan.shards() << " shards\n"
-              << "submitted shards " << join(to_strings(shards), ",") << " as job array " << array_job
+              << "submitted shards " << text::join(to_strings(shards), ",") << " as job array " << array_job
               << ", merge job " << merge_job << " (afterany)\n";
     if (opt(o_, "wait").empty()) {
       std::cout << "follow:  squeue -j " << array_job << "," << merge_job << "\n"
@@ -499,7 +462,7 @@ class SlurmSubmit {
     std::set<std::string> given, planned(p.ops.begin(), p.ops.end());
     for (const OpSpec& op : o_.ops) given.insert(op.name);
     if (given != planned) {
-      throw UsageError("--resume: the ops differ from the plan's (" + join(p.ops, ",") + "); pass the same list");
+      throw UsageError("--resume: the ops differ from the plan's (" + text::join(p.ops, ",") + "); pass the same list");
     }
     // A shard still queued or running would race its resubmission.
     if (!p.submissions.empty()) {
@@ -575,14 +538,14 @@ class SlurmSubmit {
       f.push_back(flag);
       if (!value.empty()) f.push_back(value);  // empty: a switch (--force-replay)
     }
-    if (!o_.run.dtypes.empty()) f.insert(f.end(), {"--dtypes", join(o_.run.dtypes, ",")});
+    if (!o_.run.dtypes.empty()) f.insert(f.end(), {"--dtypes", text::join(o_.run.dtypes, ",")});
     if (!o_.run.replay_from.empty()) f.insert(f.end(), {"--replay-from", fs::absolute(o_.run.replay_from).string()});
     return f;
   }
 
   static std::string script_line(const std::vector<std::string>& argv) {
     std::string s;
-    for (const std::string& a : argv) s += (s.empty() ? "" : " ") + quote(a);
+    for (const std::string& a : argv) s += (s.empty() ? "" : " ") + shell_quote(a);
     return s;
   }
 
@@ -594,8 +557,8 @@ class SlurmSubmit {
                     ".\n# Written by zlcore; the sbatch options are on its command line (plan.json).\n"
                     "exec " +
                     script_line(zlcore_head()) + " --shard " + kTaskVar + "'/" + std::to_string(k) + "'" +
-                    " --ops-file " + quote(d + "/plan/shard-") + kTaskVar + "'.yaml'" + " --out " +
-                    quote(d + "/shards/") + kTaskVar + " " + script_line(shard_flags()) + "\n";
+                    " --ops-file " + shell_quote(d + "/plan/shard-") + kTaskVar + "'.yaml'" + " --out " +
+                    shell_quote(d + "/shards/") + kTaskVar + " " + script_line(shard_flags()) + "\n";
     return s;
   }
 
@@ -614,7 +577,7 @@ class SlurmSubmit {
 
   std::vector<std::string> array_sbatch(const std::vector<int>& shards) const {
     std::vector<std::string> a = common_sbatch("zlcore-" + dir_.filename().string());
-    a.push_back("--array=" + join(to_strings(shards), ","));
+    a.push_back("--array=" + text::join(to_strings(shards), ","));
     a.insert(a.end(), {"--nodes=1", "--ntasks=1"});
     a.push_back("--output=" + (dir_ / "slurm" / "shard-%a.log").string());
     if (!opt(o_, "time").empty()) a.push_back("--time=" + opt(o_, "time"));
@@ -637,12 +600,12 @@ class SlurmSubmit {
   }
 
   std::string submit(const std::vector<std::string>& argv, const std::string& what) {
-    ToolResult r = run_tool(argv, backend_, dir_ / "slurm" / ".sbatch.out");
-    const std::string id = r.rc == 0 ? parse_job_id(r.output) : "";
+    Captured r = run_tool(argv, backend_);
+    const std::string id = r.exit_code == 0 ? parse_job_id(r.output) : "";
     if (id.empty()) {
       log_line(dir_, what + ": sbatch failed: " + r.output);
-      throw PreflightError("sbatch", what + ": " + join(argv, " ") + " failed (exit " + std::to_string(r.rc) +
-                                         "): " + one_line(r.output));
+      throw PreflightError("sbatch", what + ": " + text::join(argv, " ") + " failed (exit " + std::to_string(r.exit_code) +
+                                         "): " + text::one_line(r.output));
     }
     return id;
   }

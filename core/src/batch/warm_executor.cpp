@@ -20,6 +20,7 @@
 #include <iostream>
 #include <map>
 
+#include "zlcore/provider.hpp"
 #include "../util/json.hpp"
 #include "outcome.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -175,7 +176,7 @@ class WarmExecutor : public Executor {
     env["PYTHONPATH"] = python_plugin_dir() + (pp.empty() ? "" : ":" + pp);
     env["PYTHONUNBUFFERED"] = "1";
     for (const std::string& var : c_.visibility_env) env[var] = device.visibility_value;
-    if (!c_.framework_vendor.empty()) env["GEMS_VENDOR"] = c_.framework_vendor;
+    if (!c_.framework_vendor.empty()) env[FlagGemsProvider::vendor_env()] = c_.framework_vendor;
     std::vector<std::string> env_text;
     for (const auto& [k, v] : env) env_text.push_back(k + "=" + v);
     std::vector<char*> envp;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "../util/text.hpp"
 #include "../util/clock.hpp"
 #include "batch_caliber.hpp"
 #include "command.hpp"
@@ -48,19 +49,6 @@ int parse_count(const std::string& text, const std::string& what) {
   } catch (const std::exception&) {
   }
   throw UsageError(what + ": '" + text + "' is not a non-negative integer");
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
 }
 
 // UTC like run directories (util/clock.hpp says why).
@@ -256,7 +244,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
   // One interpreter for every op and warm worker, chosen (and checked) once.
   if (!vm.count("python") && runs_here) o.run.flags.emplace_back("--python", choose_python("").command);
-  if (vm.count("dtypes")) o.run.dtypes = split(vm["dtypes"].as<std::string>());
+  if (vm.count("dtypes")) o.run.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
   // REPLAY_FROM means what --replay-from means here, a batch directory
   // included: each op gets its own run in it as its run's --replay-from.
   o.run.replay_from = checked.replay_from;

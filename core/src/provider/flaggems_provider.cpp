@@ -27,11 +27,6 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 
 }  // namespace
 
@@ -47,6 +42,11 @@ std::string TestTarget::display() const { return marker.empty() ? selection() : 
 FlagGemsProvider::FlagGemsProvider(std::string root) : root_(std::move(root)) {}
 
 const char* FlagGemsProvider::bench_dir() { return kBenchDir; }
+
+const std::vector<std::string>& FlagGemsProvider::knob_prefixes() {
+  static const std::vector<std::string> prefixes = {"TRITON_", "GEMS_", "FLAGGEMS_", "USE_FLAGTUNE", "FLAGTUNE_"};
+  return prefixes;
+}
 
 const std::vector<std::string>& FlagGemsProvider::modes() {
   static const std::vector<std::string> m{"kernel", "operator", "wrapper", "cudagraph"};
@@ -195,7 +195,7 @@ GitInfo FlagGemsProvider::git_info() const {
   fs::path git = fs::path(root_) / ".git";
   std::error_code ec;
   if (fs::is_regular_file(git, ec)) {  // a worktree: "gitdir: <path>"
-    std::string line = trim(slurp(git));
+    std::string line = text::trim_end(slurp(git), "\n\r ");
     if (line.rfind("gitdir: ", 0) == 0) git = fs::path(root_) / line.substr(8);
   }
   if (!fs::is_directory(git, ec)) {
@@ -203,10 +203,10 @@ GitInfo FlagGemsProvider::git_info() const {
     return info;
   }
   // HEAD read directly: a detached SHA, or a ref in refs/ or packed-refs.
-  std::string head = trim(slurp(git / "HEAD"));
+  std::string head = text::trim_end(slurp(git / "HEAD"), "\n\r ");
   if (head.rfind("ref: ", 0) == 0) {
     std::string ref = head.substr(5);
-    std::string sha = trim(slurp(git / ref));
+    std::string sha = text::trim_end(slurp(git / ref), "\n\r ");
     if (sha.empty()) {
       std::istringstream packed(slurp(git / "packed-refs"));
       for (std::string line; std::getline(packed, line);) {
@@ -220,7 +220,7 @@ GitInfo FlagGemsProvider::git_info() const {
   // The dirty flag needs git itself; without it the flag stays unknown.
   auto status = capture_output({"git", "-C", root_, "status", "--porcelain", "--untracked-files=no"}, "", 20);
   if (status) {
-    info.dirty = !trim(*status).empty();
+    info.dirty = !text::trim_end(*status, "\n\r ").empty();
   } else {
     info.note = "git status did not answer";
   }

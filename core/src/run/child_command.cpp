@@ -30,7 +30,7 @@ ChildCommand child_command(const Backend& backend, const Plan& plan, const Resol
   env["PYTHONPATH"] = python_plugin_dir() + (pp != nullptr && *pp != '\0' ? ":" + std::string(pp) : "");
   env["PYTHONUNBUFFERED"] = "1";
   for (const std::string& var : backend.visibility_env()) env[var] = r.device.visibility_value;
-  if (!backend.framework_vendor().empty()) env["GEMS_VENDOR"] = backend.framework_vendor();
+  if (!backend.framework_vendor().empty()) env[FlagGemsProvider::vendor_env()] = backend.framework_vendor();
   env["ZL_RUN_DIR"] = run_dir;
   env["ZL_RESULTS_FILE"] = (rd / "results.jsonl").string();
   env["ZL_CHILD_DIR"] = (rd / ".child").string();
@@ -46,7 +46,7 @@ ChildCommand child_command(const Backend& backend, const Plan& plan, const Resol
   for (const auto& [k, v] : o.knobs) env[k] = v;
   for (const auto& [k, v] : caches.autotune.child_env) env[k] = v;
   if (caches.dirs.isolated) {
-    env["FLAGGEMS_CACHE_DIR"] = caches.dirs.flaggems;
+    env[FlagGemsProvider::tuner_cache_env()] = caches.dirs.flaggems;
     env["TRITON_CACHE_DIR"] = caches.dirs.triton;
     env["ZL_ISOLATE_TUNER_CACHE"] = "1";
   }
