@@ -5,6 +5,8 @@
 
 #include "util/clock.hpp"
 #include "util/csv.hpp"
+#include "util/json_checked.hpp"
+#include "util/json_read.hpp"
 #include "util/text.hpp"
 #include "zlcore/process.hpp"
 #include "zlcore/sha256.hpp"
@@ -104,6 +106,29 @@ TEST(Capture, ChildStartsWithDefaultSignalDispositions) {
   const std::string mask = c.output.substr(c.output.find(':') + 1);
   const unsigned long long ignored = std::stoull(zl::text::trim(mask), nullptr, 16);
   EXPECT_EQ(ignored & (1ull << (SIGTERM - 1)), 0ull) << c.output;
+}
+
+TEST(JsonChecked, TypedAccessNamesTheMemberThatIsWrong) {
+  rapidjson::Document d;
+  ASSERT_EQ(zl::json::parse(d, R"({"s": "x", "n": 1.5, "i": 3, "a": ["p", "q"], "bad": [1]})"), "");
+  EXPECT_EQ(zl::json::string_at(d, "s"), "x");
+  EXPECT_DOUBLE_EQ(zl::json::number_at(d, "n"), 1.5);
+  EXPECT_EQ(zl::json::int_at(d, "i"), 3);
+  EXPECT_EQ(zl::json::strings(zl::json::array_at(d, "a"), "'a'"), (Strings{"p", "q"}));
+  auto message = [&](auto&& f) {
+    try {
+      f();
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message([&] { zl::json::string_at(d, "missing"); }), "'missing' is missing");
+  EXPECT_EQ(message([&] { zl::json::string_at(d, "n"); }), "'n' is not a string");
+  EXPECT_EQ(message([&] { zl::json::int_at(d, "n"); }), "'n' is not an integer");
+  EXPECT_EQ(message([&] { zl::json::array_at(d, "s"); }), "'s' is not an array");
+  EXPECT_EQ(message([&] { zl::json::strings(zl::json::array_at(d, "bad"), "'bad'"); }),
+            "'bad' holds a value that is not a string");
 }
 
 }  // namespace

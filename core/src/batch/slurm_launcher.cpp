@@ -27,8 +27,10 @@
 #include <sstream>
 #include <thread>
 
-#include "../util/json.hpp"
 #include "../util/clock.hpp"
+#include "../util/json.hpp"
+#include "../util/json_checked.hpp"
+#include "../util/json_read.hpp"
 #include "../util/text.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
@@ -102,7 +104,8 @@ std::string ops_yaml(const std::vector<OpSpec>& ops) {
 }
 
 void log_line(const fs::path& dir, const std::string& line) {
-  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + text::one_line(line) + "\n", "zlcore batch");
+  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + text::one_line(line) + "\n",
+                          "zlcore batch");
 }
 
 // ---- the plan ---------------------------------------------------------------
@@ -151,38 +154,37 @@ std::string plan_json(const Plan& p, const BatchOptions& o) {
   return json::pretty(doc);
 }
 
-std::vector<std::string> strings_of(const json::Value& v) {
-  std::vector<std::string> out;
-  if (v.IsArray()) {
-    for (const auto& s : v.GetArray()) {
-      if (s.IsString()) out.push_back(s.GetString());
-    }
-  }
-  return out;
-}
-
+// The plan is ours, but a file on a shared disk: every field is checked, and
+// a wrong one is a one-line usage error, not a crash.
 Plan read_plan(const fs::path& dir) {
   const fs::path path = dir / kPlanFile;
   if (!fs::exists(path)) throw UsageError(dir.string() + " has no " + kPlanFile + ": not a Slurm batch");
   rapidjson::Document doc;
-  doc.Parse(read_file(path.string()).c_str());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("assignment") || !doc.HasMember("ops")) {
-    throw UsageError(path.string() + " is not a zlcore Slurm plan");
-  }
+  const std::string why = json::parse(doc, read_file(path.string()));
+  if (!why.empty() || !doc.IsObject()) throw UsageError(path.string() + " is not a zlcore Slurm plan");
   Plan p;
-  p.backend = doc.HasMember("backend") && doc["backend"].IsString() ? doc["backend"].GetString() : "";
-  p.ops = strings_of(doc["ops"]);
-  for (const auto& names : doc["assignment"].GetArray()) p.assignment.push_back(strings_of(names));
-  if (doc.HasMember("submissions") && doc["submissions"].IsArray()) {
-    for (const auto& v : doc["submissions"].GetArray()) {
-      Submission s;
-      s.array_job = v["array_job"].GetString();
-      s.merge_job = v["merge_job"].GetString();
-      s.submitted = v["submitted"].GetString();
-      s.submitted_epoch = v["submitted_epoch"].GetDouble();
-      for (const auto& i : v["shards"].GetArray()) s.shards.push_back(i.GetInt());
-      p.submissions.push_back(s);
+  try {
+    p.backend = doc.HasMember("backend") ? json::string_at(doc, "backend") : "";
+    p.ops = json::strings(json::array_at(doc, "ops"), "'ops'");
+    for (const auto& names : json::array_at(doc, "assignment").GetArray()) {
+      p.assignment.push_back(json::strings(names, "an 'assignment' entry"));
     }
+    if (doc.HasMember("submissions")) {
+      for (const auto& v : json::array_at(doc, "submissions").GetArray()) {
+        Submission s;
+        s.array_job = json::string_at(v, "array_job");
+        s.merge_job = json::string_at(v, "merge_job");
+        s.submitted = json::string_at(v, "submitted");
+        s.submitted_epoch = json::number_at(v, "submitted_epoch");
+        for (const auto& i : json::array_at(v, "shards").GetArray()) {
+          if (!i.IsInt()) throw std::runtime_error("a submission's 'shards' holds a value that is not an integer");
+          s.shards.push_back(i.GetInt());
+        }
+        p.submissions.push_back(s);
+      }
+    }
+  } catch (const std::runtime_error& e) {
+    throw UsageError(path.string() + " is not a zlcore Slurm plan: " + e.what());
   }
   return p;
 }
@@ -230,12 +232,10 @@ int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {
       latest.push_back(it->second);
     }
   }
-  const bool all_passed = not_run.empty() && std::all_of(latest.begin(), latest.end(), [](const OpRow& r) {
-                            return is_settled(r.status);
-                          });
-  const double since = plan.submissions.empty()
-                           ? 0
-                           : static_cast<double>(std::time(nullptr)) - plan.submissions.back().submitted_epoch;
+  const bool all_passed =
+      not_run.empty() && std::all_of(latest.begin(), latest.end(), [](const OpRow& r) { return is_settled(r.status); });
+  const double since =
+      plan.submissions.empty() ? 0 : static_cast<double>(std::time(nullptr)) - plan.submissions.back().submitted_epoch;
   std::string summary = summary_table(latest, not_run, since);
   std::set<int> to_resume;
   for (const std::string& name : plan.ops) {
@@ -286,8 +286,8 @@ std::vector<int> allocated_devices(const Backend& backend, std::string* how) {
       if (d.visibility_value == token || d.id == token || std::to_string(d.index) == token) return d.index;
     }
     (void)physical_index;
-    throw PreflightError("devices", "Slurm allocated device '" + token + "' but " + backend.name() +
-                                        " reports no such device");
+    throw PreflightError("devices",
+                         "Slurm allocated device '" + token + "' but " + backend.name() + " reports no such device");
   };
   std::vector<std::pair<std::string, bool>> sources;
   for (const std::string& key : backend.visibility_env()) sources.emplace_back(key, false);
@@ -437,7 +437,8 @@ class SlurmSubmit {
 
   Plan new_plan() {
     if (fs::exists(dir_ / kPlanFile) || fs::exists(dir_ / kStatusFile)) {
-      throw UsageError("--out " + dir_.string() + " already holds a batch; pass --resume to continue it, or another --out");
+      throw UsageError("--out " + dir_.string() +
+                       " already holds a batch; pass --resume to continue it, or another --out");
     }
     int k = 1;
     if (!opt(o_, "shards").empty()) {
@@ -513,7 +514,7 @@ class SlurmSubmit {
   }
 
   std::vector<std::string> zlcore_head() const {
-    return {exe_, "--backend-dir", fs::absolute(o_.backend_dir).string(), "batch", "--backend", backend_.name(),
+    return {exe_,         "--backend-dir", fs::absolute(o_.backend_dir).string(), "batch", "--backend", backend_.name(),
             "--launcher", "slurm"};
   }
 
@@ -531,8 +532,9 @@ class SlurmSubmit {
       std::ostringstream r, g;
       r << o_.idle.recheck_s;
       g << o_.idle.give_up_s;
-      f.insert(f.end(), {"--idle-util", std::to_string(o_.idle.max_util_percent), "--idle-mem-mib",
-                         std::to_string(o_.idle.max_mem_used_mib), "--busy-recheck", r.str(), "--busy-give-up", g.str()});
+      f.insert(f.end(),
+               {"--idle-util", std::to_string(o_.idle.max_util_percent), "--idle-mem-mib",
+                std::to_string(o_.idle.max_mem_used_mib), "--busy-recheck", r.str(), "--busy-give-up", g.str()});
     }
     for (const auto& [flag, value] : o_.run.flags) {
       f.push_back(flag);
@@ -551,14 +553,15 @@ class SlurmSubmit {
 
   std::string shard_script(int k) const {
     const std::string d = dir_.string();
-    std::string s = "#!/bin/sh\n"
-                    "# zlcore batch shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " +
-                    std::to_string(k) +
-                    ".\n# Written by zlcore; the sbatch options are on its command line (plan.json).\n"
-                    "exec " +
-                    script_line(zlcore_head()) + " --shard " + kTaskVar + "'/" + std::to_string(k) + "'" +
-                    " --ops-file " + shell_quote(d + "/plan/shard-") + kTaskVar + "'.yaml'" + " --out " +
-                    shell_quote(d + "/shards/") + kTaskVar + " " + script_line(shard_flags()) + "\n";
+    std::string s =
+        "#!/bin/sh\n"
+        "# zlcore batch shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " +
+        std::to_string(k) +
+        ".\n# Written by zlcore; the sbatch options are on its command line (plan.json).\n"
+        "exec " +
+        script_line(zlcore_head()) + " --shard " + kTaskVar + "'/" + std::to_string(k) + "'" + " --ops-file " +
+        shell_quote(d + "/plan/shard-") + kTaskVar + "'.yaml'" + " --out " + shell_quote(d + "/shards/") + kTaskVar +
+        " " + script_line(shard_flags()) + "\n";
     return s;
   }
 
@@ -604,8 +607,8 @@ class SlurmSubmit {
     const std::string id = r.exit_code == 0 ? parse_job_id(r.output) : "";
     if (id.empty()) {
       log_line(dir_, what + ": sbatch failed: " + r.output);
-      throw PreflightError("sbatch", what + ": " + text::join(argv, " ") + " failed (exit " + std::to_string(r.exit_code) +
-                                         "): " + text::one_line(r.output));
+      throw PreflightError("sbatch", what + ": " + text::join(argv, " ") + " failed (exit " +
+                                         std::to_string(r.exit_code) + "): " + text::one_line(r.output));
     }
     return id;
   }
@@ -626,8 +629,8 @@ class SlurmSubmit {
       // Gone from the queue without a merge: give the filesystem a moment,
       // then report instead of waiting forever.
       if (!listed && ++gone_polls > 20) {
-        std::cerr << "merge job " << merge_job << " ended without merging; see " << (dir_ / "slurm" / "merge.log").string()
-                  << "\n";
+        std::cerr << "merge job " << merge_job << " ended without merging; see "
+                  << (dir_ / "slurm" / "merge.log").string() << "\n";
         return kExitFailed;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
