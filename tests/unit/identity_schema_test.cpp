@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 
 #include "run/identity.hpp"
 #include "zlcore/compare.hpp"
@@ -18,8 +18,8 @@ namespace {
 std::string schema_table() {
   std::string out = "| key | written by | caliber | what |\n|---|---|---|---|\n";
   for (const zl::identity::Field& f : zl::identity::fields()) {
-    out += std::string("| `") + f.path + "` | " + (f.writer == zl::identity::Writer::core ? "core" : "plugin") +
-           " | " + (f.caliber ? "yes" : "") + " | " + f.meaning + " |\n";
+    out += std::string("| `") + f.path + "` | " + (f.writer == zl::identity::Writer::core ? "core" : "plugin") + " | " +
+           (f.caliber ? "yes" : "") + " | " + f.meaning + " |\n";
   }
   return out;
 }
@@ -68,7 +68,7 @@ TEST(IdentitySchema, CaliberKeysAreTheSchemasCaliberFields) {
 TEST(IdentitySchema, IdentityRefusesAKeyTheSchemaLacks) {
   zl::Identity id;
   id.set(zl::identity::key::status, "running");
-  id.set("env.GEMS_VENDOR", "x");  // under an open object
+  id.set("env.GEMS_VENDOR", "x");                       // under an open object
   id.set("env", std::map<std::string, std::string>{});  // the open object whole
   EXPECT_THROW(id.set("statu", "running"), std::logic_error);
   EXPECT_THROW(id.set("envx.A", "1"), std::logic_error);

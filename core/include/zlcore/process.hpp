@@ -32,8 +32,8 @@ struct ChildSpec {
 struct ChildResult {
   bool started = false;
   std::string spawn_error;
-  int exit_code = -1;    // when it exited
-  int term_signal = 0;   // when a signal ended it
+  int exit_code = -1;   // when it exited
+  int term_signal = 0;  // when a signal ended it
   bool timed_out = false;
   bool interrupted = false;
   double seconds = 0;
@@ -92,7 +92,7 @@ ChildResult run_child(const ChildSpec& spec, double timeout_s = 0);
 // it starts with default signal dispositions (spawn_attr.hpp), in a process
 // group of its own that a timeout kills whole.
 struct CaptureOptions {
-  std::string cwd;                     // empty: ours
+  std::string cwd;  // empty: ours
   double timeout_s = 10;
   std::vector<std::string> env_unset;  // removed from our environment
   bool with_stderr = false;            // stderr into the output too (else /dev/null)

@@ -3,8 +3,8 @@
 // and rebuilds them before a replay. Plain @triton.autotune winners live only
 // in the child's memory, so the Python plugin (zlcore_pytest.autotune) records
 // and pins those; the core hashes its files with the rest.
-#include "zlcore/provider.hpp"
 #include "zlcore/autotune.hpp"
+#include "zlcore/provider.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <rapidjson/document.h>
@@ -31,12 +31,12 @@ namespace zl {
 namespace {
 
 namespace fs = std::filesystem;
-using json::Alloc;
-using json::Value;
 using autotune_internal::Lookups;
 using autotune_internal::read_lookups;
 using autotune_internal::UsedRow;
 using autotune_internal::UsedTable;
+using json::Alloc;
+using json::Value;
 
 constexpr int kSchema = 1;
 constexpr size_t kMissExamples = 5;
@@ -49,7 +49,6 @@ std::string quote_ident(const std::string& name) {
   }
   return out + "\"";
 }
-
 
 // Parsed JSON of a file, or an empty object when it is missing or unreadable:
 // side files are bookkeeping, never a reason to fail a finished run. A file
@@ -87,7 +86,8 @@ int int_member(const Value& v, const char* key, int fallback) {
 
 std::string safe_file_name(const std::string& name) {
   std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
   return out.substr(0, 200);
 }
 
@@ -304,7 +304,8 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   s.records_dir = records.string();
   std::error_code ec;
   if (!fs::is_regular_file(records / "manifest.json", ec)) {
-    throw UsageError(records.string() + " has no manifest.json: not the records of a zlcore run in record mode "
+    throw UsageError(records.string() +
+                     " has no manifest.json: not the records of a zlcore run in record mode "
                      "(--replay-from / REPLAY_FROM)");
   }
   // A manifest that does not read is no record of a run: refused, like a
@@ -318,8 +319,10 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     } catch (const std::exception& e) {
       why = e.what();
     }
-    if (!why.empty()) throw PreflightError("replay_from", "cannot replay " + file.string() + ": not valid JSON (" + why + ")");
-    if (!manifest.IsObject()) throw PreflightError("replay_from", "cannot replay " + file.string() + ": not a JSON object");
+    if (!why.empty())
+      throw PreflightError("replay_from", "cannot replay " + file.string() + ": not valid JSON (" + why + ")");
+    if (!manifest.IsObject())
+      throw PreflightError("replay_from", "cannot replay " + file.string() + ": not a JSON object");
   }
   s.source_run_id = str_member(manifest, "run_id");
   s.manifest_hash = str_member(manifest, "records_hash");

@@ -63,7 +63,8 @@ std::vector<int> parse_device_list(const std::string& spec, const std::vector<in
     if (!ok || lo > hi) throw UsageError(what + ": '" + token + "' is not an index or a range like 0-3" + valid_text);
     for (int i = lo; i <= hi; ++i) {
       if (!known.count(i)) throw UsageError(what + ": device " + std::to_string(i) + " does not exist" + valid_text);
-      if (!seen.insert(i).second) throw UsageError(what + ": device " + std::to_string(i) + " is listed twice" + valid_text);
+      if (!seen.insert(i).second)
+        throw UsageError(what + ": device " + std::to_string(i) + " is listed twice" + valid_text);
       out.push_back(i);
     }
   }

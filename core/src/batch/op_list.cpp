@@ -105,7 +105,8 @@ std::string node_problem(const std::string& node) {
   if (sep == std::string::npos || sep + 2 >= node.size()) return "a node id is FILE::TEST";
   if (node.size() > kMaxEntryBytes) return "a node id is at most 1024 bytes";
   if (const std::string why = file_problem(node.substr(0, sep)); !why.empty()) return why;
-  const bool ok = std::all_of(node.begin() + static_cast<long>(sep), node.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  const bool ok =
+      std::all_of(node.begin() + static_cast<long>(sep), node.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
   return ok ? "" : "a node id's test part is printable ASCII";
 }
 
@@ -175,9 +176,8 @@ std::vector<OpSpec> load_ops_file(const std::string& path) {
   const std::string ext = fs::path(path).extension().string();
   std::vector<OpSpec> ops;
   try {
-    ops = (ext == ".yaml" || ext == ".yml")
-              ? parse_ops_yaml(text, fs::absolute(path).parent_path().string())
-              : parse_ops_text(text);
+    ops = (ext == ".yaml" || ext == ".yml") ? parse_ops_yaml(text, fs::absolute(path).parent_path().string())
+                                            : parse_ops_text(text);
   } catch (const UsageError& e) {
     throw UsageError("--ops-file " + path + ": " + e.what());
   }
@@ -230,7 +230,8 @@ void check_ops(const std::vector<OpSpec>& ops, const std::string& what) {
   std::set<std::string> names, dirs;
   for (const OpSpec& op : ops) {
     if (const std::string why = entry_problem(op); !why.empty()) {
-      throw UsageError(what + ": '" + shown(op.name) + "' is not an op entry: " + why + " (docs/batch.md, \"Op names\")");
+      throw UsageError(what + ": '" + shown(op.name) + "' is not an op entry: " + why +
+                       " (docs/batch.md, \"Op names\")");
     }
     if (op.expand != OpSpec::Expand::none) continue;  // checked once expanded
     if (!names.insert(op.name).second) throw UsageError(what + ": '" + op.name + "' is listed twice");

@@ -12,9 +12,9 @@
 namespace zl::batch {
 namespace {
 
-const std::vector<std::string> kColumns = {
-    "op",        "test_node", "status",  "exit_code", "signal",  "backend", "device_index", "device_id", "timer",
-    "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason"};
+const std::vector<std::string> kColumns = {"op",           "test_node", "status",  "exit_code",   "signal",  "backend",
+                                           "device_index", "device_id", "timer",   "bench_level", "started", "seconds",
+                                           "warmed_on",    "attempt",   "run_dir", "reason"};
 
 }  // namespace
 
@@ -59,9 +59,9 @@ std::string csv_header() { return csv::record(kColumns); }
 std::string csv_record(const OpRow& r) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.3f", r.seconds);
-  return csv::record({r.op, r.test_node, to_string(r.status), std::to_string(r.exit_code),
-                      std::to_string(r.signal), r.backend, std::to_string(r.device_index), r.device_id, r.timer,
-                      r.bench_level, r.started, seconds, r.warmed_on, std::to_string(r.attempt), r.run_dir, r.reason});
+  return csv::record({r.op, r.test_node, to_string(r.status), std::to_string(r.exit_code), std::to_string(r.signal),
+                      r.backend, std::to_string(r.device_index), r.device_id, r.timer, r.bench_level, r.started,
+                      seconds, r.warmed_on, std::to_string(r.attempt), r.run_dir, r.reason});
 }
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail, size_t* whole_bytes) {

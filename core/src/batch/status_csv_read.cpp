@@ -27,10 +27,10 @@ namespace {
 // dropped).
 struct Scanned {
   std::vector<std::string> fields;
-  size_t end = 0;              // just after the record's '\n' (or the text's end)
-  size_t first_line_end = 0;   // just after the first physical line
-  bool complete = false;       // ended by a '\n' outside quotes
-  bool multiline = false;      // a quoted field held a '\n'
+  size_t end = 0;             // just after the record's '\n' (or the text's end)
+  size_t first_line_end = 0;  // just after the first physical line
+  bool complete = false;      // ended by a '\n' outside quotes
+  bool multiline = false;     // a quoted field held a '\n'
 };
 
 Scanned scan_record(const std::string& t, size_t pos) {
@@ -215,8 +215,8 @@ StatusFile parse_status_text(const std::string& text, const std::string& shown) 
   StatusFile out;
   out.valid_bytes = text.size();
   const size_t ours = csv_columns().size();
-  Layout layout;         // empty until the header (or a first row) is seen
-  size_t width = ours;   // fields in the file's header
+  Layout layout;        // empty until the header (or a first row) is seen
+  size_t width = ours;  // fields in the file's header
   size_t pos = 0, line = 1;
   while (pos < text.size()) {
     const size_t nl = text.find('\n', pos);

@@ -20,12 +20,12 @@
 #include <iostream>
 #include <map>
 
-#include "zlcore/provider.hpp"
 #include "../util/json.hpp"
 #include "outcome.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/paths.hpp"
 #include "zlcore/process.hpp"
+#include "zlcore/provider.hpp"
 
 extern char** environ;
 
@@ -163,8 +163,9 @@ class WarmExecutor : public Executor {
     w.socket = sock_dir_ + "/d" + std::to_string(device.index) + "-" + std::to_string(w.generation) + ".sock";
     std::error_code ec;
     fs::create_directories(workers_dir_, ec);
-    const std::string log = (workers_dir_ / ("device" + std::to_string(device.index) + "-" +
-                                             std::to_string(w.generation) + ".log")).string();
+    const std::string log =
+        (workers_dir_ / ("device" + std::to_string(device.index) + "-" + std::to_string(w.generation) + ".log"))
+            .string();
 
     // The device is fixed before the first import: flag_gems initializes it then.
     std::map<std::string, std::string> env;
@@ -236,7 +237,7 @@ std::string WarmExecution::unhealthy_reason() const {
     const auto& w = doc["worker"];
     if (!w.HasMember("healthy") || !w["healthy"].IsBool() || w["healthy"].GetBool()) return "";
     return w.HasMember("unhealthy_reason") && w["unhealthy_reason"].IsString() ? w["unhealthy_reason"].GetString()
-                                                                                : "its health check failed";
+                                                                               : "its health check failed";
   } catch (const std::exception&) {
     return "";
   }

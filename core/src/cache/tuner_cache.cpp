@@ -1,6 +1,6 @@
-#include "zlcore/provider.hpp"
-#include "../util/csv.hpp"
 #include "zlcore/tuner_cache.hpp"
+#include "../util/csv.hpp"
+#include "zlcore/provider.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <rapidjson/document.h>
@@ -26,7 +26,6 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 std::string home() { return env_or("HOME", "/root"); }
 
-
 }  // namespace
 
 bool is_libtuner_timing_table(const std::string& table) {
@@ -50,8 +49,8 @@ CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir) {
 std::vector<std::string> libtuner_db_files(const std::string& flaggems_cache_dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (fs::directory_iterator it(fs::path(flaggems_cache_dir) / FlagGemsProvider::tuner_db_subdir(), ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::directory_iterator it(fs::path(flaggems_cache_dir) / FlagGemsProvider::tuner_db_subdir(), ec), end;
+       !ec && it != end; it.increment(ec)) {
     if (it->path().extension() == ".db") out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());
@@ -81,7 +80,8 @@ CacheSnapshot snapshot_cache(const CacheDirs& dirs) {
         }
         if (keys.empty()) continue;
         std::string select;
-        for (const std::string& k : keys) select += (select.empty() ? "" : " || ',' || ") + std::string("\"") + k + "\"";
+        for (const std::string& k : keys)
+          select += (select.empty() ? "" : " || ',' || ") + std::string("\"") + k + "\"";
         SQLite::Statement rows(db, "SELECT " + select + " FROM \"" + table + "\"");
         while (rows.executeStep()) s.winners.insert({table, rows.getColumn(0).getString()});
       }

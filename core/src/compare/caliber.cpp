@@ -49,7 +49,6 @@ struct Pairing {
   std::string a, b;  // each side's mode as listed in a difference
 };
 
-
 // Both runs say which winners they used: the same winners are the same
 // kernel configurations, whichever mode chose them (two tunes that agree, a
 // replay of a record, an op that tunes nothing); different ones are named
@@ -57,7 +56,8 @@ struct Pairing {
 Pairing winners_pairing(const RunInfo& a, const RunInfo& b, const std::string& ma, const std::string& mb) {
   const size_t n = a.autotune_winners.size();
   if (a.autotune_winners_hash == b.autotune_winners_hash) {
-    return {ma + "/" + mb + ": same winners (" + std::to_string(n) + " kernel" + (n == 1 ? "" : "s") + ")", true, ma, mb};
+    return {ma + "/" + mb + ": same winners (" + std::to_string(n) + " kernel" + (n == 1 ? "" : "s") + ")", true, ma,
+            mb};
   }
   std::vector<std::string> differ;
   for (const auto& [kernel, sha] : a.autotune_winners) {
@@ -67,11 +67,13 @@ Pairing winners_pairing(const RunInfo& a, const RunInfo& b, const std::string& m
   for (const auto& [kernel, sha] : b.autotune_winners) {
     if (!a.autotune_winners.count(kernel)) differ.push_back(kernel + " (B only)");
   }
-  differ.erase(std::remove_if(differ.begin(), differ.end(),
-                              [](const std::string& k) { return k.size() > 7 && k.compare(k.size() - 7, 7, " (same)") == 0; }),
-               differ.end());
+  differ.erase(
+      std::remove_if(differ.begin(), differ.end(),
+                     [](const std::string& k) { return k.size() > 7 && k.compare(k.size() - 7, 7, " (same)") == 0; }),
+      differ.end());
   const std::string kernels = differ.empty() ? "the same kernels" : text::join(differ);
-  return {ma + "/" + mb + ": different winners in " + kernels, false, ma + ", winners " + a.autotune_winners_hash.substr(0, 12),
+  return {ma + "/" + mb + ": different winners in " + kernels, false,
+          ma + ", winners " + a.autotune_winners_hash.substr(0, 12),
           mb + ", winners " + b.autotune_winners_hash.substr(0, 12)};
 }
 
@@ -92,7 +94,8 @@ Pairing autotune_pairing(const RunInfo& a, const RunInfo& b) {
     const bool same_records = a.autotune_records_hash.empty() || b.autotune_records_hash.empty() ||
                               a.autotune_records_hash == b.autotune_records_hash;
     if (ma == "record" && of_a && !same_records) {
-      return {"record/replay of changed records: B's records hash differs from A's", false, ma, "replay of changed records"};
+      return {"record/replay of changed records: B's records hash differs from A's", false, ma,
+              "replay of changed records"};
     }
     if (ma == "record" && of_a) return {"record/replay (fair)", true, ma, p.b};
     if (ma == "replay" && !a.autotune_source.empty() && a.autotune_source == b.autotune_source) {
@@ -156,8 +159,8 @@ bool expected_by(const std::string& key, const std::vector<std::string>& pattern
 }
 
 size_t Caliber::unexpected() const {
-  return static_cast<size_t>(std::count_if(differences.begin(), differences.end(),
-                                           [](const Difference& d) { return !d.expected; }));
+  return static_cast<size_t>(
+      std::count_if(differences.begin(), differences.end(), [](const Difference& d) { return !d.expected; }));
 }
 
 Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::string>& expect_diff) {
@@ -200,7 +203,8 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
       c.autotune_fair = false;
       add(autotune, "autotune", at.a, at.b, op, at.name);
     }
-    if (!p.a->run_id.empty() && p.a->run_id == p.b->run_id) c.notes.push_back("A and B are the same run " + p.a->run_id);
+    if (!p.a->run_id.empty() && p.a->run_id == p.b->run_id)
+      c.notes.push_back("A and B are the same run " + p.a->run_id);
   }
   for (const std::string& n : pairing_names) c.autotune_pairing += (c.autotune_pairing.empty() ? "" : "; ") + n;
   if (pairing_names.size() > 1) c.autotune_pairing = "mixed: " + c.autotune_pairing;

@@ -3,8 +3,8 @@
 // flat table: --format json carries everything.
 #include <cstdio>
 
-#include "../util/text.hpp"
 #include "../util/csv.hpp"
+#include "../util/text.hpp"
 #include "text.hpp"
 
 namespace zl::compare {
@@ -35,16 +35,35 @@ void write_csv(std::ostream& out, const Report& r) {
   for (const Side* s : {&r.a, &r.b}) {
     for (const std::string& w : s->warnings) out << "# warning: " << s->label << ": " << zl::text::one_line(w) << "\n";
   }
-  const std::vector<std::string> header{"op", "dtype", "shape", "a_ms", "b_ms", "speedup", "ci_low", "ci_high", "p_value",
-                                        "bar_pct", "floor_pct", "noise_pct", "repeats_a", "repeats_b", "samples_a", "samples_b",
-                                        "samples_kind_a", "samples_kind_b", "verdict", "torch_a_ms", "torch_b_ms",
-                                        "torch_ratio", "note"};
+  const std::vector<std::string> header{
+      "op",          "dtype",     "shape",          "a_ms",           "b_ms",      "speedup",    "ci_low",
+      "ci_high",     "p_value",   "bar_pct",        "floor_pct",      "noise_pct", "repeats_a",  "repeats_b",
+      "samples_a",   "samples_b", "samples_kind_a", "samples_kind_b", "verdict",   "torch_a_ms", "torch_b_ms",
+      "torch_ratio", "note"};
   line(out, header);
   for (const Compared& c : r.rows) {
-    line(out, {c.op, c.dtype, c.shape, num(c.a_ms), num(c.b_ms), num(c.speedup), num(c.ci_lo), num(c.ci_hi), num(c.p_value),
-               num(c.bar * 100), c.floor ? num(*c.floor * 100) : "", num(c.noise_pct), std::to_string(c.repeats_a), std::to_string(c.repeats_b),
-               std::to_string(c.values_a.size()), std::to_string(c.values_b.size()), sample_kind_name(c.kind_a),
-               sample_kind_name(c.kind_b), verdict_name(c.verdict), num(c.a_base_ms), num(c.b_base_ms), num(c.control),
+    line(out, {c.op,
+               c.dtype,
+               c.shape,
+               num(c.a_ms),
+               num(c.b_ms),
+               num(c.speedup),
+               num(c.ci_lo),
+               num(c.ci_hi),
+               num(c.p_value),
+               num(c.bar * 100),
+               c.floor ? num(*c.floor * 100) : "",
+               num(c.noise_pct),
+               std::to_string(c.repeats_a),
+               std::to_string(c.repeats_b),
+               std::to_string(c.values_a.size()),
+               std::to_string(c.values_b.size()),
+               sample_kind_name(c.kind_a),
+               sample_kind_name(c.kind_b),
+               verdict_name(c.verdict),
+               num(c.a_base_ms),
+               num(c.b_base_ms),
+               num(c.control),
                c.note});
   }
   for (const OneSided& o : r.one_sided) {

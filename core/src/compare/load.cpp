@@ -13,11 +13,11 @@
 #include <sstream>
 #include <tuple>
 
+#include "../util/json_read.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/compare.hpp"
-#include "zlcore/identity_schema.hpp"
-#include "../util/json_read.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/identity_schema.hpp"
 
 namespace fs = std::filesystem;
 
@@ -213,7 +213,8 @@ bool stale_attempt(const std::string& name) {
 std::vector<fs::path> current_runs(const fs::path& root, const std::string& shown, std::vector<std::string>& warnings) {
   std::vector<fs::path> dirs;
   std::optional<std::map<std::string, std::string>> current;
-  if (fs::is_regular_file(root / "ops_status.csv")) current = batch::current_run_dirs(read_text(root / "ops_status.csv"));
+  if (fs::is_regular_file(root / "ops_status.csv"))
+    current = batch::current_run_dirs(read_text(root / "ops_status.csv"));
   if (current) {
     for (const auto& [op, rel] : *current) {
       const fs::path dir = fs::path(rel).lexically_normal();

@@ -27,7 +27,6 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-
 }  // namespace
 
 std::string TestTarget::selection() const {
@@ -113,10 +112,11 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
       const std::vector<std::string>& op_files = index().files_of(req.op);
       if (std::find(op_files.begin(), op_files.end(), t.files[0]) == op_files.end()) {
         const std::vector<std::string>& marks = index().marks_of(t.files[0]);
-        throw UsageError("--op " + req.op + " and --test-node " + req.test_node + " (or OP / TEST_NODE) disagree: " +
-                         t.files[0] + (marks.empty() ? " marks no op" : " marks " + text::join(marks)) + ", and " +
-                         (op_files.empty() ? "no file marks " + req.op : req.op + " is marked in " + text::join(op_files)) +
-                         "; give one of them");
+        throw UsageError(
+            "--op " + req.op + " and --test-node " + req.test_node + " (or OP / TEST_NODE) disagree: " + t.files[0] +
+            (marks.empty() ? " marks no op" : " marks " + text::join(marks)) + ", and " +
+            (op_files.empty() ? "no file marks " + req.op : req.op + " is marked in " + text::join(op_files)) +
+            "; give one of them");
       }
     }
     t.op = req.op;  // informative only: a node needs no marker
@@ -146,7 +146,8 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
     const std::vector<std::string>& marks = index().marks_of(t.files[0]);
     // A file the index does not know (outside the suite) is pytest's to judge.
     if (!marks.empty() && std::find(marks.begin(), marks.end(), req.op) == marks.end()) {
-      throw PreflightError("benchmark_file", t.files[0] + " does not mark '" + req.op + "'; it marks: " + text::join(marks));
+      throw PreflightError("benchmark_file",
+                           t.files[0] + " does not mark '" + req.op + "'; it marks: " + text::join(marks));
     }
     return t;
   }
@@ -158,10 +159,10 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
     return t;
   }
   const std::vector<std::string> near = index().closest(req.op, 5);
-  throw PreflightError("benchmark_file", "no file under " + (fs::path(root_) / kBenchDir).string() + " marks '" +
-                                             req.op + "'" +
-                                             (near.empty() ? std::string(" (zlcore ops lists every op)")
-                                                           : "; closest: " + text::join(near)));
+  throw PreflightError(
+      "benchmark_file",
+      "no file under " + (fs::path(root_) / kBenchDir).string() + " marks '" + req.op + "'" +
+          (near.empty() ? std::string(" (zlcore ops lists every op)") : "; closest: " + text::join(near)));
 }
 
 std::vector<std::string> FlagGemsProvider::pytest_args(const TestTarget& t, const BenchArgs& a) const {

@@ -45,9 +45,8 @@ ChildResult execute(const ChildCommand& cmd, const RunOptions& o, const Caches& 
       id.set(key::worker_pid, int64_t{worker.pid()});
       id.write(identity_path);
       const std::vector<std::string> pytest_args(cmd.argv.begin() + 3, cmd.argv.end());  // after `python -m pytest`
-      ChildResult child = signals::interrupt_count() > 0
-                              ? interrupted_before_start()
-                              : worker.run(pytest_args, cmd.env, cwd, log_path, o.timeout_s);
+      ChildResult child = signals::interrupt_count() > 0 ? interrupted_before_start()
+                                                         : worker.run(pytest_args, cmd.env, cwd, log_path, o.timeout_s);
       id.set(key::worker_healthy, worker.healthy());
       if (!worker.healthy()) id.set(key::worker_unhealthy_reason, worker.health_reason());
       return child;

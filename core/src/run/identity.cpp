@@ -1,5 +1,5 @@
-#include "zlcore/provider.hpp"
 #include "identity.hpp"
+#include "zlcore/provider.hpp"
 
 #include <sys/time.h>
 

@@ -145,7 +145,8 @@ void finish_caches(Identity& id, Caches& caches, const rapidjson::Value& plugins
   id.set(key::autotune_replay_misses, int64_t{at.replay_misses});
   if (at.replay_refused > 0) id.set(key::autotune_replay_refused, int64_t{at.replay_refused});
   if (!at.replay_miss_examples.empty()) id.set(key::autotune_replay_miss_examples, at.replay_miss_examples);
-  if (const rapidjson::Value* atj = member(plugins, "autotune")) id.set(key::autotune_plugin, rapidjson::Value(*atj, a));
+  if (const rapidjson::Value* atj = member(plugins, "autotune"))
+    id.set(key::autotune_plugin, rapidjson::Value(*atj, a));
   if (at.used_winners >= 0) id.set(key::tuner_cache_used_winners, int64_t{at.used_winners});
   if (at.inherited_winners >= 0) id.set(key::tuner_cache_inherited_winners, int64_t{at.inherited_winners});
   if (!id.get(key::tuner_cache_inherited_winners)) {
@@ -181,9 +182,11 @@ Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, GitInf
   facts.log_tail = file_tail(log_path, 64 * 1024);
   RunStatus end = decide_status(facts, FlagGemsProvider::is_decline);
   // An interrupt that arrived after the child ended still ends the run here.
-  if (end.status == "passed" && signals::interrupt_count() > 0) end = make_status("interrupted", kExitInterrupted, "interrupted");
+  if (end.status == "passed" && signals::interrupt_count() > 0)
+    end = make_status("interrupted", kExitInterrupted, "interrupted");
   if (!end.reason.empty()) id.set(key::reason, end.reason);
-  if (end.status == "crashed" || end.status == "failed" || end.status == "harness_error") id.set(key::error, end.reason);
+  if (end.status == "crashed" || end.status == "failed" || end.status == "harness_error")
+    id.set(key::error, end.reason);
   id.set(key::tests_passed, int64_t{end.passed_tests});
   id.set(key::tests_skipped, int64_t{end.skipped_tests});
   id.set(key::tests_failed, end.failed_tests);

@@ -152,8 +152,7 @@ std::string run_header(const Backend& backend, const Plan& plan, const Resolved&
   h += "  python       " + r.python.path + "  (Python " + r.python.version + ")" +
        (r.python.passed_over.empty() ? "" : "   chosen because " + text::join(r.python.passed_over, "; ")) + "\n";
   h += "  timer        " + (device_time ? plan.timer : o.mode + " (FlagGems host-overhead mode)") +
-       (device_time && !plan.timer_fallback.empty() ? "  (per-shape fallback " + plan.timer_fallback + ")" : "") +
-       "\n";
+       (device_time && !plan.timer_fallback.empty() ? "  (per-shape fallback " + plan.timer_fallback + ")" : "") + "\n";
   h += "  bench level  " + o.level + "   mode " + o.mode + "   dtypes " +
        (o.dtypes.empty() ? std::string("(op's own)") : text::join(o.dtypes, ",")) + "\n";
   h += "  shapes       " + o.shape_mode +

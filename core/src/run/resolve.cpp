@@ -43,7 +43,8 @@ Resolved resolve(const Backend& backend, const RunOptions& opts) {
   const std::string& root = r.provider.root();
   if (!fs::is_directory(root)) {
     throw PreflightError("flaggems_dir", r.embedded ? "no FlagGems directory given (--flaggems-dir / FLAGGEMS_DIR) and "
-                                                      "the embedded example suite is not at " + root
+                                                      "the embedded example suite is not at " +
+                                                          root
                                                     : root + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
   }
   r.target = r.provider.resolve(opts.target);

@@ -38,7 +38,8 @@ std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const
   // mkdir, not create_directories: its EEXIST is the refusal.
   if (::mkdir(p.c_str(), 0755) != 0) {
     if (errno == EEXIST) {
-      throw UsageError("run directory " + p.string() + " already exists; refusing to overwrite it (choose another --out)");
+      throw UsageError("run directory " + p.string() +
+                       " already exists; refusing to overwrite it (choose another --out)");
     }
     throw UsageError("cannot create run directory " + p.string() + ": " + std::strerror(errno));
   }

@@ -3,7 +3,8 @@
 namespace zl::csv {
 
 std::string field(const std::string& s) {
-  const bool needs = s.find_first_of(",\"\r\n") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  const bool needs =
+      s.find_first_of(",\"\r\n") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
   if (!needs) return s;
   std::string out = "\"";
   for (char c : s) {

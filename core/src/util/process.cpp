@@ -170,9 +170,8 @@ void ChildProcess::write_out(const char* data, size_t n) {
   partial_.append(data, n);
   size_t start = 0, nl;
   while ((nl = partial_.find('\n', start)) != std::string::npos) {
-    std::string line = spec_.echo_prefix +
-                       (spec_.echo_printable ? printable(partial_.substr(start, nl - start)) + "\n"
-                                             : partial_.substr(start, nl - start + 1));
+    std::string line = spec_.echo_prefix + (spec_.echo_printable ? printable(partial_.substr(start, nl - start)) + "\n"
+                                                                 : partial_.substr(start, nl - start + 1));
     write_all(1, line.data(), line.size());
     start = nl + 1;
   }

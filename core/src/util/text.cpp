@@ -39,7 +39,8 @@ std::vector<std::string> split(std::string_view s, std::string_view separators, 
   size_t start = 0;
   while (start <= s.size()) {
     const size_t end = s.find_first_of(separators, start);
-    const std::string_view piece = s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    const std::string_view piece =
+        s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     std::string item = trim_chars.empty() ? std::string(piece) : trim(piece, trim_chars);
     if (!item.empty()) out.push_back(std::move(item));
     if (end == std::string_view::npos) break;
