@@ -166,7 +166,7 @@ bool mentions_full_disk(const std::string& reason) {
 
 }  // namespace
 
-Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, GitInfo git, const ChildResult& child,
+Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, const GitInfo& git, const ChildResult& child,
                          const std::string& run_dir, const std::string& log_path, double t_start) {
   const fs::path rd(run_dir);
   const fs::path child_dir = rd / ".child";
@@ -179,7 +179,7 @@ Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, GitInf
   facts.child = child;
   if (const rapidjson::Value* reported = id.get(key::plugins)) facts.outcomes = member(*reported, "outcomes");
   facts.rows = count_rows((rd / "results.jsonl").string());
-  facts.log_tail = file_tail(log_path, 64 * 1024);
+  facts.log_tail = file_tail(log_path, size_t{64} * 1024);
   RunStatus end = decide_status(facts, FlagGemsProvider::is_decline);
   // An interrupt that arrived after the child ended still ends the run here.
   if (end.status == "passed" && signals::interrupt_count() > 0)

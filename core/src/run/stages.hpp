@@ -104,7 +104,7 @@ struct Finished {
   std::string status;
   int exit_code = 0;
 };
-Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, GitInfo git, const ChildResult& child,
+Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, const GitInfo& git, const ChildResult& child,
                          const std::string& run_dir, const std::string& log_path, double t_start);
 
 }  // namespace zl::run_stage
