@@ -7,7 +7,7 @@ JOBS     ?= $(shell nproc)
 CMAKE_GEN = -G Ninja
 ZLCORE    = $(PREFIX)/bin/zlcore
 
-.PHONY: all deps build install demo test test-unit test-asan bench clean
+.PHONY: all deps build install demo test test-unit test-asan bench lint format clean
 
 all: build
 
@@ -15,7 +15,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 install: build
@@ -39,6 +39,17 @@ test-asan: deps
 	@cmake --build $(ASAN) -j $(JOBS)
 	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) -L sanitize
+
+# Style and static checks (scripts/lint.sh): clang-format, clang-tidy over
+# core/ with the build's compile database, flake8. CI runs it after the tests.
+lint: build
+	@bash scripts/install-deps.sh lint
+	@BUILD=$(BUILD) JOBS=$(JOBS) bash scripts/lint.sh
+
+# Applies .clang-format to every tracked C/C++ file.
+format:
+	@bash scripts/install-deps.sh lint
+	@git ls-files -z '*.c' '*.h' '*.cpp' '*.hpp' | xargs -0 clang-format-14 -i
 
 bench: install
 	@bash scripts/bench.sh $(PREFIX)

@@ -387,7 +387,10 @@ def print_table(a, g, rows, samples, scratch):
 
     head = ("measure", "zlcore", "baseline", "ratio", "target", "result")
     widths = [max(len(str(r[c])) for r in rows + [head]) for c in range(len(head))]
-    line = lambda r: "  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip()
+
+    def line(r):
+        return "  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip()
+
     print(line(head))
     print("  ".join("-" * w for w in widths))
     for r in rows:

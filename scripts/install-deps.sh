@@ -18,7 +18,8 @@ for extra in "$@"; do
     chromium) packages+=(chromium) ;;
     slurm) packages+=(slurm-wlm munge) ;;
     bench) packages+=(libbenchmark-dev hyperfine) ;;
-    *) echo "install-deps.sh: unknown group '$extra' (known: chromium, slurm, bench)" >&2; exit 2 ;;
+    lint) packages+=(clang-format-14 clang-tidy-14 python3-flake8) ;;
+    *) echo "install-deps.sh: unknown group '$extra' (known: chromium, slurm, bench, lint)" >&2; exit 2 ;;
   esac
 done
 

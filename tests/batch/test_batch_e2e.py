@@ -10,7 +10,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path

@@ -494,7 +494,6 @@ def test_unknown_timer_is_a_usage_error(run_child):
     assert "ZL_TIMER='stopwatch': unknown timer 'stopwatch' (known: graph, direct, host" in run.output
 
 
-
 # 64x64 under the default graph settings, on either side: 48 calls per ~1 ms
 # replay. On the first placement's graph replay 1 is discarded, 2-73 settle
 # (70 ms), 74-83 are the first window's samples, 84 leads the second window

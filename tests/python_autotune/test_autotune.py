@@ -49,7 +49,7 @@ def zl_run(tmp_path, out, *args, suite=TUNESUITE, op="fused", **env):
 
 
 def lines(path):
-    return [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip()]
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ munged, slurmctld and slurmd from Debian's packages (slurm-wlm, munge), with
 every state, spool, log, pid and socket path under one temp directory, so it
 touches nothing of the machine's own (no /etc/munge, no /etc/slurm). The
 node's CPUs are the resources; jobs run as root (SlurmUser=root), which is
-why the daemons need root. See /work/shared/FACTS.md section 5.
+why the daemons need root. What a one-node cluster needs is listed in
+docs/slurm.md ("Tests") and in start() below.
 """
 
 import os

@@ -24,7 +24,7 @@ def test_a_python_without_pytest_is_named_and_passed_over(tmp_path):
     r = zl(tmp_path, "run", "--backend", "host", "--flaggems-dir", SUITE, "--op", "abs", "--dtypes", "float32",
            "--out", tmp_path / "r", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    line = next(l for l in r.stdout.splitlines() if l.startswith("  python "))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("  python "))
     assert f"{PY}  (Python 3." in line and f"chosen because python3 ({fake}, Python 3." in line
     assert line.endswith("cannot import pytest")
     ident = identity(tmp_path / "r")

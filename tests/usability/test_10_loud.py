@@ -70,8 +70,8 @@ def test_a_batch_off_a_terminal_says_it_is_still_running(tmp_path):
     r = zl(tmp_path, "--backend-dir", VENDOR, "batch", "--backend", "fakegpu", "--timer", "host", "--flaggems-dir",
            FAULTS, "--python", PY, "--ops", "sleep", "--cold", "--out", tmp_path / "b", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    beats = [l for l in r.stdout.splitlines() if l.startswith("still running: 0:sleep ")]
-    assert beats and all(" | 0/1 done | " in l for l in beats), r.stdout
+    beats = [x for x in r.stdout.splitlines() if x.startswith("still running: 0:sleep ")]
+    assert beats and all(" | 0/1 done | " in x for x in beats), r.stdout
 
 
 def test_help_shows_positional_arguments_and_variables(tmp_path):

@@ -16,7 +16,7 @@ def test_the_same_fallbacks_in_another_order_are_no_difference(tmp_path):
 def test_a_real_difference_is_one_line_with_counts(tmp_path):
     r = zl(tmp_path, "compare", DATA / "fallback" / "a", DATA / "fallback" / "c", "--strict")
     assert r.returncode == 3
-    [line] = [l for l in r.stdout.splitlines() if "timer.fallback_shapes" in l]
+    [line] = [x for x in r.stdout.splitlines() if "timer.fallback_shapes" in x]
     assert "A 10 shapes fell back: graph capture of N calls failed: operation not permitted when stream is " \
            "capturing (10)" in line
     assert "B 11 shapes fell back: " in line and "graph replay failed after N replays: illegal address (1)" in line

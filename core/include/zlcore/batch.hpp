@@ -4,9 +4,12 @@
 // The pieces, each in its own file under core/src/batch/:
 //   device_list   --devices / --gpus text -> device indices
 //   op_list       --ops, --ops-file (text or YAML) -> OpSpec list
-//   status_csv    ops_status.csv rows, RFC 4180, append-only, resumable
+//   status_csv    ops_status.csv rows (util/csv.hpp's quoting), append-only
+//   status_csv_read reading it back, repairing a torn or edited file
 //   outcome       a finished run (exit status + run_identity.json) -> a row
 //   cold_executor Executor that runs one op as a child `zlcore run`
+//   warm_executor Executor whose ops' pytest runs in a warm worker per device
+//   lease         an op in flight, on disk, so --resume finds it after a kill
 //   scheduler     the work queue over devices: idle check, timeouts, SIGINT
 //   progress      the progress line, plain event lines, the summary table
 //   local_launcher the whole batch on this host: directory, resume, passes
@@ -142,8 +145,8 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* d
 // can be read is kept (docs/batch.md, "Repairs").
 struct StatusFile {
   std::vector<OpRow> rows;
-  bool dropped_tail = false;  // a last record without its line end (torn) was left out
-  size_t valid_bytes = 0;     // where that torn tail starts (the whole length when there is none)
+  bool dropped_tail = false;            // a last record without its line end (torn) was left out
+  size_t valid_bytes = 0;               // where that torn tail starts (the whole length when there is none)
   std::vector<std::string> unreadable;  // "line N: why", each record that could not be read
   size_t blank_lines = 0;
   size_t rows_with_extra_fields = 0;  // read, but with fields beyond the header's
@@ -181,10 +184,10 @@ void append_status_row(const std::string& path, const OpRow& row);
 struct OpLaunch {
   OpSpec op;
   Device device;
-  std::string run_dir;    // absolute; must not exist yet
-  std::string log_path;   // the child's stdout+stderr
-  std::string warmed_on;  // device id, when a warm-up pass ran it before
-  double timeout_s = 0;   // 0: none
+  std::string run_dir;                // absolute; must not exist yet
+  std::string log_path;               // the child's stdout+stderr
+  std::string warmed_on;              // device id, when a warm-up pass ran it before
+  double timeout_s = 0;               // 0: none
   std::vector<std::string> run_args;  // more `zlcore run` flags (the warm executor's worker socket)
 };
 
@@ -197,7 +200,7 @@ struct OpOutcome {
   // From the run's identity when it wrote one.
   std::string test_node, timer, bench_level, started, device_id;
   double seconds = 0;
-  int attempts = 1;  // 2: the executor ran it again in a fresh process
+  int attempts = 1;        // 2: the executor ran it again in a fresh process
   bool disk_full = false;  // a write of the run's found no space left (docs/batch.md, "Full disk")
 };
 
@@ -205,10 +208,10 @@ struct OpOutcome {
 class Execution {
  public:
   virtual ~Execution() = default;
-  virtual int output_fd() const = 0;  // for poll(); -1 when none
+  virtual int output_fd() const = 0;          // for poll(); -1 when none
   virtual int exit_fd() const { return -1; }  // readable once it is over; -1 when none
-  virtual void pump() = 0;            // move available output to the log
-  virtual bool poll_done() = 0;       // true once it is over
+  virtual void pump() = 0;                    // move available output to the log
+  virtual bool poll_done() = 0;               // true once it is over
   virtual double elapsed() const = 0;
   // The process that runs the op (its `zlcore run`, leader of the op's
   // process group), for the op's lease; -1 when there is none. It may change
@@ -234,9 +237,10 @@ class Executor {
   virtual bool holds_device(int /*device_index*/) const { return false; }
 };
 
-// The run options every op gets, forwarded as `zlcore run` flags (only the
-// ones given; the rest the child reads from the environment as usual).
-struct RunOptions {
+// The `zlcore run` flags every op of a batch gets (only the ones given; the
+// rest the child reads from the environment as usual). Not zl::RunOptions,
+// which is one run's parsed options.
+struct OpRunFlags {
   std::vector<std::pair<std::string, std::string>> flags;  // {"--level", "core"}, ...; a switch has value ""
   std::vector<std::string> dtypes;                         // batch-wide; an op's own win
   std::string replay_from;                                 // a run dir or a batch dir
@@ -247,7 +251,7 @@ struct ColdExecutorConfig {
   std::string backend_dir;  // passed as --backend-dir
   std::string backend;      // --backend
   std::string batch_dir;    // --batch-dir
-  RunOptions run;
+  OpRunFlags run;
   // Set for every `zlcore run` child and, warm, for the worker before its
   // imports (an A/B side's own variables and tuner cache directories).
   std::map<std::string, std::string> env_set;
@@ -260,11 +264,11 @@ std::unique_ptr<Executor> make_cold_executor(ColdExecutorConfig config);
 // worker that crashes or is killed costs the op in flight; the next op on
 // that device gets a fresh one.
 struct WarmExecutorConfig {
-  ColdExecutorConfig run;                  // how each op's `zlcore run` is started
-  std::string python = "python3";          // the worker's interpreter (--python)
-  std::string suite_root;                  // the worker's cwd (--flaggems-dir / FLAGGEMS_DIR)
-  std::vector<std::string> visibility_env; // set to the device's value before any import
-  std::string framework_vendor;            // GEMS_VENDOR, read by flag_gems at import
+  ColdExecutorConfig run;                   // how each op's `zlcore run` is started
+  std::string python = "python3";           // the worker's interpreter (--python)
+  std::string suite_root;                   // the worker's cwd (--flaggems-dir / FLAGGEMS_DIR)
+  std::vector<std::string> visibility_env;  // set to the device's value before any import
+  std::string framework_vendor;             // GEMS_VENDOR, read by flag_gems at import
 };
 std::unique_ptr<Executor> make_warm_executor(WarmExecutorConfig config);
 
@@ -274,8 +278,8 @@ struct IdlePolicy {
   bool check = true;
   int max_util_percent = 10;
   int64_t max_mem_used_mib = 2048;
-  double recheck_s = 5;     // a busy device is asked again after this
-  double give_up_s = 600;   // no idle device for this long: the rest are skipped
+  double recheck_s = 5;    // a busy device is asked again after this
+  double give_up_s = 600;  // no idle device for this long: the rest are skipped
 };
 
 struct BatchOptions {
@@ -293,7 +297,7 @@ struct BatchOptions {
   // "wait" for it and record what it measured, or "kill" its process group.
   std::string orphans = "wait";
   IdlePolicy idle;
-  RunOptions run;
+  OpRunFlags run;
   std::map<std::string, std::string> recorded_options;  // for batch_identity.json
   // Every setting that changes numbers, resolved (flag over variable over
   // default): --resume compares it with the batch's first invocation and

@@ -174,7 +174,7 @@ struct Compared {
   std::optional<double> a_base_ms, b_base_ms;  // torch control
   std::optional<double> speedup;               // a_ms / b_ms
   std::optional<double> control;               // a_base_ms / b_base_ms
-  double noise_pct = 0;                        // max of both sides' spread
+  double noise_pct = 0;                        // max of both sides' spread; shown, never decides (verdict.cpp)
   int repeats_a = 1, repeats_b = 1;
   std::vector<double> values_a, values_b;      // each side's test values (ms)
   SampleKind kind_a = SampleKind::None, kind_b = SampleKind::None;

@@ -32,8 +32,8 @@ struct ChildSpec {
 struct ChildResult {
   bool started = false;
   std::string spawn_error;
-  int exit_code = -1;    // when it exited
-  int term_signal = 0;   // when a signal ended it
+  int exit_code = -1;   // when it exited
+  int term_signal = 0;  // when a signal ended it
   bool timed_out = false;
   bool interrupted = false;
   double seconds = 0;
@@ -87,8 +87,27 @@ class ChildProcess {
 // timeout_s (0: none), and stops it on SIGINT/SIGTERM to us (see signals.hpp).
 ChildResult run_child(const ChildSpec& spec, double timeout_s = 0);
 
-// Captures a short command's stdout (no log, no echo); nullopt when it could
-// not run or exited non-zero.
+// A short command run to the end with its output kept in memory (no log, no
+// echo): the one spawn-and-capture of the core. Like every child of zlcore
+// it starts with default signal dispositions (spawn_attr.hpp), in a process
+// group of its own that a timeout kills whole.
+struct CaptureOptions {
+  std::string cwd;  // empty: ours
+  double timeout_s = 10;
+  std::vector<std::string> env_unset;  // removed from our environment
+  bool with_stderr = false;            // stderr into the output too (else /dev/null)
+};
+struct Captured {
+  bool started = false;
+  std::string spawn_error;  // why it did not start
+  int exit_code = -1;       // -1: killed by a signal (or the timeout)
+  bool timed_out = false;
+  std::string output;
+  bool ok() const { return started && !timed_out && exit_code == 0; }
+};
+Captured capture(const std::vector<std::string>& argv, const CaptureOptions& opts);
+
+// capture()'s stdout when the command exited 0 in time; nullopt otherwise.
 std::optional<std::string> capture_output(const std::vector<std::string>& argv, const std::string& cwd = "",
                                           double timeout_s = 10);
 

@@ -76,6 +76,18 @@ class FlagGemsProvider {
   // HEAD and the dirty flag when the root is a git checkout.
   GitInfo git_info() const;
 
+  // FlagGems' conventions that the core's run set-up needs, named here so
+  // that no other part of the core spells them: the variable that tells
+  // FlagGems its vendor, the variable and default of its tuner cache
+  // directory, and the subdirectory holding LibTuner's SQLite DBs.
+  static const char* vendor_env() { return "GEMS_VENDOR"; }
+  static const char* tuner_cache_env() { return "FLAGGEMS_CACHE_DIR"; }
+  static std::string default_tuner_cache_dir(const std::string& home) { return home + "/.flaggems"; }
+  static const char* tuner_db_subdir() { return "config_cache"; }
+  // Prefixes of the environment variables that change what FlagGems and the
+  // Triton under it compute or how they tune: the identity records them.
+  static const std::vector<std::string>& knob_prefixes();
+
   static const std::vector<std::string>& modes();
   static const std::vector<std::string>& levels();
 

@@ -4,6 +4,7 @@
 // in the child's memory, so the Python plugin (zlcore_pytest.autotune) records
 // and pins those; the core hashes its files with the rest.
 #include "zlcore/autotune.hpp"
+#include "zlcore/provider.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <rapidjson/document.h>
@@ -31,12 +32,12 @@ namespace zl {
 namespace {
 
 namespace fs = std::filesystem;
-using json::Alloc;
-using json::Value;
 using autotune_internal::Lookups;
 using autotune_internal::read_lookups;
 using autotune_internal::UsedRow;
 using autotune_internal::UsedTable;
+using json::Alloc;
+using json::Value;
 
 constexpr int kSchema = 1;
 constexpr size_t kMissExamples = 5;
@@ -49,7 +50,6 @@ std::string quote_ident(const std::string& name) {
   }
   return out + "\"";
 }
-
 
 // Parsed JSON of a file, or an empty object when it is missing or unreadable:
 // side files are bookkeeping, never a reason to fail a finished run. A file
@@ -87,7 +87,8 @@ int int_member(const Value& v, const char* key, int fallback) {
 
 std::string safe_file_name(const std::string& name) {
   std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
   return out.substr(0, 200);
 }
 
@@ -312,7 +313,8 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   s.records_dir = records.string();
   std::error_code ec;
   if (!fs::is_regular_file(records / "manifest.json", ec)) {
-    throw UsageError(records.string() + " has no manifest.json: not the records of a zlcore run in record mode "
+    throw UsageError(records.string() +
+                     " has no manifest.json: not the records of a zlcore run in record mode "
                      "(--replay-from / REPLAY_FROM)");
   }
   // A manifest that does not read is no record of a run: refused, like a
@@ -326,8 +328,10 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     } catch (const std::exception& e) {
       why = e.what();
     }
-    if (!why.empty()) throw PreflightError("replay_from", "cannot replay " + file.string() + ": not valid JSON (" + why + ")");
-    if (!manifest.IsObject()) throw PreflightError("replay_from", "cannot replay " + file.string() + ": not a JSON object");
+    if (!why.empty())
+      throw PreflightError("replay_from", "cannot replay " + file.string() + ": not valid JSON (" + why + ")");
+    if (!manifest.IsObject())
+      throw PreflightError("replay_from", "cannot replay " + file.string() + ": not a JSON object");
   }
   s.source_run_id = str_member(manifest, "run_id");
   s.manifest_hash = str_member(manifest, "records_hash");
@@ -346,10 +350,7 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   // LibTuner: its winners tables, rebuilt from the records. A key not in
   // them reaches LibTuner's tuning path, where the plugin's prune hook turns
   // it into replay_miss.
-  const fs::path config_cache = fs::path(dirs.flaggems) / "config_cache";
-  rapidjson::Document pins;
-  pins.SetObject();
-  Alloc& pa = pins.GetAllocator();
+  const fs::path config_cache = fs::path(dirs.flaggems) / FlagGemsProvider::tuner_db_subdir();
   // Every record is read and checked before any is applied: a bad one
   // stops the replay with nothing of it written.
   struct Record {
@@ -376,29 +377,9 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     } catch (const std::exception& e) {
       throw PreflightError("replay_from", "cannot replay " + r.file.string() + ": " + e.what());
     }
-    const rapidjson::Document& doc = r.doc;
-    // The example suite's tuner is pinned by a file {kernel: {key: config}}
-    // (ZL_SUITE_TUNER_PIN) rather than by its cache, so that a key missing
-    // from the records fails with replay_miss instead of being tuned.
-    std::string kernel = str_member(doc, "kernel");
-    if (!pins.HasMember(kernel.c_str())) pins.AddMember(json::str(kernel, pa), Value(rapidjson::kObjectType), pa);
-    Value& kp = pins[kernel.c_str()];
-    if (const Value* entries = member(doc, "entries"); entries != nullptr && entries->IsArray()) {
-      for (const Value& e : entries->GetArray()) {
-        const Value* config = member(e, "config");
-        std::string ks = str_member(e, "key_string");
-        if (config == nullptr || ks.empty() || kp.HasMember(ks.c_str())) continue;
-        kp.AddMember(json::str(ks, pa), Value(*config, pa), pa);
-      }
-    }
   }
   s.replay_kernels = static_cast<int>(json_files_under(records / "triton_autotune").size());
-  fs::path pin_file = fs::path(dirs.flaggems).parent_path() / "replay_pins.json";
-  fs::create_directories(pin_file.parent_path());
-  write_file_atomic(pin_file.string(), json::pretty(pins));
-
   s.child_env["ZL_REPLAY_RECORDS"] = s.records_dir;
-  s.child_env["ZL_SUITE_TUNER_PIN"] = pin_file.string();
   if (force) s.child_env["ZL_REPLAY_FORCE"] = "1";
   return s;
 }

@@ -5,17 +5,12 @@
 #include <set>
 #include <sstream>
 
+#include "../util/text.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
 
 namespace zl::batch {
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t");
-  size_t e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 bool parse_index(const std::string& s, int* out) {
   if (s.empty() || s.size() > 6) return false;
@@ -47,7 +42,7 @@ std::string describe(const std::vector<int>& valid) {
 
 std::vector<int> parse_device_list(const std::string& spec, const std::vector<int>& valid, const std::string& what) {
   const std::string valid_text = " (valid: " + describe(valid) + ")";
-  std::string s = trim(spec);
+  std::string s = text::trim(spec, " \t");
   if (s == "all") {
     if (valid.empty()) throw UsageError(what + ": the backend reports no devices");
     return valid;
@@ -59,16 +54,17 @@ std::vector<int> parse_device_list(const std::string& spec, const std::vector<in
   std::stringstream in(s);
   std::string token;
   while (std::getline(in, token, ',')) {
-    token = trim(token);
+    token = text::trim(token, " \t");
     int lo = 0, hi = 0;
     size_t dash = token.find('-');
     bool ok = dash == std::string::npos ? parse_index(token, &lo) && parse_index(token, &hi)
-                                        : parse_index(trim(token.substr(0, dash)), &lo) &&
-                                              parse_index(trim(token.substr(dash + 1)), &hi);
+                                        : parse_index(text::trim(token.substr(0, dash), " \t"), &lo) &&
+                                              parse_index(text::trim(token.substr(dash + 1), " \t"), &hi);
     if (!ok || lo > hi) throw UsageError(what + ": '" + token + "' is not an index or a range like 0-3" + valid_text);
     for (int i = lo; i <= hi; ++i) {
       if (!known.count(i)) throw UsageError(what + ": device " + std::to_string(i) + " does not exist" + valid_text);
-      if (!seen.insert(i).second) throw UsageError(what + ": device " + std::to_string(i) + " is listed twice" + valid_text);
+      if (!seen.insert(i).second)
+        throw UsageError(what + ": device " + std::to_string(i) + " is listed twice" + valid_text);
       out.push_back(i);
     }
   }

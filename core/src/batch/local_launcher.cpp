@@ -3,10 +3,10 @@
 // works out what --resume still has to do, runs the optional warm-up pass
 // and the timed pass through the work queue, and prints the summary.
 #include <fcntl.h>
-#include <csignal>
 #include <sys/file.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,11 +16,12 @@
 #include <map>
 #include <set>
 
+#include "../util/clock.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
-#include "../util/clock.hpp"
 #include "../util/printable.hpp"
 #include "../util/space_reserve.hpp"
+#include "../util/text.hpp"
 #include "lease.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
@@ -69,10 +70,10 @@ class BatchRun : public QueueEvents {
     write_identity("running");
     const size_t done_before = o_.ops.size() - todo_.size();
     progress_ = std::make_unique<Progress>(isatty(1) == 1, o_.ops.size(), done_before);
-    say("batch " + dir_.string() + ": " + std::to_string(o_.ops.size()) + " ops, " +
-        std::to_string(todo_.size()) + " to run" +
-        (done_before ? " (" + std::to_string(done_before) + " settled earlier: passed or unsupported)" : "") + ", devices " + devices_text() +
-        ", backend " + backend_.name());
+    say("batch " + dir_.string() + ": " + std::to_string(o_.ops.size()) + " ops, " + std::to_string(todo_.size()) +
+        " to run" +
+        (done_before ? " (" + std::to_string(done_before) + " settled earlier: passed or unsupported)" : "") +
+        ", devices " + devices_text() + ", backend " + backend_.name());
 
     ColdExecutorConfig ec;
     ec.zlcore_exe = fs::read_symlink("/proc/self/exe").string();
@@ -90,7 +91,8 @@ class BatchRun : public QueueEvents {
         if (flag == "--flaggems-dir") wc.suite_root = fs::absolute(value).string();
       }
       const char* env_root = std::getenv("FLAGGEMS_DIR");
-      if (wc.suite_root.empty() && env_root != nullptr && *env_root != '\0') wc.suite_root = fs::absolute(env_root).string();
+      if (wc.suite_root.empty() && env_root != nullptr && *env_root != '\0')
+        wc.suite_root = fs::absolute(env_root).string();
       wc.visibility_env = backend_.visibility_env();
       wc.framework_vendor = backend_.framework_vendor();
       executor_ = make_warm_executor(wc);
@@ -143,12 +145,12 @@ class BatchRun : public QueueEvents {
       }
     }
     std::cout << "\n" << summary_table(final_rows, not_run, monotonic_seconds() - t0_);
-    const bool all_passed = final_rows.size() == o_.ops.size() &&
-                            std::all_of(final_rows.begin(), final_rows.end(),
-                                        [](const OpRow& r) { return is_settled(r.status); });
+    const bool all_passed =
+        final_rows.size() == o_.ops.size() &&
+        std::all_of(final_rows.begin(), final_rows.end(), [](const OpRow& r) { return is_settled(r.status); });
     std::cout << "ops_status.csv: " << printable((dir_ / kStatusFile).string()) << "\n";
     write_identity(interrupted ? "interrupted" : disk_full_ ? "failed" : "finished");
-    log("batch ended: " + std::string(interrupted ? "interrupted"
+    log("batch ended: " + std::string(interrupted  ? "interrupted"
                                       : disk_full_ ? "failed: " + disk_full_what_
                                       : all_passed ? "every op passed or unsupported"
                                                    : "not every op passed"));
@@ -259,7 +261,7 @@ class BatchRun : public QueueEvents {
     row.warmed_on = l.warmed_on;
     row.attempt = attempts_[op.name] + out.attempts;
     row.run_dir = fs::relative(l.run_dir, dir_).string();
-    row.reason = one_line(out.reason);
+    row.reason = text::one_line(out.reason);
     // The run found the disk full (or failed on a disk with no room left):
     // this op is failed for it, and no other op starts.
     if (out.disk_full || (!is_settled(row.status) && no_room_left())) {
@@ -309,13 +311,6 @@ class BatchRun : public QueueEvents {
  private:
   bool progress_tty() const { return isatty(1) == 1; }
 
-  static std::string one_line(std::string s) {
-    for (char& c : s) {
-      if (c == '\n' || c == '\r') c = ' ';
-    }
-    return s;
-  }
-
   void warn_once(const std::string& what) {
     if (warned_.insert(what).second) std::cerr << "zlcore batch: " << printable(what) << "\n";
     log(what);
@@ -327,7 +322,7 @@ class BatchRun : public QueueEvents {
   }
 
   void log(const std::string& line) {
-    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + printable(one_line(line)) + "\n",
+    append_log_line_or_warn((dir_ / "batch.log").string(), utc_now_iso() + " " + printable(text::one_line(line)) + "\n",
                             "zlcore batch");
   }
 
@@ -376,7 +371,8 @@ class BatchRun : public QueueEvents {
   void prepare_directory() {
     const fs::path csv = dir_ / kStatusFile;
     if (fs::exists(csv) && !o_.resume) {
-      throw UsageError("--out " + dir_.string() + " already holds a batch; pass --resume to continue it, or another --out");
+      throw UsageError("--out " + dir_.string() +
+                       " already holds a batch; pass --resume to continue it, or another --out");
     }
     // A file in the way, or a place we cannot write: one line, exit 2.
     std::error_code ec;
@@ -526,7 +522,9 @@ class BatchRun : public QueueEvents {
           usleep(100000);
         }
         waited = alive.empty();
-        if (!waited) say("op " + lease->op + ": still running after " + std::to_string(static_cast<int>(limit)) + " s; killing it");
+        if (!waited)
+          say("op " + lease->op + ": still running after " + std::to_string(static_cast<int>(limit)) +
+              " s; killing it");
       }
       if (!alive.empty()) {
         kill_processes(*lease, alive);
@@ -550,9 +548,10 @@ class BatchRun : public QueueEvents {
     for (const OpRow& r : rows_) {
       if (is_settled(r.status)) settled.insert(r.op);
     }
-    todo_.erase(std::remove_if(todo_.begin(), todo_.end(),
-                               [&](size_t i) { return settled.count(o_.ops[i].name) || blocked_.count(o_.ops[i].name); }),
-                todo_.end());
+    todo_.erase(
+        std::remove_if(todo_.begin(), todo_.end(),
+                       [&](size_t i) { return settled.count(o_.ops[i].name) || blocked_.count(o_.ops[i].name); }),
+        todo_.end());
     return true;
   }
 
@@ -590,7 +589,7 @@ class BatchRun : public QueueEvents {
     row.seconds = out.seconds;
     row.attempt = ++attempts_[lease.op];
     row.run_dir = lease.run_dir;
-    row.reason = one_line(out.reason) + (out.reason.empty() ? "" : "; ") +
+    row.reason = text::one_line(out.reason) + (out.reason.empty() ? "" : "; ") +
                  "finished after the batch that started it was killed; recorded by --resume";
     record(row);
     say("op " + lease.op + ": its earlier run ended " + to_string(row.status) + "; recorded");
@@ -698,11 +697,11 @@ class BatchRun : public QueueEvents {
   bool warmup_ = false;
   size_t finished_rows_ = 0;
   std::set<std::string> warned_;
-  std::set<std::string> blocked_;  // ops whose earlier run would not die
+  std::set<std::string> blocked_;          // ops whose earlier run would not die
   std::unique_ptr<SpaceReserve> reserve_;  // room for the last rows when the disk fills up
   bool disk_full_ = false;
   std::string disk_full_what_;
-  rapidjson::Document history_;      // batch_identity.json's earlier invocations
+  rapidjson::Document history_;       // batch_identity.json's earlier invocations
   std::vector<std::string> differs_;  // settings that differ from the first invocation's
 };
 
@@ -714,7 +713,8 @@ class LocalLauncher : public Launcher {
     signals::install();
     DeviceQuery q = backend.enumerate();
     if (q.devices.empty()) {
-      throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+      throw PreflightError("devices",
+                           backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
     }
     std::vector<Device> devices;
     for (int index : o.device_indices) {

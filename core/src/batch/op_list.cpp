@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
@@ -18,12 +19,6 @@ namespace fs = std::filesystem;
 
 namespace zl::batch {
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 bool names_file(const std::string& word) {
   return word.find("::") == std::string::npos && word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0;
@@ -47,19 +42,8 @@ OpSpec from_word(const std::string& word) {
   return spec;
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item = trim(item);
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 std::vector<std::string> yaml_strings(const YAML::Node& n, const std::string& where) {
-  if (n.IsScalar()) return split_commas(n.as<std::string>());
+  if (n.IsScalar()) return text::split(n.as<std::string>(), ",", text::kSpace);
   if (!n.IsSequence()) throw UsageError(where + ": dtypes must be a list or a comma string");
   std::vector<std::string> out;
   for (const YAML::Node& item : n) out.push_back(item.as<std::string>());
@@ -68,18 +52,18 @@ std::vector<std::string> yaml_strings(const YAML::Node& n, const std::string& wh
 
 OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& base_dir) {
   const std::string where = "ops[" + std::to_string(index) + "]";
-  if (item.IsScalar()) return from_word(trim(item.as<std::string>()));
+  if (item.IsScalar()) return from_word(text::trim(item.as<std::string>()));
   if (!item.IsMap()) throw UsageError(where + ": expected an op name or a map");
   OpSpec spec;
   for (const auto& kv : item) {
     const std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     if (key == "name" || key == "op") {
-      spec.op = trim(v.as<std::string>());
+      spec.op = text::trim(v.as<std::string>());
     } else if (key == "file") {
-      spec.op_file = trim(v.as<std::string>());
+      spec.op_file = text::trim(v.as<std::string>());
     } else if (key == "node" || key == "test_node") {
-      spec.test_node = trim(v.as<std::string>());
+      spec.test_node = text::trim(v.as<std::string>());
     } else if (key == "dtypes") {
       spec.dtypes = yaml_strings(v, where);
     } else if (key == "shape_file" || key == "shapes") {
@@ -121,7 +105,8 @@ std::string node_problem(const std::string& node) {
   if (sep == std::string::npos || sep + 2 >= node.size()) return "a node id is FILE::TEST";
   if (node.size() > kMaxEntryBytes) return "a node id is at most 1024 bytes";
   if (const std::string why = file_problem(node.substr(0, sep)); !why.empty()) return why;
-  const bool ok = std::all_of(node.begin() + static_cast<long>(sep), node.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  const bool ok =
+      std::all_of(node.begin() + static_cast<long>(sep), node.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
   return ok ? "" : "a node id's test part is printable ASCII";
 }
 
@@ -140,13 +125,13 @@ std::string entry_problem(const OpSpec& op) {
 
 std::vector<OpSpec> parse_ops_flag(const std::string& list) {
   std::vector<OpSpec> ops;
-  if (trim(list) == "all") {
+  if (text::trim(list) == "all") {
     OpSpec every;
     every.name = "all";
     every.expand = OpSpec::Expand::all;
     return {every};
   }
-  for (const std::string& word : split_commas(list)) ops.push_back(from_word(word));
+  for (const std::string& word : text::split(list, ",", text::kSpace)) ops.push_back(from_word(word));
   return ops;
 }
 
@@ -157,7 +142,7 @@ std::vector<OpSpec> parse_ops_text(const std::string& text) {
   while (std::getline(in, line)) {
     size_t hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
-    line = trim(line);
+    line = text::trim(line);
     if (!line.empty()) ops.push_back(from_word(line));
   }
   return ops;
@@ -191,9 +176,8 @@ std::vector<OpSpec> load_ops_file(const std::string& path) {
   const std::string ext = fs::path(path).extension().string();
   std::vector<OpSpec> ops;
   try {
-    ops = (ext == ".yaml" || ext == ".yml")
-              ? parse_ops_yaml(text, fs::absolute(path).parent_path().string())
-              : parse_ops_text(text);
+    ops = (ext == ".yaml" || ext == ".yml") ? parse_ops_yaml(text, fs::absolute(path).parent_path().string())
+                                            : parse_ops_text(text);
   } catch (const UsageError& e) {
     throw UsageError("--ops-file " + path + ": " + e.what());
   }
@@ -246,7 +230,8 @@ void check_ops(const std::vector<OpSpec>& ops, const std::string& what) {
   std::set<std::string> names, dirs;
   for (const OpSpec& op : ops) {
     if (const std::string why = entry_problem(op); !why.empty()) {
-      throw UsageError(what + ": '" + shown(op.name) + "' is not an op entry: " + why + " (docs/batch.md, \"Op names\")");
+      throw UsageError(what + ": '" + shown(op.name) + "' is not an op entry: " + why +
+                       " (docs/batch.md, \"Op names\")");
     }
     if (op.expand != OpSpec::Expand::none) continue;  // checked once expanded
     if (!names.insert(op.name).second) throw UsageError(what + ": '" + op.name + "' is listed twice");

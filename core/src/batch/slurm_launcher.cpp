@@ -27,8 +27,11 @@
 #include <sstream>
 #include <thread>
 
-#include "../util/json.hpp"
 #include "../util/clock.hpp"
+#include "../util/json.hpp"
+#include "../util/json_checked.hpp"
+#include "../util/json_read.hpp"
+#include "../util/text.hpp"
 #include "outcome.hpp"
 #include "progress.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -62,34 +65,12 @@ int positive(const std::string& text, const std::string& what) {
   throw UsageError(what + ": '" + text + "' is not a positive integer");
 }
 
-// POSIX shell single quoting: the script must pass every argument verbatim.
-std::string quote(const std::string& s) {
+// POSIX shell single quoting: sbatch runs a script (Slurm has no argv form
+// for a job command), which must pass every argument verbatim.
+std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-std::string one_line(std::string s) {
-  for (char& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return s;
 }
 
 std::string yaml_quote(const std::string& s) {
@@ -114,16 +95,17 @@ std::string ops_yaml(const std::vector<OpSpec>& ops) {
     if (!op.dtypes.empty()) {
       std::vector<std::string> q;
       for (const std::string& d : op.dtypes) q.push_back(yaml_quote(d));
-      fields.push_back("dtypes: [" + join(q, ", ") + "]");
+      fields.push_back("dtypes: [" + text::join(q, ", ") + "]");
     }
     if (!op.shape_file.empty()) fields.push_back("shape_file: " + yaml_quote(op.shape_file));
-    y += join(fields, ", ") + "}\n";
+    y += text::join(fields, ", ") + "}\n";
   }
   return y;
 }
 
 void log_line(const fs::path& dir, const std::string& line) {
-  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + one_line(line) + "\n", "zlcore batch");
+  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + text::one_line(line) + "\n",
+                          "zlcore batch");
 }
 
 // ---- the plan ---------------------------------------------------------------
@@ -172,38 +154,37 @@ std::string plan_json(const Plan& p, const BatchOptions& o) {
   return json::pretty(doc);
 }
 
-std::vector<std::string> strings_of(const json::Value& v) {
-  std::vector<std::string> out;
-  if (v.IsArray()) {
-    for (const auto& s : v.GetArray()) {
-      if (s.IsString()) out.push_back(s.GetString());
-    }
-  }
-  return out;
-}
-
+// The plan is ours, but a file on a shared disk: every field is checked, and
+// a wrong one is a one-line usage error, not a crash.
 Plan read_plan(const fs::path& dir) {
   const fs::path path = dir / kPlanFile;
   if (!fs::exists(path)) throw UsageError(dir.string() + " has no " + kPlanFile + ": not a Slurm batch");
   rapidjson::Document doc;
-  doc.Parse(read_file(path.string()).c_str());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("assignment") || !doc.HasMember("ops")) {
-    throw UsageError(path.string() + " is not a zlcore Slurm plan");
-  }
+  const std::string why = json::parse(doc, read_file(path.string()));
+  if (!why.empty() || !doc.IsObject()) throw UsageError(path.string() + " is not a zlcore Slurm plan");
   Plan p;
-  p.backend = doc.HasMember("backend") && doc["backend"].IsString() ? doc["backend"].GetString() : "";
-  p.ops = strings_of(doc["ops"]);
-  for (const auto& names : doc["assignment"].GetArray()) p.assignment.push_back(strings_of(names));
-  if (doc.HasMember("submissions") && doc["submissions"].IsArray()) {
-    for (const auto& v : doc["submissions"].GetArray()) {
-      Submission s;
-      s.array_job = v["array_job"].GetString();
-      s.merge_job = v["merge_job"].GetString();
-      s.submitted = v["submitted"].GetString();
-      s.submitted_epoch = v["submitted_epoch"].GetDouble();
-      for (const auto& i : v["shards"].GetArray()) s.shards.push_back(i.GetInt());
-      p.submissions.push_back(s);
+  try {
+    p.backend = doc.HasMember("backend") ? json::string_at(doc, "backend") : "";
+    p.ops = json::strings(json::array_at(doc, "ops"), "'ops'");
+    for (const auto& names : json::array_at(doc, "assignment").GetArray()) {
+      p.assignment.push_back(json::strings(names, "an 'assignment' entry"));
     }
+    if (doc.HasMember("submissions")) {
+      for (const auto& v : json::array_at(doc, "submissions").GetArray()) {
+        Submission s;
+        s.array_job = json::string_at(v, "array_job");
+        s.merge_job = json::string_at(v, "merge_job");
+        s.submitted = json::string_at(v, "submitted");
+        s.submitted_epoch = json::number_at(v, "submitted_epoch");
+        for (const auto& i : json::array_at(v, "shards").GetArray()) {
+          if (!i.IsInt()) throw std::runtime_error("a submission's 'shards' holds a value that is not an integer");
+          s.shards.push_back(i.GetInt());
+        }
+        p.submissions.push_back(s);
+      }
+    }
+  } catch (const std::runtime_error& e) {
+    throw UsageError(path.string() + " is not a zlcore Slurm plan: " + e.what());
   }
   return p;
 }
@@ -251,12 +232,10 @@ int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {
       latest.push_back(it->second);
     }
   }
-  const bool all_passed = not_run.empty() && std::all_of(latest.begin(), latest.end(), [](const OpRow& r) {
-                            return is_settled(r.status);
-                          });
-  const double since = plan.submissions.empty()
-                           ? 0
-                           : static_cast<double>(std::time(nullptr)) - plan.submissions.back().submitted_epoch;
+  const bool all_passed =
+      not_run.empty() && std::all_of(latest.begin(), latest.end(), [](const OpRow& r) { return is_settled(r.status); });
+  const double since =
+      plan.submissions.empty() ? 0 : static_cast<double>(std::time(nullptr)) - plan.submissions.back().submitted_epoch;
   std::string summary = summary_table(latest, not_run, since);
   std::set<int> to_resume;
   for (const std::string& name : plan.ops) {
@@ -265,7 +244,7 @@ int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {
   if (!to_resume.empty()) {
     std::vector<std::string> s;
     for (int i : to_resume) s.push_back(std::to_string(i));
-    summary += "shards with ops not passed: " + join(s, ",") + " (--resume resubmits only these)\n";
+    summary += "shards with ops not passed: " + text::join(s, ",") + " (--resume resubmits only these)\n";
   }
   summary += "ops_status.csv: " + (dir / kStatusFile).string() + "\n";
   write_file_atomic((dir / "summary.txt").string(), summary);
@@ -307,8 +286,8 @@ std::vector<int> allocated_devices(const Backend& backend, std::string* how) {
       if (d.visibility_value == token || d.id == token || std::to_string(d.index) == token) return d.index;
     }
     (void)physical_index;
-    throw PreflightError("devices", "Slurm allocated device '" + token + "' but " + backend.name() +
-                                        " reports no such device");
+    throw PreflightError("devices",
+                         "Slurm allocated device '" + token + "' but " + backend.name() + " reports no such device");
   };
   std::vector<std::pair<std::string, bool>> sources;
   for (const std::string& key : backend.visibility_env()) sources.emplace_back(key, false);
@@ -318,7 +297,7 @@ std::vector<int> allocated_devices(const Backend& backend, std::string* how) {
     const char* v = std::getenv(key.c_str());
     if (v == nullptr || *v == '\0') continue;
     std::vector<int> out;
-    for (const std::string& token : split(v, ',')) out.push_back(match(token, physical));
+    for (const std::string& token : text::split(v, ",")) out.push_back(match(token, physical));
     *how = key + "=" + v;
     return out;
   }
@@ -344,45 +323,29 @@ int run_shard(const BatchOptions& o, const Backend& backend) {
   gethostname(host, sizeof host - 1);
   std::vector<std::string> devs;
   for (int d : shard.device_indices) devs.push_back(std::to_string(d));
-  std::cout << "shard " << spec << " on " << host << ": devices " << join(devs, ",") << " (" << how << ")\n"
+  std::cout << "shard " << spec << " on " << host << ": devices " << text::join(devs, ",") << " (" << how << ")\n"
             << std::flush;
   return make_local_launcher()->launch(shard, backend);
 }
 
 // ---- submit -----------------------------------------------------------------
 
-struct ToolResult {
-  int rc = -1;
-  std::string output;  // stdout and stderr
-};
-
 // Runs a Slurm client from an argv. The backend's visibility variable is
 // removed so that inside the job it can only be Slurm's (see above).
-ToolResult run_tool(const std::vector<std::string>& argv, const Backend& backend, const fs::path& scratch) {
-  ChildSpec spec;
-  spec.argv = argv;
-  spec.env_unset = backend.visibility_env();
-  spec.log_path = scratch.string();
-  fs::remove(scratch);
-  ChildResult r = run_child(spec, 120);
-  ToolResult out;
-  if (!r.started) {
-    out.output = r.spawn_error;
-    return out;
-  }
-  out.rc = r.exit_code;
-  try {
-    out.output = read_file(scratch.string());
-  } catch (const std::exception&) {
-  }
-  fs::remove(scratch);
-  return out;
+Captured run_tool(const std::vector<std::string>& argv, const Backend& backend) {
+  CaptureOptions opts;
+  opts.timeout_s = 120;
+  opts.env_unset = backend.visibility_env();
+  opts.with_stderr = true;
+  Captured c = capture(argv, opts);
+  if (!c.started) c.output = c.spawn_error;
+  return c;
 }
 
 // `sbatch --parsable` prints "jobid" or "jobid;cluster" as its last line.
 std::string parse_job_id(const std::string& output) {
   std::string id;
-  for (const std::string& line : split(output, '\n')) {
+  for (const std::string& line : text::split(output, "\n")) {
     std::string head = line.substr(0, line.find(';'));
     if (!head.empty() && std::all_of(head.begin(), head.end(), ::isdigit)) id = head;
   }
@@ -407,12 +370,12 @@ class SlurmSubmit {
     if (dry) {
       std::cout << "# plan (" << (dir_ / kPlanFile).string() << ")\n" << plan_json(plan, o_);
       for (int i = 0; i < plan.shards(); ++i) {
-        std::cout << "# shard " << i << " ops: " << join(plan.assignment[i], ",") << "\n";
+        std::cout << "# shard " << i << " ops: " << text::join(plan.assignment[i], ",") << "\n";
       }
-      std::cout << "# shards to submit: " << join(to_strings(shards), ",") << "\n";
-      std::cout << "# array job: " << join(array_argv, " ") << " " << (dir_ / "plan" / "shard.sbatch").string()
+      std::cout << "# shards to submit: " << text::join(to_strings(shards), ",") << "\n";
+      std::cout << "# array job: " << text::join(array_argv, " ") << " " << (dir_ / "plan" / "shard.sbatch").string()
                 << "\n"
-                << array_script << "# merge job: " << join(merge_argv, " ") << " "
+                << array_script << "# merge job: " << text::join(merge_argv, " ") << " "
                 << (dir_ / "plan" / "merge.sbatch").string() << "\n"
                 << merge_script << "# dry run: nothing written, nothing submitted\n";
       return kExitOk;
@@ -443,11 +406,11 @@ class SlurmSubmit {
     s.submitted_epoch = static_cast<double>(std::time(nullptr));
     plan.submissions.push_back(s);
     write_file_atomic((dir_ / kPlanFile).string(), plan_json(plan, o_));
-    log_line(dir_, "submitted shards " + join(to_strings(shards), ",") + " of " + std::to_string(plan.shards()) +
+    log_line(dir_, "submitted shards " + text::join(to_strings(shards), ",") + " of " + std::to_string(plan.shards()) +
                        " as job array " + array_job + ", merge job " + merge_job);
 
     std::cout << "batch " << dir_.string() << ": " << plan.ops.size() << " ops in " << plan.shards() << " shards\n"
-              << "submitted shards " << join(to_strings(shards), ",") << " as job array " << array_job
+              << "submitted shards " << text::join(to_strings(shards), ",") << " as job array " << array_job
               << ", merge job " << merge_job << " (afterany)\n";
     if (opt(o_, "wait").empty()) {
       std::cout << "follow:  squeue -j " << array_job << "," << merge_job << "\n"
@@ -474,7 +437,8 @@ class SlurmSubmit {
 
   Plan new_plan() {
     if (fs::exists(dir_ / kPlanFile) || fs::exists(dir_ / kStatusFile)) {
-      throw UsageError("--out " + dir_.string() + " already holds a batch; pass --resume to continue it, or another --out");
+      throw UsageError("--out " + dir_.string() +
+                       " already holds a batch; pass --resume to continue it, or another --out");
     }
     int k = 1;
     if (!opt(o_, "shards").empty()) {
@@ -499,7 +463,7 @@ class SlurmSubmit {
     std::set<std::string> given, planned(p.ops.begin(), p.ops.end());
     for (const OpSpec& op : o_.ops) given.insert(op.name);
     if (given != planned) {
-      throw UsageError("--resume: the ops differ from the plan's (" + join(p.ops, ",") + "); pass the same list");
+      throw UsageError("--resume: the ops differ from the plan's (" + text::join(p.ops, ",") + "); pass the same list");
     }
     // A shard still queued or running would race its resubmission.
     if (!p.submissions.empty()) {
@@ -550,7 +514,7 @@ class SlurmSubmit {
   }
 
   std::vector<std::string> zlcore_head() const {
-    return {exe_, "--backend-dir", fs::absolute(o_.backend_dir).string(), "batch", "--backend", backend_.name(),
+    return {exe_,         "--backend-dir", fs::absolute(o_.backend_dir).string(), "batch", "--backend", backend_.name(),
             "--launcher", "slurm"};
   }
 
@@ -568,34 +532,36 @@ class SlurmSubmit {
       std::ostringstream r, g;
       r << o_.idle.recheck_s;
       g << o_.idle.give_up_s;
-      f.insert(f.end(), {"--idle-util", std::to_string(o_.idle.max_util_percent), "--idle-mem-mib",
-                         std::to_string(o_.idle.max_mem_used_mib), "--busy-recheck", r.str(), "--busy-give-up", g.str()});
+      f.insert(f.end(),
+               {"--idle-util", std::to_string(o_.idle.max_util_percent), "--idle-mem-mib",
+                std::to_string(o_.idle.max_mem_used_mib), "--busy-recheck", r.str(), "--busy-give-up", g.str()});
     }
     for (const auto& [flag, value] : o_.run.flags) {
       f.push_back(flag);
       if (!value.empty()) f.push_back(value);  // empty: a switch (--force-replay)
     }
-    if (!o_.run.dtypes.empty()) f.insert(f.end(), {"--dtypes", join(o_.run.dtypes, ",")});
+    if (!o_.run.dtypes.empty()) f.insert(f.end(), {"--dtypes", text::join(o_.run.dtypes, ",")});
     if (!o_.run.replay_from.empty()) f.insert(f.end(), {"--replay-from", fs::absolute(o_.run.replay_from).string()});
     return f;
   }
 
   static std::string script_line(const std::vector<std::string>& argv) {
     std::string s;
-    for (const std::string& a : argv) s += (s.empty() ? "" : " ") + quote(a);
+    for (const std::string& a : argv) s += (s.empty() ? "" : " ") + shell_quote(a);
     return s;
   }
 
   std::string shard_script(int k) const {
     const std::string d = dir_.string();
-    std::string s = "#!/bin/sh\n"
-                    "# zlcore batch shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " +
-                    std::to_string(k) +
-                    ".\n# Written by zlcore; the sbatch options are on its command line (plan.json).\n"
-                    "exec " +
-                    script_line(zlcore_head()) + " --shard " + kTaskVar + "'/" + std::to_string(k) + "'" +
-                    " --ops-file " + quote(d + "/plan/shard-") + kTaskVar + "'.yaml'" + " --out " +
-                    quote(d + "/shards/") + kTaskVar + " " + script_line(shard_flags()) + "\n";
+    std::string s =
+        "#!/bin/sh\n"
+        "# zlcore batch shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " +
+        std::to_string(k) +
+        ".\n# Written by zlcore; the sbatch options are on its command line (plan.json).\n"
+        "exec " +
+        script_line(zlcore_head()) + " --shard " + kTaskVar + "'/" + std::to_string(k) + "'" + " --ops-file " +
+        shell_quote(d + "/plan/shard-") + kTaskVar + "'.yaml'" + " --out " + shell_quote(d + "/shards/") + kTaskVar +
+        " " + script_line(shard_flags()) + "\n";
     return s;
   }
 
@@ -614,7 +580,7 @@ class SlurmSubmit {
 
   std::vector<std::string> array_sbatch(const std::vector<int>& shards) const {
     std::vector<std::string> a = common_sbatch("zlcore-" + dir_.filename().string());
-    a.push_back("--array=" + join(to_strings(shards), ","));
+    a.push_back("--array=" + text::join(to_strings(shards), ","));
     a.insert(a.end(), {"--nodes=1", "--ntasks=1"});
     a.push_back("--output=" + (dir_ / "slurm" / "shard-%a.log").string());
     if (!opt(o_, "time").empty()) a.push_back("--time=" + opt(o_, "time"));
@@ -637,12 +603,12 @@ class SlurmSubmit {
   }
 
   std::string submit(const std::vector<std::string>& argv, const std::string& what) {
-    ToolResult r = run_tool(argv, backend_, dir_ / "slurm" / ".sbatch.out");
-    const std::string id = r.rc == 0 ? parse_job_id(r.output) : "";
+    Captured r = run_tool(argv, backend_);
+    const std::string id = r.exit_code == 0 ? parse_job_id(r.output) : "";
     if (id.empty()) {
       log_line(dir_, what + ": sbatch failed: " + r.output);
-      throw PreflightError("sbatch", what + ": " + join(argv, " ") + " failed (exit " + std::to_string(r.rc) +
-                                         "): " + one_line(r.output));
+      throw PreflightError("sbatch", what + ": " + text::join(argv, " ") + " failed (exit " +
+                                         std::to_string(r.exit_code) + "): " + text::one_line(r.output));
     }
     return id;
   }
@@ -663,8 +629,8 @@ class SlurmSubmit {
       // Gone from the queue without a merge: give the filesystem a moment,
       // then report instead of waiting forever.
       if (!listed && ++gone_polls > 20) {
-        std::cerr << "merge job " << merge_job << " ended without merging; see " << (dir_ / "slurm" / "merge.log").string()
-                  << "\n";
+        std::cerr << "merge job " << merge_job << " ended without merging; see "
+                  << (dir_ / "slurm" / "merge.log").string() << "\n";
         return kExitFailed;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));

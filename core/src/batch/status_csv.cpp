@@ -5,35 +5,16 @@
 
 #include <cstdio>
 
+#include "../util/csv.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 
 namespace zl::batch {
 namespace {
 
-const std::vector<std::string> kColumns = {
-    "op",        "test_node", "status",  "exit_code", "signal",  "backend", "device_index", "device_id", "timer",
-    "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason"};
-
-std::string quote(const std::string& field) {
-  bool needs = field.find_first_of(",\"\r\n") != std::string::npos || (!field.empty() && (field.front() == ' ' || field.back() == ' '));
-  if (!needs) return field;
-  std::string out = "\"";
-  for (char c : field) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string join_record(const std::vector<std::string>& fields) {
-  std::string out;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out += ',';
-    out += quote(fields[i]);
-  }
-  return out + "\n";
-}
+const std::vector<std::string> kColumns = {"op",           "test_node", "status",  "exit_code",   "signal",  "backend",
+                                           "device_index", "device_id", "timer",   "bench_level", "started", "seconds",
+                                           "warmed_on",    "attempt",   "run_dir", "reason"};
 
 }  // namespace
 
@@ -73,14 +54,14 @@ std::optional<Status> parse_status(const std::string& s) {
 bool is_settled(Status s) { return s == Status::passed || s == Status::unsupported; }
 
 std::vector<std::string> csv_columns() { return kColumns; }
-std::string csv_header() { return join_record(kColumns); }
+std::string csv_header() { return csv::record(kColumns); }
 
 std::string csv_record(const OpRow& r) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.3f", r.seconds);
-  return join_record({r.op, r.test_node, to_string(r.status), std::to_string(r.exit_code),
-                      std::to_string(r.signal), r.backend, std::to_string(r.device_index), r.device_id, r.timer,
-                      r.bench_level, r.started, seconds, r.warmed_on, std::to_string(r.attempt), r.run_dir, r.reason});
+  return csv::record({r.op, r.test_node, to_string(r.status), std::to_string(r.exit_code), std::to_string(r.signal),
+                      r.backend, std::to_string(r.device_index), r.device_id, r.timer, r.bench_level, r.started,
+                      seconds, r.warmed_on, std::to_string(r.attempt), r.run_dir, r.reason});
 }
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail, size_t* whole_bytes) {

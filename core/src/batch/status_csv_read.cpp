@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "../util/clock.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
@@ -26,10 +27,10 @@ namespace {
 // dropped).
 struct Scanned {
   std::vector<std::string> fields;
-  size_t end = 0;              // just after the record's '\n' (or the text's end)
-  size_t first_line_end = 0;   // just after the first physical line
-  bool complete = false;       // ended by a '\n' outside quotes
-  bool multiline = false;      // a quoted field held a '\n'
+  size_t end = 0;             // just after the record's '\n' (or the text's end)
+  size_t first_line_end = 0;  // just after the first physical line
+  bool complete = false;      // ended by a '\n' outside quotes
+  bool multiline = false;     // a quoted field held a '\n'
 };
 
 Scanned scan_record(const std::string& t, size_t pos) {
@@ -177,19 +178,10 @@ bool row_follows(const std::string& t, size_t from) {
   return false;
 }
 
-std::string utc_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
 // ops_status.csv.bak-<UTC time>, or with -2, -3 ... when that exists: an
 // older copy is never overwritten.
 std::string keep_copy(const std::string& path, const std::string& text) {
-  const std::string base = path + ".bak-" + utc_stamp();
+  const std::string base = path + ".bak-" + utc_now_format("%Y%m%dT%H%M%SZ");
   for (int n = 1; n < 1000; ++n) {
     const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
     if (create_file_exclusive(name, text)) return name;
@@ -223,8 +215,8 @@ StatusFile parse_status_text(const std::string& text, const std::string& shown) 
   StatusFile out;
   out.valid_bytes = text.size();
   const size_t ours = csv_columns().size();
-  Layout layout;         // empty until the header (or a first row) is seen
-  size_t width = ours;   // fields in the file's header
+  Layout layout;        // empty until the header (or a first row) is seen
+  size_t width = ours;  // fields in the file's header
   size_t pos = 0, line = 1;
   while (pos < text.size()) {
     const size_t nl = text.find('\n', pos);

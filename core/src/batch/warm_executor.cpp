@@ -25,6 +25,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/paths.hpp"
 #include "zlcore/process.hpp"
+#include "zlcore/provider.hpp"
 
 extern char** environ;
 
@@ -162,8 +163,9 @@ class WarmExecutor : public Executor {
     w.socket = sock_dir_ + "/d" + std::to_string(device.index) + "-" + std::to_string(w.generation) + ".sock";
     std::error_code ec;
     fs::create_directories(workers_dir_, ec);
-    const std::string log = (workers_dir_ / ("device" + std::to_string(device.index) + "-" +
-                                             std::to_string(w.generation) + ".log")).string();
+    const std::string log =
+        (workers_dir_ / ("device" + std::to_string(device.index) + "-" + std::to_string(w.generation) + ".log"))
+            .string();
 
     // The device is fixed before the first import: flag_gems initializes it then.
     std::map<std::string, std::string> env;
@@ -176,7 +178,7 @@ class WarmExecutor : public Executor {
     env["PYTHONUNBUFFERED"] = "1";
     for (const auto& [k, v] : c_.run.env_set) env[k] = v;
     for (const std::string& var : c_.visibility_env) env[var] = device.visibility_value;
-    if (!c_.framework_vendor.empty()) env["GEMS_VENDOR"] = c_.framework_vendor;
+    if (!c_.framework_vendor.empty()) env[FlagGemsProvider::vendor_env()] = c_.framework_vendor;
     std::vector<std::string> env_text;
     for (const auto& [k, v] : env) env_text.push_back(k + "=" + v);
     std::vector<char*> envp;
@@ -236,7 +238,7 @@ std::string WarmExecution::unhealthy_reason() const {
     const auto& w = doc["worker"];
     if (!w.HasMember("healthy") || !w["healthy"].IsBool() || w["healthy"].GetBool()) return "";
     return w.HasMember("unhealthy_reason") && w["unhealthy_reason"].IsString() ? w["unhealthy_reason"].GetString()
-                                                                                : "its health check failed";
+                                                                               : "its health check failed";
   } catch (const std::exception&) {
     return "";
   }

@@ -2,22 +2,17 @@
 // was rejected and why.
 #include <iostream>
 
+#include "../util/text.hpp"
 #include "../util/json.hpp"
 #include "command.hpp"
 
 namespace zl::cli {
 namespace {
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 std::string caps_text(const std::map<std::string, std::string>& caps) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : caps) parts.push_back(k + "=" + v);
-  return parts.empty() ? "(none)" : join(parts);
+  return parts.empty() ? "(none)" : text::join(parts);
 }
 
 }  // namespace
@@ -64,12 +59,12 @@ int cmd_backends(Context& ctx, const std::vector<std::string>& args) {
 
   // In search order: a name taken in an earlier directory wins.
   std::cout << (ctx.backend_dirs().size() == 1 ? "backend dir: " : "backend dirs, in order: ")
-            << join(ctx.backend_dirs()) << "\n";
+            << text::join(ctx.backend_dirs()) << "\n";
   if (reg.backends().empty()) std::cout << "no backends loaded\n";
   for (const Backend& b : reg.backends()) {
     std::cout << "\n" << b.name() << "  (ABI " << b.abi() << ", " << b.path() << ")\n"
-              << "  aliases:       " << (b.aliases().empty() ? "(none)" : join(b.aliases())) << "\n"
-              << "  visibility:    " << (b.visibility_env().empty() ? "(none)" : join(b.visibility_env())) << "\n"
+              << "  aliases:       " << (b.aliases().empty() ? "(none)" : text::join(b.aliases())) << "\n"
+              << "  visibility:    " << (b.visibility_env().empty() ? "(none)" : text::join(b.visibility_env())) << "\n"
               << "  capabilities:  " << caps_text(b.capabilities()) << "\n"
               << "  torch device:  " << b.torch_device() << "\n"
               << "  vendor:        " << (b.framework_vendor().empty() ? "(detected by the framework)" : b.framework_vendor())

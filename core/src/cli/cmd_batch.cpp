@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "../util/text.hpp"
+#include "../util/clock.hpp"
 #include "batch_caliber.hpp"
 #include "command.hpp"
 #include "plan_options.hpp"
@@ -49,27 +51,8 @@ int parse_count(const std::string& text, const std::string& what) {
   throw UsageError(what + ": '" + text + "' is not a non-negative integer");
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::string default_out(const std::string& backend) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return "runs/batch-" + std::string(buf) + "-" + backend;
-}
+// UTC like run directories (util/clock.hpp says why).
+std::string default_out(const std::string& backend) { return "runs/batch-" + utc_stamp_compact() + "-" + backend; }
 
 }  // namespace
 
@@ -261,7 +244,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
   // One interpreter for every op and warm worker, chosen (and checked) once.
   if (!vm.count("python") && runs_here) o.run.flags.emplace_back("--python", choose_python("").command);
-  if (vm.count("dtypes")) o.run.dtypes = split(vm["dtypes"].as<std::string>());
+  if (vm.count("dtypes")) o.run.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
   // REPLAY_FROM means what --replay-from means here, a batch directory
   // included: each op gets its own run in it as its run's --replay-from.
   o.run.replay_from = checked.replay_from;

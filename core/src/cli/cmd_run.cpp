@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "../util/text.hpp"
 #include "plan_options.hpp"
 #include "run_options.hpp"
 #include "zlcore/errors.hpp"
@@ -12,21 +13,6 @@
 
 namespace zl::cli {
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == ',' || c == ' ') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
 
 void require_one_of(const std::string& value, const std::vector<std::string>& allowed, const std::string& what) {
   for (const std::string& a : allowed) {
@@ -137,7 +123,7 @@ RunOptions run_options_from(const po::variables_map& vm) {
   require_one_of(o.level, FlagGemsProvider::levels(), "BENCH_LEVEL (--level)");
   o.mode = vm.count("mode") ? vm["mode"].as<std::string>() : "kernel";
   require_one_of(o.mode, FlagGemsProvider::modes(), "--mode");
-  if (vm.count("dtypes")) o.dtypes = split_list(vm["dtypes"].as<std::string>());
+  if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ", ");
   if (vm.count("device")) o.device = vm["device"].as<int>();
   if (o.device < -1 || (vm.count("device") && o.device < 0)) throw UsageError("--device must be an index, 0 or more");
   if (vm.count("autotune")) o.autotune_mode = vm["autotune"].as<std::string>();

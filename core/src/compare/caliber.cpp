@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include "../util/text.hpp"
 #include "zlcore/compare.hpp"
+#include "zlcore/identity_schema.hpp"
 
 namespace zl::compare {
 namespace {
@@ -13,12 +15,6 @@ namespace {
 // (an empty fallback_shapes list, a field an older identity lacks) is none.
 std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
 std::string shown_env(const std::string& v) { return v.empty() ? "(unset)" : v; }
-
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 struct Pair {
   const RunInfo* a;
@@ -53,7 +49,6 @@ struct Pairing {
   std::string a, b;  // each side's mode as listed in a difference
 };
 
-
 // Both runs say which winners they used: the same winners are the same
 // kernel configurations, whichever mode chose them (two tunes that agree, a
 // replay of a record, an op that tunes nothing); different ones are named
@@ -61,7 +56,8 @@ struct Pairing {
 Pairing winners_pairing(const RunInfo& a, const RunInfo& b, const std::string& ma, const std::string& mb) {
   const size_t n = a.autotune_winners.size();
   if (a.autotune_winners_hash == b.autotune_winners_hash) {
-    return {ma + "/" + mb + ": same winners (" + std::to_string(n) + " kernel" + (n == 1 ? "" : "s") + ")", true, ma, mb};
+    return {ma + "/" + mb + ": same winners (" + std::to_string(n) + " kernel" + (n == 1 ? "" : "s") + ")", true, ma,
+            mb};
   }
   std::vector<std::string> differ;
   for (const auto& [kernel, sha] : a.autotune_winners) {
@@ -71,11 +67,13 @@ Pairing winners_pairing(const RunInfo& a, const RunInfo& b, const std::string& m
   for (const auto& [kernel, sha] : b.autotune_winners) {
     if (!a.autotune_winners.count(kernel)) differ.push_back(kernel + " (B only)");
   }
-  differ.erase(std::remove_if(differ.begin(), differ.end(),
-                              [](const std::string& k) { return k.size() > 7 && k.compare(k.size() - 7, 7, " (same)") == 0; }),
-               differ.end());
-  const std::string kernels = differ.empty() ? "the same kernels" : join(differ);
-  return {ma + "/" + mb + ": different winners in " + kernels, false, ma + ", winners " + a.autotune_winners_hash.substr(0, 12),
+  differ.erase(
+      std::remove_if(differ.begin(), differ.end(),
+                     [](const std::string& k) { return k.size() > 7 && k.compare(k.size() - 7, 7, " (same)") == 0; }),
+      differ.end());
+  const std::string kernels = differ.empty() ? "the same kernels" : text::join(differ);
+  return {ma + "/" + mb + ": different winners in " + kernels, false,
+          ma + ", winners " + a.autotune_winners_hash.substr(0, 12),
           mb + ", winners " + b.autotune_winners_hash.substr(0, 12)};
 }
 
@@ -96,7 +94,8 @@ Pairing autotune_pairing(const RunInfo& a, const RunInfo& b) {
     const bool same_records = a.autotune_records_hash.empty() || b.autotune_records_hash.empty() ||
                               a.autotune_records_hash == b.autotune_records_hash;
     if (ma == "record" && of_a && !same_records) {
-      return {"record/replay of changed records: B's records hash differs from A's", false, ma, "replay of changed records"};
+      return {"record/replay of changed records: B's records hash differs from A's", false, ma,
+              "replay of changed records"};
     }
     if (ma == "record" && of_a) return {"record/replay (fair)", true, ma, p.b};
     if (ma == "replay" && !a.autotune_source.empty() && a.autotune_source == b.autotune_source) {
@@ -130,7 +129,7 @@ std::string fallback_detail(const RunInfo& a, const RunInfo& b) {
     if (only == 0) continue;
     parts.push_back(std::to_string(only) + " only on " + side + ": " + shown_entries + (only > kShown ? ", ..." : ""));
   }
-  return join(parts, "; ");
+  return text::join(parts, "; ");
 }
 
 void add(std::vector<Difference>& out, const std::string& key, const std::string& a, const std::string& b,
@@ -146,41 +145,8 @@ void add(std::vector<Difference>& out, const std::string& key, const std::string
 
 }  // namespace
 
-const std::vector<std::string>& caliber_keys() {
-  // Identity paths (docs/run-directory.md) whose change moves a number.
-  static const std::vector<std::string> keys = {
-      "backend.name",
-      "device.name",
-      "timer.name",
-      "timer.fallback",
-      "timer.fallback_shapes",
-      "timer.settings",
-      "bench_level",
-      "mode",
-      "shapes.mode",
-      "shapes.sha256",
-      "tuner_cache.kind",
-      "tuner_cache.inherited_winners",
-      "worker.kind",
-      "versions.zlcore",
-      "versions.python",
-      "versions.torch",
-      "versions.triton",
-      "versions.flaggems.version",
-      "versions.flaggems.git_sha",
-      "versions.flaggems.dirty",
-      // ABI 1.2 device attributes that move a number: the driver (codegen and
-      // scheduling), the board's power limit and clocks policy (how far
-      // clocks boost), ECC (memory bandwidth). Absent on older backends, so
-      // they only differ where both runs know them or one side lost them.
-      "device.attributes.driver_version",
-      "device.attributes.power_limit_w",
-      "device.attributes.clock_sm_application_mhz",
-      "device.attributes.clocks_policy",
-      "device.attributes.ecc_enabled",
-  };
-  return keys;
-}
+// Identity paths whose change moves a number: the schema's caliber fields.
+const std::vector<std::string>& caliber_keys() { return identity::caliber_paths(); }
 
 bool expected_by(const std::string& key, const std::vector<std::string>& patterns) {
   for (const std::string& p : patterns) {
@@ -193,8 +159,8 @@ bool expected_by(const std::string& key, const std::vector<std::string>& pattern
 }
 
 size_t Caliber::unexpected() const {
-  return static_cast<size_t>(std::count_if(differences.begin(), differences.end(),
-                                           [](const Difference& d) { return !d.expected; }));
+  return static_cast<size_t>(
+      std::count_if(differences.begin(), differences.end(), [](const Difference& d) { return !d.expected; }));
 }
 
 Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::string>& expect_diff) {
@@ -237,7 +203,8 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
       c.autotune_fair = false;
       add(autotune, "autotune", at.a, at.b, op, at.name);
     }
-    if (!p.a->run_id.empty() && p.a->run_id == p.b->run_id) c.notes.push_back("A and B are the same run " + p.a->run_id);
+    if (!p.a->run_id.empty() && p.a->run_id == p.b->run_id)
+      c.notes.push_back("A and B are the same run " + p.a->run_id);
   }
   for (const std::string& n : pairing_names) c.autotune_pairing += (c.autotune_pairing.empty() ? "" : "; ") + n;
   if (pairing_names.size() > 1) c.autotune_pairing = "mixed: " + c.autotune_pairing;

@@ -3,18 +3,12 @@
 // flat table: --format json carries everything.
 #include <cstdio>
 
+#include "../util/csv.hpp"
+#include "../util/text.hpp"
 #include "text.hpp"
 
 namespace zl::compare {
 namespace {
-
-// RFC 4180: quote a field that holds a comma, a quote or a line break.
-std::string field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
 
 // Machine-read: 6 significant digits rather than the table's rounding.
 std::string num(const std::optional<double>& v) {
@@ -24,16 +18,8 @@ std::string num(const std::optional<double>& v) {
   return buf;
 }
 
-// A comment line must stay one line, whatever a path holds.
-std::string one_line(std::string s) {
-  for (char& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return s;
-}
-
 void line(std::ostream& out, const std::vector<std::string>& cells) {
-  for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << field(cells[i]);
+  for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << csv::field(cells[i]);
   out << "\n";
 }
 
@@ -47,18 +33,37 @@ void write_csv(std::ostream& out, const Report& r) {
   // What was skipped while reading (a torn results line, a missing file) is
   // said here as in every other format: a '#' line, one per warning.
   for (const Side* s : {&r.a, &r.b}) {
-    for (const std::string& w : s->warnings) out << "# warning: " << s->label << ": " << one_line(w) << "\n";
+    for (const std::string& w : s->warnings) out << "# warning: " << s->label << ": " << zl::text::one_line(w) << "\n";
   }
-  const std::vector<std::string> header{"op", "dtype", "shape", "a_ms", "b_ms", "speedup", "ci_low", "ci_high", "p_value",
-                                        "bar_pct", "floor_pct", "noise_pct", "repeats_a", "repeats_b", "samples_a", "samples_b",
-                                        "samples_kind_a", "samples_kind_b", "verdict", "torch_a_ms", "torch_b_ms",
-                                        "torch_ratio", "note"};
+  const std::vector<std::string> header{
+      "op",          "dtype",     "shape",          "a_ms",           "b_ms",      "speedup",    "ci_low",
+      "ci_high",     "p_value",   "bar_pct",        "floor_pct",      "noise_pct", "repeats_a",  "repeats_b",
+      "samples_a",   "samples_b", "samples_kind_a", "samples_kind_b", "verdict",   "torch_a_ms", "torch_b_ms",
+      "torch_ratio", "note"};
   line(out, header);
   for (const Compared& c : r.rows) {
-    line(out, {c.op, c.dtype, c.shape, num(c.a_ms), num(c.b_ms), num(c.speedup), num(c.ci_lo), num(c.ci_hi), num(c.p_value),
-               num(c.bar * 100), c.floor ? num(*c.floor * 100) : "", num(c.noise_pct), std::to_string(c.repeats_a), std::to_string(c.repeats_b),
-               std::to_string(c.values_a.size()), std::to_string(c.values_b.size()), sample_kind_name(c.kind_a),
-               sample_kind_name(c.kind_b), verdict_name(c.verdict), num(c.a_base_ms), num(c.b_base_ms), num(c.control),
+    line(out, {c.op,
+               c.dtype,
+               c.shape,
+               num(c.a_ms),
+               num(c.b_ms),
+               num(c.speedup),
+               num(c.ci_lo),
+               num(c.ci_hi),
+               num(c.p_value),
+               num(c.bar * 100),
+               c.floor ? num(*c.floor * 100) : "",
+               num(c.noise_pct),
+               std::to_string(c.repeats_a),
+               std::to_string(c.repeats_b),
+               std::to_string(c.values_a.size()),
+               std::to_string(c.values_b.size()),
+               sample_kind_name(c.kind_a),
+               sample_kind_name(c.kind_b),
+               verdict_name(c.verdict),
+               num(c.a_base_ms),
+               num(c.b_base_ms),
+               num(c.control),
                c.note});
   }
   for (const OneSided& o : r.one_sided) {

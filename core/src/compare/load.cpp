@@ -13,10 +13,11 @@
 #include <sstream>
 #include <tuple>
 
+#include "../util/json_read.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/compare.hpp"
-#include "../util/json_read.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/identity_schema.hpp"
 
 namespace fs = std::filesystem;
 
@@ -155,6 +156,8 @@ void load_rows(const fs::path& file, const std::string& shown, RunInfo& run, std
   }
 }
 
+namespace key = identity::key;
+
 RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std::string>& warnings) {
   const fs::path id_file = dir / "run_identity.json";
   rapidjson::Document id;
@@ -164,24 +167,24 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   if (!id.IsObject()) throw UsageError("compare: " + shown + "/run_identity.json is not a JSON object");
   RunInfo run;
   run.dir = shown;
-  run.run_id = text_at(id, "run_id");
-  run.op = text_at(id, "op");
+  run.run_id = text_at(id, key::run_id);
+  run.op = text_at(id, key::op);
   if (run.op.empty()) run.op = dir.filename().string();
-  run.status = text_at(id, "status");
+  run.status = text_at(id, key::status);
   for (const std::string& key : caliber_keys()) run.caliber[key] = text_at(id, key);
   // Older identities carry the version only at the top level.
-  if (run.caliber["versions.zlcore"].empty()) run.caliber["versions.zlcore"] = text_at(id, "zlcore_version");
-  if (const rapidjson::Value* env = at_path(id, "env"); env != nullptr && env->IsObject()) {
+  if (run.caliber[key::versions_zlcore].empty()) run.caliber[key::versions_zlcore] = text_at(id, key::zlcore_version);
+  if (const rapidjson::Value* env = at_path(id, key::env); env != nullptr && env->IsObject()) {
     for (const auto& m : env->GetObject()) run.env[m.name.GetString()] = scalar_text(m.value);
   }
-  run.autotune_mode = text_at(id, "autotune.mode");
-  run.autotune_source = text_at(id, "autotune.source_run_id");
-  run.autotune_records_hash = text_at(id, "autotune.records_hash");
-  run.autotune_winners_hash = text_at(id, "autotune.winners_hash");
-  if (const rapidjson::Value* w = at_path(id, "autotune.winners"); w != nullptr && w->IsObject()) {
+  run.autotune_mode = text_at(id, key::autotune_mode);
+  run.autotune_source = text_at(id, key::autotune_source_run_id);
+  run.autotune_records_hash = text_at(id, key::autotune_records_hash);
+  run.autotune_winners_hash = text_at(id, key::autotune_winners_hash);
+  if (const rapidjson::Value* w = at_path(id, key::autotune_winners); w != nullptr && w->IsObject()) {
     for (const auto& m : w->GetObject()) run.autotune_winners[m.name.GetString()] = text_at(m.value, "sha256");
   }
-  if (const rapidjson::Value* fb = at_path(id, "timer.fallback_shapes"); fb != nullptr && fb->IsArray()) {
+  if (const rapidjson::Value* fb = at_path(id, key::timer_fallback_shapes); fb != nullptr && fb->IsArray()) {
     for (const auto& e : fb->GetArray()) {
       // Older identities list bare shapes.
       if (!e.IsObject()) {
@@ -192,7 +195,7 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
           {text_at(e, "dtype"), text_at(e, "shape"), text_at(e, "side"), normalized_reason(text_at(e, "reason"))});
     }
   }
-  run.reason = text_at(id, "reason");
+  run.reason = text_at(id, key::reason);
   load_rows(dir / "results.jsonl", shown + "/results.jsonl", run, warnings);
   return run;
 }
@@ -212,7 +215,8 @@ bool stale_attempt(const std::string& name) {
 std::vector<fs::path> current_runs(const fs::path& root, const std::string& shown, std::vector<std::string>& warnings) {
   std::vector<fs::path> dirs;
   std::optional<std::map<std::string, std::string>> current;
-  if (fs::is_regular_file(root / "ops_status.csv")) current = batch::current_run_dirs(read_text(root / "ops_status.csv"));
+  if (fs::is_regular_file(root / "ops_status.csv"))
+    current = batch::current_run_dirs(read_text(root / "ops_status.csv"));
   if (current) {
     for (const auto& [op, rel] : *current) {
       const fs::path dir = fs::path(rel).lexically_normal();

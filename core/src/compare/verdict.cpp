@@ -5,7 +5,11 @@
 // distribution" at kAlpha in the same direction, which keeps noise out. The
 // in-run spread never decides: on the H200 it could not see the variation
 // across input placements, and three A/A batches read FASTER/SLOWER on
-// 16-21 % of rows under a rule built on it.
+// 16-21 % of rows under a rule built on it: a row's spread is only shown
+// (Compared::noise_pct). SAME is two one-sided tests at kEquivalenceAlpha:
+// the difference and its (1 - 2 kEquivalenceAlpha) interval both within the
+// threshold. Everything else with enough placements is NOISY; fewer than
+// kMinSamples per side is UNCONFIRMED.
 #include <cmath>
 
 #include "zlcore/compare.hpp"
@@ -75,8 +79,8 @@ Decision decide(const VerdictInputs& in) {
     d.verdict = Verdict::Faster;
   } else if (significant && -diff > in.bar + kUlps && !test.a_larger()) {
     d.verdict = Verdict::Slower;
-  } else if (std::fabs(diff) <= in.threshold + kUlps && within(stats::ratio_interval(in.a, in.b, kEquivalenceAlpha),
-                                                                  in.threshold, kUlps)) {
+  } else if (std::fabs(diff) <= in.threshold + kUlps &&
+             within(stats::ratio_interval(in.a, in.b, kEquivalenceAlpha), in.threshold, kUlps)) {
     // Against the threshold, never the widened bar: a noise floor raises the
     // evidence a change needs, it does not make a change of 8 % "the same".
     d.verdict = Verdict::Same;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../util/spawn_attr.hpp"
 #include "open_backend.hpp"
 #include "zlcore/bool_text.hpp"
 #include "zlcore/process.hpp"
@@ -111,20 +112,11 @@ bool spawn(Child& c, const std::string& program, const std::string& file, bool k
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   if (!keep_stderr) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, write_end, 3);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  const SpawnAttr attr(true);
   std::string arg0 = program, arg1 = "__probe-backend", arg2 = file;
   char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
-  int rc = posix_spawn(&c.pid, program.c_str(), &actions, &attr, argv, environ);
+  int rc = posix_spawn(&c.pid, program.c_str(), &actions, attr.get(), argv, environ);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   ::close(write_end);
   if (rc != 0) {
     ::close(fds[0]);

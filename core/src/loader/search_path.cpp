@@ -5,6 +5,7 @@
 // here, so a typo is one line at the start rather than "unknown backend".
 #include <filesystem>
 
+#include "../util/text.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/loader.hpp"
 
@@ -12,19 +13,6 @@ namespace zl {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::string> split_path_list(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t colon = list.find(':', start);
-    std::string item = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (!item.empty()) out.push_back(item);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return out;
-}
 
 void add_checked(std::vector<std::string>& out, const std::string& dir, const std::string& what) {
   std::error_code ec;
@@ -46,13 +34,13 @@ std::vector<std::string> backend_search_path(const std::vector<std::string>& fla
   std::vector<std::string> out;
   if (!flag_values.empty()) {
     for (const std::string& v : flag_values) {
-      const std::vector<std::string> dirs = split_path_list(v);
+      const std::vector<std::string> dirs = text::split(v, ":");
       if (dirs.empty()) throw UsageError("--backend-dir: '" + v + "' names no directory");
       for (const std::string& d : dirs) add_checked(out, d, "--backend-dir");
     }
     return out;
   }
-  for (const std::string& d : split_path_list(env_value)) add_checked(out, d, "ZL_BACKEND_PATH");
+  for (const std::string& d : text::split(env_value, ":")) add_checked(out, d, "ZL_BACKEND_PATH");
   // The default is zlcore's own install: not the user's typo, so not checked
   // (a missing one simply holds no backends).
   const std::string def = fs::path(default_dir).lexically_normal().string();

@@ -1,16 +1,11 @@
 #include <algorithm>
 
+#include "../util/text.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/plan.hpp"
 
 namespace zl {
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 // Empty when every required capability is declared, else the missing ones.
 std::vector<std::string> missing_caps(const std::vector<std::string>& needs,
@@ -31,7 +26,7 @@ std::string switched_off(const std::optional<DisabledBy>& d, const std::map<std:
 }
 
 std::string requirement_text(const std::vector<std::string>& needs) {
-  return needs.empty() ? "requires nothing" : "backend declares " + join(needs);
+  return needs.empty() ? "requires nothing" : "backend declares " + text::join(needs);
 }
 
 }  // namespace
@@ -45,7 +40,7 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
     std::vector<std::string> missing = missing_caps(r.requires_caps, in.capabilities);
     std::string off = switched_off(r.disabled_by, in.knobs);
     if (!missing.empty()) {
-      why.why = "backend '" + in.backend + "' lacks " + join(missing);
+      why.why = "backend '" + in.backend + "' lacks " + text::join(missing);
     } else if (!off.empty()) {
       why.why = "disabled by " + off;
     } else {
@@ -63,7 +58,7 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
     std::vector<std::string> missing = missing_caps(t.requires_caps, in.capabilities);
     std::string off = switched_off(t.disabled_by, in.knobs);
     if (!missing.empty()) {
-      ineligible[t.name] = "backend '" + in.backend + "' lacks " + join(missing);
+      ineligible[t.name] = "backend '" + in.backend + "' lacks " + text::join(missing);
     } else if (!off.empty()) {
       ineligible[t.name] = "disabled by " + off;
     }
@@ -81,7 +76,7 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
     if (chosen == nullptr) {
       std::vector<std::string> names;
       for (const TimerRule& t : rules.timers) names.push_back(t.name);
-      throw UsageError("unknown timer '" + in.forced_timer + "' (--timer); known timers: " + join(names));
+      throw UsageError("unknown timer '" + in.forced_timer + "' (--timer); known timers: " + text::join(names));
     }
     auto it = ineligible.find(chosen->name);
     if (it != ineligible.end()) {
@@ -93,7 +88,7 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
       if (chosen == nullptr || t.priority > chosen->priority) chosen = &t;
     }
     if (chosen == nullptr) {
-      throw UsageError("no timer in " + join(rules.files) + " is usable with backend '" + in.backend + "'");
+      throw UsageError("no timer in " + text::join(rules.files) + " is usable with backend '" + in.backend + "'");
     }
   }
 

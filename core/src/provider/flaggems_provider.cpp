@@ -27,12 +27,6 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-
 }  // namespace
 
 std::string TestTarget::selection() const {
@@ -47,6 +41,11 @@ std::string TestTarget::display() const { return marker.empty() ? selection() : 
 FlagGemsProvider::FlagGemsProvider(std::string root) : root_(std::move(root)) {}
 
 const char* FlagGemsProvider::bench_dir() { return kBenchDir; }
+
+const std::vector<std::string>& FlagGemsProvider::knob_prefixes() {
+  static const std::vector<std::string> prefixes = {"TRITON_", "GEMS_", "FLAGGEMS_", "USE_FLAGTUNE", "FLAGTUNE_"};
+  return prefixes;
+}
 
 const std::vector<std::string>& FlagGemsProvider::modes() {
   static const std::vector<std::string> m{"kernel", "operator", "wrapper", "cudagraph"};
@@ -113,10 +112,11 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
       const std::vector<std::string>& op_files = index().files_of(req.op);
       if (std::find(op_files.begin(), op_files.end(), t.files[0]) == op_files.end()) {
         const std::vector<std::string>& marks = index().marks_of(t.files[0]);
-        throw UsageError("--op " + req.op + " and --test-node " + req.test_node + " (or OP / TEST_NODE) disagree: " +
-                         t.files[0] + (marks.empty() ? " marks no op" : " marks " + text::join(marks)) + ", and " +
-                         (op_files.empty() ? "no file marks " + req.op : req.op + " is marked in " + text::join(op_files)) +
-                         "; give one of them");
+        throw UsageError(
+            "--op " + req.op + " and --test-node " + req.test_node + " (or OP / TEST_NODE) disagree: " + t.files[0] +
+            (marks.empty() ? " marks no op" : " marks " + text::join(marks)) + ", and " +
+            (op_files.empty() ? "no file marks " + req.op : req.op + " is marked in " + text::join(op_files)) +
+            "; give one of them");
       }
     }
     t.op = req.op;  // informative only: a node needs no marker
@@ -146,7 +146,8 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
     const std::vector<std::string>& marks = index().marks_of(t.files[0]);
     // A file the index does not know (outside the suite) is pytest's to judge.
     if (!marks.empty() && std::find(marks.begin(), marks.end(), req.op) == marks.end()) {
-      throw PreflightError("benchmark_file", t.files[0] + " does not mark '" + req.op + "'; it marks: " + text::join(marks));
+      throw PreflightError("benchmark_file",
+                           t.files[0] + " does not mark '" + req.op + "'; it marks: " + text::join(marks));
     }
     return t;
   }
@@ -158,10 +159,10 @@ TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
     return t;
   }
   const std::vector<std::string> near = index().closest(req.op, 5);
-  throw PreflightError("benchmark_file", "no file under " + (fs::path(root_) / kBenchDir).string() + " marks '" +
-                                             req.op + "'" +
-                                             (near.empty() ? std::string(" (zlcore ops lists every op)")
-                                                           : "; closest: " + text::join(near)));
+  throw PreflightError(
+      "benchmark_file",
+      "no file under " + (fs::path(root_) / kBenchDir).string() + " marks '" + req.op + "'" +
+          (near.empty() ? std::string(" (zlcore ops lists every op)") : "; closest: " + text::join(near)));
 }
 
 std::vector<std::string> FlagGemsProvider::pytest_args(const TestTarget& t, const BenchArgs& a) const {
@@ -195,7 +196,7 @@ GitInfo FlagGemsProvider::git_info() const {
   fs::path git = fs::path(root_) / ".git";
   std::error_code ec;
   if (fs::is_regular_file(git, ec)) {  // a worktree: "gitdir: <path>"
-    std::string line = trim(slurp(git));
+    std::string line = text::trim_end(slurp(git), "\n\r ");
     if (line.rfind("gitdir: ", 0) == 0) git = fs::path(root_) / line.substr(8);
   }
   if (!fs::is_directory(git, ec)) {
@@ -203,10 +204,10 @@ GitInfo FlagGemsProvider::git_info() const {
     return info;
   }
   // HEAD read directly: a detached SHA, or a ref in refs/ or packed-refs.
-  std::string head = trim(slurp(git / "HEAD"));
+  std::string head = text::trim_end(slurp(git / "HEAD"), "\n\r ");
   if (head.rfind("ref: ", 0) == 0) {
     std::string ref = head.substr(5);
-    std::string sha = trim(slurp(git / ref));
+    std::string sha = text::trim_end(slurp(git / ref), "\n\r ");
     if (sha.empty()) {
       std::istringstream packed(slurp(git / "packed-refs"));
       for (std::string line; std::getline(packed, line);) {
@@ -220,7 +221,7 @@ GitInfo FlagGemsProvider::git_info() const {
   // The dirty flag needs git itself; without it the flag stays unknown.
   auto status = capture_output({"git", "-C", root_, "status", "--porcelain", "--untracked-files=no"}, "", 20);
   if (status) {
-    info.dirty = !trim(*status).empty();
+    info.dirty = !text::trim_end(*status, "\n\r ").empty();
   } else {
     info.note = "git status did not answer";
   }

@@ -1,9 +1,11 @@
 #include "identity.hpp"
+#include "zlcore/provider.hpp"
 
 #include <sys/time.h>
 
 #include <cstring>
 #include <ctime>
+#include <stdexcept>
 
 #include "../util/json.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -15,6 +17,7 @@ namespace zl {
 Identity::Identity() { doc_.SetObject(); }
 
 void Identity::set(const std::string& path, rapidjson::Value value) {
+  if (!identity::known(path)) throw std::logic_error("identity key not in identity_schema.hpp: " + path);
   rapidjson::Value* node = &doc_;
   size_t start = 0;
   while (true) {
@@ -71,9 +74,9 @@ const rapidjson::Value* Identity::get(const std::string& path) const {
 void Identity::write(const std::string& path) const { write_file_atomic(path, json::pretty(doc_)); }
 
 std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env) {
-  static const char* prefixes[] = {"TRITON_", "GEMS_", "FLAGGEMS_", "USE_FLAGTUNE", "FLAGTUNE_", "ZL_"};
   auto wanted = [](const std::string& k) {
-    for (const char* p : prefixes) {
+    if (k.rfind("ZL_", 0) == 0) return true;
+    for (const std::string& p : FlagGemsProvider::knob_prefixes()) {
       if (k.rfind(p, 0) == 0) return true;
     }
     return false;
@@ -93,7 +96,7 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
   // replay is the fair one), not as a knob; all are recorded elsewhere in the
   // identity.
   for (const char* k : {"ZL_RUN_DIR", "ZL_RESULTS_FILE", "ZL_CHILD_DIR", "ZL_AUTOTUNE_RECORD_DIR", "ZL_REPLAY_RECORDS",
-                        "ZL_AUTOTUNE_MODE", "ZL_SUITE_TUNER_PIN", "ZL_EXPECT_DEVICE_ID", "FLAGGEMS_CACHE_DIR",
+                        "ZL_AUTOTUNE_MODE", "ZL_EXPECT_DEVICE_ID", FlagGemsProvider::tuner_cache_env(),
                         "TRITON_CACHE_DIR", "ZL_BACKEND_PATH", "ZL_BATCH_HEARTBEAT_S"}) {
     out.erase(k);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../util/clock.hpp"
+#include "zlcore/identity_schema.hpp"
 
 namespace zl {
 
@@ -19,6 +20,8 @@ class Identity {
   rapidjson::Document::AllocatorType& alloc() { return doc_.GetAllocator(); }
 
   // Sets a value at a dotted path ("tuner_cache.kind"), creating objects.
+  // Throws std::logic_error for a path identity_schema.hpp does not list:
+  // a key spelled anywhere else would be one compare and the docs miss.
   void set(const std::string& path, rapidjson::Value value);
   void set(const std::string& path, const std::string& value);
   void set(const std::string& path, const char* value) { set(path, std::string(value)); }
@@ -37,8 +40,9 @@ class Identity {
   rapidjson::Document doc_;
 };
 
-// The environment knobs that change numbers: TRITON_*, GEMS_*, FLAGGEMS_*,
-// USE_FLAGTUNE*, ZL_*, from our environment overlaid with the child's.
+// The environment knobs that change numbers: ZL_* and the provider's
+// knob_prefixes() (TRITON_*, GEMS_*, FLAGGEMS_*, ...),
+// from our environment overlaid with the child's.
 std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env);
 
 }  // namespace zl

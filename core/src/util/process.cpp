@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "printable.hpp"
+#include "spawn_attr.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/signals.hpp"
 
@@ -102,21 +103,9 @@ bool ChildProcess::start() {
   posix_spawn_file_actions_adddup2(&actions, child_out, 2);
   if (!spec_.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec_.cwd.c_str());
 
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Its own process group, so signals reach its whole tree; default signal
-  // dispositions and an empty mask, whatever we have set for ourselves.
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
-  if (spec_.new_group) {
-    posix_spawnattr_setpgroup(&attr, 0);
-    flags |= POSIX_SPAWN_SETPGROUP;
-  }
-  posix_spawnattr_setflags(&attr, flags);
+  // Its own process group (unless the spec says otherwise), so signals reach
+  // its whole tree.
+  const SpawnAttr attr(spec_.new_group);
 
   std::vector<char*> args;
   for (const std::string& a : spec_.argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -128,9 +117,8 @@ bool ChildProcess::start() {
 
   // posix_spawnp searches the PATH of *our* environment, which is what a
   // user typing the same argv would get.
-  int rc = posix_spawnp(&pid_, args[0], &actions, &attr, args.data(), envp.data());
+  int rc = posix_spawnp(&pid_, args[0], &actions, attr.get(), args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   if (fds[1] >= 0) close(fds[1]);
   if (rc != 0) {
     if (fds[0] >= 0) close(fds[0]);
@@ -182,9 +170,8 @@ void ChildProcess::write_out(const char* data, size_t n) {
   partial_.append(data, n);
   size_t start = 0, nl;
   while ((nl = partial_.find('\n', start)) != std::string::npos) {
-    std::string line = spec_.echo_prefix +
-                       (spec_.echo_printable ? printable(partial_.substr(start, nl - start)) + "\n"
-                                             : partial_.substr(start, nl - start + 1));
+    std::string line = spec_.echo_prefix + (spec_.echo_printable ? printable(partial_.substr(start, nl - start)) + "\n"
+                                                                 : partial_.substr(start, nl - start + 1));
     write_all(1, line.data(), line.size());
     start = nl + 1;
   }
@@ -299,38 +286,53 @@ ChildResult run_child(const ChildSpec& spec, double timeout_s) {
   return child.result();
 }
 
-std::optional<std::string> capture_output(const std::vector<std::string>& argv, const std::string& cwd,
-                                          double timeout_s) {
+Captured capture(const std::vector<std::string>& argv, const CaptureOptions& opts) {
+  Captured c;
   // A pipe of our own: ChildProcess streams to a log, not to a string.
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    c.spawn_error = std::string("pipe: ") + std::strerror(errno);
+    return c;
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  if (opts.with_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  }
+  if (!opts.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, opts.cwd.c_str());
+  // Its own group: a timeout kills whatever the tool started too.
+  const SpawnAttr attr(true);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  ChildSpec env_spec;
+  env_spec.env_unset = opts.env_unset;
+  std::vector<std::string> env = build_env(env_spec);
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &actions, attr.get(), args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
-    return std::nullopt;
+    c.spawn_error = argv[0] + ": " + std::strerror(rc);
+    return c;
   }
-  std::string out;
+  c.started = true;
   char buf[4096];
-  const double deadline = monotonic_seconds() + timeout_s;
+  const double deadline = monotonic_seconds() + opts.timeout_s;
   pollfd p{fds[0], POLLIN, 0};
-  bool timed_out = false;
   while (true) {
     double left = deadline - monotonic_seconds();
     if (left <= 0) {
-      timed_out = true;
-      kill(pid, SIGKILL);
+      c.timed_out = true;
+      kill(-pid, SIGKILL);
       break;
     }
     int n = poll(&p, 1, static_cast<int>(left * 1000) + 1);
@@ -338,7 +340,7 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
     if (n <= 0) continue;
     ssize_t got = read(fds[0], buf, sizeof buf);
     if (got > 0) {
-      out.append(buf, static_cast<size_t>(got));
+      c.output.append(buf, static_cast<size_t>(got));
     } else if (got == 0 || errno != EINTR) {
       break;
     }
@@ -347,8 +349,18 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
-  return out;
+  if (WIFEXITED(status)) c.exit_code = WEXITSTATUS(status);
+  return c;
+}
+
+std::optional<std::string> capture_output(const std::vector<std::string>& argv, const std::string& cwd,
+                                          double timeout_s) {
+  CaptureOptions opts;
+  opts.cwd = cwd;
+  opts.timeout_s = timeout_s;
+  Captured c = capture(argv, opts);
+  if (!c.ok()) return std::nullopt;
+  return std::move(c.output);
 }
 
 }  // namespace zl

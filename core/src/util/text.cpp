@@ -23,4 +23,30 @@ std::string join_some(const std::vector<std::string>& items, size_t max_items, c
   return out;
 }
 
+std::string trim(std::string_view s, std::string_view chars) {
+  const size_t b = s.find_first_not_of(chars);
+  if (b == std::string_view::npos) return "";
+  return std::string(s.substr(b, s.find_last_not_of(chars) - b + 1));
+}
+
+std::string trim_end(std::string_view s, std::string_view chars) {
+  const size_t e = s.find_last_not_of(chars);
+  return e == std::string_view::npos ? "" : std::string(s.substr(0, e + 1));
+}
+
+std::vector<std::string> split(std::string_view s, std::string_view separators, std::string_view trim_chars) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = s.find_first_of(separators, start);
+    const std::string_view piece =
+        s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    std::string item = trim_chars.empty() ? std::string(piece) : trim(piece, trim_chars);
+    if (!item.empty()) out.push_back(std::move(item));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace zl::text

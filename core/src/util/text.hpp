@@ -1,10 +1,14 @@
-// Small text helpers shared by the core's messages and reports.
+// Small text helpers shared by the core's messages, lists and reports: the
+// one copy of each (a private copy elsewhere is a bug waiting to disagree).
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zl::text {
+
+inline constexpr std::string_view kSpace = " \t\r\n";
 
 // `s` on one line: newlines, carriage returns and tabs become spaces; longer
 // than `limit`, it ends in "...".
@@ -13,5 +17,13 @@ std::string one_line(std::string s, size_t limit = std::string::npos);
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
 // The first `max_items` items separated by `sep`, then "and N more".
 std::string join_some(const std::vector<std::string>& items, size_t max_items, const std::string& sep = "; ");
+// `s` without the characters of `chars` at either end (trim) or at its end.
+std::string trim(std::string_view s, std::string_view chars = kSpace);
+std::string trim_end(std::string_view s, std::string_view chars = kSpace);
+// The pieces of `s` between any of the `separators`, each trimmed of
+// `trim_chars` (none by default). Empty pieces are dropped: in every list
+// zlcore reads (ops, dtypes, devices, search paths) an empty item means
+// nothing, and "a,,b" or a trailing comma is a slip, not a request.
+std::vector<std::string> split(std::string_view s, std::string_view separators, std::string_view trim_chars = {});
 
 }  // namespace zl::text

@@ -110,6 +110,7 @@ def write_run(path, ident, rows, torn_tail=False):
 def verdict_pair():
     """One run per side, record on A and replay of A on B: the fair pairing."""
     a, b = [], []
+
     def both(dtype, shape, ms_a, ms_b, **kw):
         kw_a = {k[:-2]: v for k, v in kw.items() if k.endswith("_a")}
         kw_b = {k[:-2]: v for k, v in kw.items() if k.endswith("_b")}

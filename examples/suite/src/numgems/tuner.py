@@ -14,8 +14,10 @@ without an accelerator:
   ``<kernel>_<source_hash>_benchmark_v2-<md5>`` table holding p50/p20/p80 of
   every config ever tried;
 * a hit in the winners table skips tuning entirely;
-* ``ZL_SUITE_TUNER_PIN`` (a JSON file ``{kernel: {key_string: config}}``) pins
-  every lookup and never tunes; a key missing from it raises ``replay_miss:``;
+* ``ZL_SUITE_TUNER_PIN`` (a JSON file ``{kernel: {key_string: config}}``), or
+  else zlcore's replay records (``ZL_REPLAY_RECORDS``, read by this suite
+  itself), pins every lookup and never tunes; a key missing from it raises
+  ``replay_miss:``;
 * counters go to ``$ZL_CHILD_DIR/suite_tuner.json`` when the process exits.
 
 See examples/suite/README.md for the full layout.
@@ -44,6 +46,7 @@ TUNER_MAJOR, TUNER_MINOR = (int(p) for p in __version__.split(".")[:2])
 BENCH_WARMUP_CALLS = 1
 BENCH_TIMED_CALLS = 5
 PIN_ENV = "ZL_SUITE_TUNER_PIN"
+REPLAY_RECORDS_ENV = "ZL_REPLAY_RECORDS"
 CHILD_DIR_ENV = "ZL_CHILD_DIR"
 COUNTERS_FILE = "suite_tuner.json"
 
@@ -250,7 +253,7 @@ class _Stats:
         return entry
 
     def as_dict(self):
-        pin = os.environ.get(PIN_ENV) or None
+        pin = pin_source()
         return {
             "tuner": TUNER_NAME,
             "mode": "pin" if pin else "tune",
@@ -318,17 +321,50 @@ atexit.register(write_counters)
 _pins_cache = {}
 
 
+def _pins_from_records(records_dir):
+    """{kernel: {key_string: config}} from zlcore's replay records.
+
+    zlcore hands a replay its records directory (ZL_REPLAY_RECORDS) and knows
+    nothing of this suite; the suite reads the LibTuner records itself, in
+    sorted file order, the first config of a key winning.
+    """
+    pins = {}
+    root = os.path.join(records_dir, "libtuner")
+    files = sorted(
+        os.path.join(d, f) for d, _, names in os.walk(root) for f in names if f.endswith(".json")
+    )
+    for path in files:
+        with open(path) as f:
+            doc = json.load(f)
+        kernel = pins.setdefault(str(doc.get("kernel", "")), {})
+        for entry in doc.get("entries") or []:
+            ks, config = entry.get("key_string"), entry.get("config")
+            if ks and config is not None and ks not in kernel:
+                kernel[ks] = config
+    return pins
+
+
+def pin_source():
+    """The pin file (ZL_SUITE_TUNER_PIN), else zlcore's replay records, else None."""
+    return os.environ.get(PIN_ENV) or os.environ.get(REPLAY_RECORDS_ENV) or None
+
+
 def _load_pins():
     path = os.environ.get(PIN_ENV)
-    if not path:
+    records = os.environ.get(REPLAY_RECORDS_ENV)
+    if not path and not records:
         return None
-    pins = _pins_cache.get(path)
+    source = path or records
+    pins = _pins_cache.get(source)
     if pins is None:
-        with open(path) as f:
-            pins = json.load(f)
-        if not isinstance(pins, dict):
-            raise ValueError(f"{PIN_ENV}={path}: expected a JSON object {{kernel: {{key: config}}}}")
-        _pins_cache[path] = pins
+        if path:
+            with open(path) as f:
+                pins = json.load(f)
+            if not isinstance(pins, dict):
+                raise ValueError(f"{PIN_ENV}={path}: expected a JSON object {{kernel: {{key: config}}}}")
+        else:
+            pins = _pins_from_records(records)
+        _pins_cache[source] = pins
     return pins
 
 

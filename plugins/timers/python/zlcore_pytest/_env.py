@@ -7,6 +7,7 @@ settings are parsed, with errors, by timers/settings.py.
 
 import os
 
+
 def text(name, default=""):
     value = os.environ.get(name)
     if value is None:

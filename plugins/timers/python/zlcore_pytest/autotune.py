@@ -33,7 +33,6 @@ ZL_CHILD_DIR/autotune.json.
 """
 
 import hashlib
-import importlib
 import inspect
 import itertools
 import json

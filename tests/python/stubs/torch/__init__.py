@@ -151,5 +151,5 @@ def abs(x):
 
 
 class version:
-    cuda = "13.0-stub"
+    cuda = "13.0-stub"  # noqa: F811 (torch.version.cuda, not the module)
     hip = None

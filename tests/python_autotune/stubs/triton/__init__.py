@@ -7,6 +7,6 @@ import os
 
 __version__ = os.environ.get("STUB_TRITON_VERSION", "3.6.0")
 
-from . import runtime  # noqa: E402
+from . import runtime  # noqa: E402,F401
 from .runtime.autotuner import Autotuner, Config, autotune  # noqa: E402,F401
 from .runtime.jit import JITFunction, jit  # noqa: E402,F401

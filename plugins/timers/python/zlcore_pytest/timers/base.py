@@ -84,4 +84,3 @@ def clear_grads(grad_to_none):
     if grad_to_none:
         for x in grad_to_none:
             x.grad = None
-

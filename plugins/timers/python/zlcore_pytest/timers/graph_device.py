@@ -115,7 +115,7 @@ class GraphDevice:
             self.capture_ms += (self._clock() - started) * 1000.0
             if collecting:
                 gc.enable()
-        return graph
+        return graph  # noqa: F821 (deleted only on the path that raises)
 
     def is_capturing(self):
         """Whether the side stream is capturing; None where the device module cannot say."""

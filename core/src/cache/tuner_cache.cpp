@@ -1,4 +1,6 @@
 #include "zlcore/tuner_cache.hpp"
+#include "../util/csv.hpp"
+#include "zlcore/provider.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <rapidjson/document.h>
@@ -24,17 +26,6 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 std::string home() { return env_or("HOME", "/root"); }
 
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 bool is_libtuner_timing_table(const std::string& table) {
@@ -49,7 +40,7 @@ CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir) {
     d.flaggems = (fs::path(run_dir) / ".tuner_cache" / "flaggems").string();
     d.triton = (fs::path(run_dir) / ".tuner_cache" / "triton").string();
   } else {
-    d.flaggems = env_or("FLAGGEMS_CACHE_DIR", home() + "/.flaggems");
+    d.flaggems = env_or(FlagGemsProvider::tuner_cache_env(), FlagGemsProvider::default_tuner_cache_dir(home()));
     d.triton = env_or("TRITON_CACHE_DIR", home() + "/.triton/cache");
   }
   return d;
@@ -58,8 +49,8 @@ CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir) {
 std::vector<std::string> libtuner_db_files(const std::string& flaggems_cache_dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (fs::directory_iterator it(fs::path(flaggems_cache_dir) / "config_cache", ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::directory_iterator it(fs::path(flaggems_cache_dir) / FlagGemsProvider::tuner_db_subdir(), ec), end;
+       !ec && it != end; it.increment(ec)) {
     if (it->path().extension() == ".db") out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());
@@ -89,7 +80,8 @@ CacheSnapshot snapshot_cache(const CacheDirs& dirs) {
         }
         if (keys.empty()) continue;
         std::string select;
-        for (const std::string& k : keys) select += (select.empty() ? "" : " || ',' || ") + std::string("\"") + k + "\"";
+        for (const std::string& k : keys)
+          select += (select.empty() ? "" : " || ',' || ") + std::string("\"") + k + "\"";
         SQLite::Statement rows(db, "SELECT " + select + " FROM \"" + table + "\"");
         while (rows.executeStep()) s.winners.insert({table, rows.getColumn(0).getString()});
       }
@@ -145,8 +137,8 @@ std::string kernels_csv(const std::vector<KernelInfo>& kernels) {
   std::string out = "kernel,num_warps,num_stages,shared_bytes,constexprs,binary_hash\n";
   auto num = [](int64_t v) { return v < 0 ? std::string() : std::to_string(v); };
   for (const KernelInfo& k : kernels) {
-    out += csv_field(k.name) + "," + num(k.num_warps) + "," + num(k.num_stages) + "," + num(k.shared) + "," +
-           csv_field(k.constexprs) + "," + csv_field(k.hash) + "\n";
+    out += csv::field(k.name) + "," + num(k.num_warps) + "," + num(k.num_stages) + "," + num(k.shared) + "," +
+           csv::field(k.constexprs) + "," + csv::field(k.hash) + "\n";
   }
   return out;
 }

@@ -1,0 +1,71 @@
+// Stage `execute`: pytest in a warm worker when the op may run warm, else in
+// a fresh process. An interrupt that arrived before the child started ends
+// the run `interrupted` without starting anything.
+#include "stages.hpp"
+#include "worker_client.hpp"
+#include "zlcore/signals.hpp"
+
+namespace zl::run_stage {
+
+namespace key = identity::key;
+
+namespace {
+
+ChildResult interrupted_before_start() {
+  ChildResult r;
+  r.started = true;
+  r.interrupted = true;
+  return r;
+}
+
+// Why an op that has a warm worker must still run in a fresh process: a
+// worker imported the suite (and with it read the cache directories and
+// filled its tuner caches) before this op. Empty: it may run warm.
+std::string cold_reason(const Caches& caches) {
+  if (caches.dirs.isolated) return "isolated tuner cache: needs a process that imported with its own cache dirs";
+  const std::string& mode = caches.autotune.mode;
+  if (mode == "record" || mode == "replay") return "autotune " + mode + ": needs cold tuner caches";
+  return "";
+}
+
+}  // namespace
+
+ChildResult execute(const ChildCommand& cmd, const RunOptions& o, const Caches& caches, const std::string& cwd,
+                    const std::string& log_path, Identity& id, const std::string& identity_path) {
+  if (!o.worker_socket.empty()) {
+    std::string cold_because = cold_reason(caches);
+    WorkerSession worker;
+    std::string error;
+    if (cold_because.empty() && !worker.connect(o.worker_socket, o.timeout_s, &error)) {
+      cold_because = "no warm worker: " + error;
+    }
+    if (cold_because.empty()) {
+      id.set(key::worker_kind, "warm");
+      id.set(key::worker_ops_before, int64_t{worker.ops_before()});
+      id.set(key::worker_pid, int64_t{worker.pid()});
+      id.write(identity_path);
+      const std::vector<std::string> pytest_args(cmd.argv.begin() + 3, cmd.argv.end());  // after `python -m pytest`
+      ChildResult child = signals::interrupt_count() > 0 ? interrupted_before_start()
+                                                         : worker.run(pytest_args, cmd.env, cwd, log_path, o.timeout_s);
+      id.set(key::worker_healthy, worker.healthy());
+      if (!worker.healthy()) id.set(key::worker_unhealthy_reason, worker.health_reason());
+      return child;
+    }
+    id.set(key::worker_kind, "cold");
+    id.set(key::worker_ops_before, int64_t{0});
+    id.set(key::worker_reason, cold_because);
+    id.write(identity_path);
+  }
+  if (signals::interrupt_count() > 0) return interrupted_before_start();
+  ChildSpec spec;
+  spec.argv = cmd.argv;
+  spec.env_set = cmd.env;
+  spec.cwd = cwd;
+  spec.log_path = log_path;
+  spec.echo = !o.quiet;
+  spec.echo_printable = true;
+  spec.new_group = !o.same_process_group;
+  return run_child(spec, o.timeout_s);
+}
+
+}  // namespace zl::run_stage

@@ -1,0 +1,49 @@
+// The run directory's name and its creation.
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "../util/clock.hpp"
+#include "stages.hpp"
+#include "zlcore/errors.hpp"
+#include "zlcore/sha256.hpp"
+
+namespace zl::run_stage {
+
+namespace fs = std::filesystem;
+
+std::string stamp() { return utc_stamp_compact(); }
+
+// An op named after a file or a node may hold anything its file name holds,
+// and must neither leave runs/ nor exceed a file name's 255 bytes.
+std::string safe_component(const std::string& op) {
+  std::string out;
+  for (char c : op) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out.find_first_not_of('.') == std::string::npos) out = "op";
+  return out.size() > 120 ? out.substr(0, 100) + "-" + sha256_hex(op).substr(0, 16) : out;
+}
+
+std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const std::string& backend) {
+  std::string dir = opts.out_dir;
+  if (dir.empty()) dir = (fs::path("runs") / (stamp() + "-" + safe_component(target.op) + "-" + backend)).string();
+  fs::path p = fs::absolute(dir);
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  // mkdir, not create_directories: its EEXIST is the refusal.
+  if (::mkdir(p.c_str(), 0755) != 0) {
+    if (errno == EEXIST) {
+      throw UsageError("run directory " + p.string() +
+                       " already exists; refusing to overwrite it (choose another --out)");
+    }
+    throw UsageError("cannot create run directory " + p.string() + ": " + std::strerror(errno));
+  }
+  return p.lexically_normal().string();
+}
+
+}  // namespace zl::run_stage

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `make lint`: the style and static checks CI runs. Exit 0 only when all pass.
+#   clang-format  every tracked C/C++ file, against .clang-format (no edits)
+#   clang-tidy    core/ sources, against .clang-tidy, with the build's
+#                 compile_commands.json (BUILD, default build/)
+#   flake8        every tracked Python file, against .flake8
+# `make format` applies clang-format to the tracked C/C++ files.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${BUILD:-build}"
+JOBS="${JOBS:-$(nproc)}"
+fail=0
+
+pick() { for t in "$@"; do command -v "$t" >/dev/null 2>&1 && { echo "$t"; return; }; done; }
+CLANG_FORMAT=$(pick clang-format-14 clang-format)
+CLANG_TIDY_RUN=$(pick run-clang-tidy-14 run-clang-tidy)
+CLANG_TIDY=$(pick clang-tidy-14 clang-tidy)
+[ -n "$CLANG_FORMAT" ] && [ -n "$CLANG_TIDY" ] && [ -n "$CLANG_TIDY_RUN" ] || {
+  echo "lint: clang-format / clang-tidy missing (scripts/install-deps.sh lint)" >&2; exit 2; }
+
+echo "lint: clang-format"
+git ls-files -z '*.c' '*.h' '*.cpp' '*.hpp' | xargs -0 "$CLANG_FORMAT" --dry-run -Werror || fail=1
+
+echo "lint: clang-tidy (core/)"
+if [ ! -f "$BUILD/compile_commands.json" ]; then
+  echo "lint: $BUILD/compile_commands.json missing: configure with cmake first (make build)" >&2
+  fail=1
+else
+  "$CLANG_TIDY_RUN" -clang-tidy-binary "$CLANG_TIDY" -p "$BUILD" -j "$JOBS" -quiet \
+    "$(pwd)/core/src/.*\.cpp$" >"$BUILD/clang-tidy.log" 2>&1
+  if grep -E "(warning|error): " "$BUILD/clang-tidy.log" | grep -v "warnings generated" ; then
+    fail=1
+  fi
+fi
+
+echo "lint: flake8"
+git ls-files -z '*.py' | xargs -0 python3 -m flake8 --config .flake8 || fail=1
+
+exit $fail

@@ -1,0 +1,134 @@
+// The utility layer every part of the core uses: text, CSV, capture, SHA-256.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "util/clock.hpp"
+#include "util/csv.hpp"
+#include "util/json_checked.hpp"
+#include "util/json_read.hpp"
+#include "util/text.hpp"
+#include "zlcore/process.hpp"
+#include "zlcore/sha256.hpp"
+
+namespace {
+
+using Strings = std::vector<std::string>;
+
+TEST(Text, SplitDropsEmptyPiecesAndTrimsOnRequest) {
+  EXPECT_EQ(zl::text::split("a,,b,", ","), (Strings{"a", "b"}));
+  EXPECT_EQ(zl::text::split(" a , b ", ","), (Strings{" a ", " b "}));
+  EXPECT_EQ(zl::text::split(" a , b ", ",", zl::text::kSpace), (Strings{"a", "b"}));
+  EXPECT_EQ(zl::text::split("float16, float32 bfloat16", ", "), (Strings{"float16", "float32", "bfloat16"}));
+  EXPECT_EQ(zl::text::split("/a::/b", ":"), (Strings{"/a", "/b"}));
+  EXPECT_TRUE(zl::text::split("", ",").empty());
+}
+
+TEST(Text, TrimAndJoin) {
+  EXPECT_EQ(zl::text::trim(" \t x y \r\n"), "x y");
+  EXPECT_EQ(zl::text::trim(" \r x \r", " \t"), "\r x \r");
+  EXPECT_EQ(zl::text::trim_end("abc\n\r "), "abc");
+  EXPECT_EQ(zl::text::trim("   "), "");
+  EXPECT_EQ(zl::text::join({"a", "b", "c"}), "a, b, c");
+  EXPECT_EQ(zl::text::join({}, ","), "");
+  EXPECT_EQ(zl::text::join_some({"a", "b", "c"}, 2), "a; b; and 1 more");
+  EXPECT_EQ(zl::text::one_line("a\nb\r\tc"), "a b  c");
+  EXPECT_EQ(zl::text::one_line("abcdefgh", 6), "abc...");
+}
+
+TEST(Csv, OneRuleQuotesSeparatorsLineEndsAndEdgeSpaces) {
+  EXPECT_EQ(zl::csv::field("plain"), "plain");
+  EXPECT_EQ(zl::csv::field("a,b"), "\"a,b\"");
+  EXPECT_EQ(zl::csv::field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(zl::csv::field("a\rb"), "\"a\rb\"");
+  EXPECT_EQ(zl::csv::field("a\nb"), "\"a\nb\"");
+  EXPECT_EQ(zl::csv::field(" lead"), "\" lead\"");
+  EXPECT_EQ(zl::csv::field("inner space"), "inner space");
+  EXPECT_EQ(zl::csv::record({"a", "b,c", ""}), "a,\"b,c\",\n");
+}
+
+TEST(Clock, UtcFormats) {
+  const std::string iso = zl::utc_now_iso();
+  ASSERT_EQ(iso.size(), 24u) << iso;
+  EXPECT_EQ(iso.back(), 'Z');
+  EXPECT_EQ(iso[10], 'T');
+  const std::string compact = zl::utc_stamp_compact();
+  ASSERT_EQ(compact.size(), 15u) << compact;
+  EXPECT_EQ(compact[8], '-');
+}
+
+// FIPS 180-2's known answers.
+TEST(Sha256, KnownAnswers) {
+  EXPECT_EQ(zl::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(zl::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(zl::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(zl::sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Capture, OutputExitCodeAndStderrOnRequest) {
+  zl::CaptureOptions opts;
+  zl::Captured c = zl::capture({"sh", "-c", "echo out; echo err >&2; exit 3"}, opts);
+  EXPECT_TRUE(c.started);
+  EXPECT_EQ(c.exit_code, 3);
+  EXPECT_EQ(c.output, "out\n");
+  EXPECT_FALSE(c.ok());
+  opts.with_stderr = true;
+  c = zl::capture({"sh", "-c", "echo out; echo err >&2"}, opts);
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ(c.output, "out\nerr\n");
+  c = zl::capture({"/nonexistent/tool"}, opts);
+  EXPECT_FALSE(c.started);
+  EXPECT_FALSE(c.spawn_error.empty());
+  EXPECT_EQ(zl::capture_output({"sh", "-c", "printf x"}), std::optional<std::string>("x"));
+  EXPECT_EQ(zl::capture_output({"false"}), std::nullopt);
+}
+
+TEST(Capture, TimeoutKillsTheWholeGroup) {
+  zl::CaptureOptions opts;
+  opts.timeout_s = 0.3;
+  const double t0 = zl::monotonic_seconds();
+  zl::Captured c = zl::capture({"sh", "-c", "sleep 30 & sleep 30"}, opts);
+  EXPECT_TRUE(c.timed_out);
+  EXPECT_LT(zl::monotonic_seconds() - t0, 10.0);
+}
+
+// A child must not inherit a disposition zlcore set for itself: with SIGPIPE
+// ignored here, a child writing to a closed pipe would otherwise go on.
+TEST(Capture, ChildStartsWithDefaultSignalDispositions) {
+  auto old = std::signal(SIGTERM, SIG_IGN);
+  zl::Captured c = zl::capture({"sh", "-c", "grep SigIgn /proc/self/status"}, {});
+  std::signal(SIGTERM, old);
+  ASSERT_TRUE(c.ok()) << c.output;
+  // SIGTERM is signal 15: bit 14 of the mask; the shell itself may ignore
+  // nothing else that matters here.
+  const std::string mask = c.output.substr(c.output.find(':') + 1);
+  const unsigned long long ignored = std::stoull(zl::text::trim(mask), nullptr, 16);
+  EXPECT_EQ(ignored & (1ull << (SIGTERM - 1)), 0ull) << c.output;
+}
+
+TEST(JsonChecked, TypedAccessNamesTheMemberThatIsWrong) {
+  rapidjson::Document d;
+  ASSERT_EQ(zl::json::parse(d, R"({"s": "x", "n": 1.5, "i": 3, "a": ["p", "q"], "bad": [1]})"), "");
+  EXPECT_EQ(zl::json::string_at(d, "s"), "x");
+  EXPECT_DOUBLE_EQ(zl::json::number_at(d, "n"), 1.5);
+  EXPECT_EQ(zl::json::int_at(d, "i"), 3);
+  EXPECT_EQ(zl::json::strings(zl::json::array_at(d, "a"), "'a'"), (Strings{"p", "q"}));
+  auto message = [&](auto&& f) {
+    try {
+      f();
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message([&] { zl::json::string_at(d, "missing"); }), "'missing' is missing");
+  EXPECT_EQ(message([&] { zl::json::string_at(d, "n"); }), "'n' is not a string");
+  EXPECT_EQ(message([&] { zl::json::int_at(d, "n"); }), "'n' is not an integer");
+  EXPECT_EQ(message([&] { zl::json::array_at(d, "s"); }), "'s' is not an array");
+  EXPECT_EQ(message([&] { zl::json::strings(zl::json::array_at(d, "bad"), "'bad'"); }),
+            "'bad' holds a value that is not a string");
+}
+
+}  // namespace
