@@ -21,16 +21,18 @@ constexpr int kShapes = 1000;
 // One results.jsonl line as docs/run-directory.md shows it, 10 samples a side.
 std::string result_line(int i) {
   char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "{\"op\": \"abs\", \"test_node\": \"benchmark/test_abs.py::test_abs\", \"dtype\": \"float16\", "
-                "\"shape\": \"[[%d, 64]]\", \"shape_detail\": [[%d, 64]], \"mode\": \"kernel\", \"bench_level\": \"core\", "
-                "\"latency_base_ms\": 0.00161, \"latency_ms\": 0.00108, \"speedup\": 1.49, \"timer\": \"graph\", "
-                "\"timer_base\": \"graph\", \"fallback_reason\": null, \"repeats\": 10, "
-                "\"samples_ms\": [0.00108, 0.00109, 0.00107, 0.00108, 0.00110, 0.00108, 0.00108, 0.00107, 0.00109, 0.00108], "
-                "\"samples_base_ms\": [0.00161, 0.00162, 0.00160, 0.00161, 0.00161, 0.00163, 0.00161, 0.00160, 0.00161, 0.00161], "
-                "\"spread_pct\": 0.4, \"spread_base_pct\": 0.3, \"gbps\": null, \"tflops\": null, "
-                "\"cluster_kernel\": null, \"error\": null}\n",
-                64 * (i + 1), 64 * (i + 1));
+  std::snprintf(
+      buf, sizeof buf,
+      "{\"op\": \"abs\", \"test_node\": \"benchmark/test_abs.py::test_abs\", \"dtype\": \"float16\", "
+      "\"shape\": \"[[%d, 64]]\", \"shape_detail\": [[%d, 64]], \"mode\": \"kernel\", \"bench_level\": \"core\", "
+      "\"latency_base_ms\": 0.00161, \"latency_ms\": 0.00108, \"speedup\": 1.49, \"timer\": \"graph\", "
+      "\"timer_base\": \"graph\", \"fallback_reason\": null, \"repeats\": 10, "
+      "\"samples_ms\": [0.00108, 0.00109, 0.00107, 0.00108, 0.00110, 0.00108, 0.00108, 0.00107, 0.00109, 0.00108], "
+      "\"samples_base_ms\": [0.00161, 0.00162, 0.00160, 0.00161, 0.00161, 0.00163, 0.00161, 0.00160, 0.00161, "
+      "0.00161], "
+      "\"spread_pct\": 0.4, \"spread_base_pct\": 0.3, \"gbps\": null, \"tflops\": null, "
+      "\"cluster_kernel\": null, \"error\": null}\n",
+      64 * (i + 1), 64 * (i + 1));
   return buf;
 }
 
@@ -66,9 +68,9 @@ void fill_start(zl::Identity& id, const std::string& run_dir) {
   id.set("timer.planned", "graph");
   id.set("timer.fallback", "direct");
   id.set("timer.fallback_shapes", rapidjson::Value(rapidjson::kArrayType));
-  id.set("pytest_plugins", std::vector<std::string>{"zlcore_pytest.device_setup", "zlcore_pytest.timing",
-                                                     "zlcore_pytest.graph_capture", "zlcore_pytest.cluster_fix",
-                                                     "zlcore_pytest.autotune", "zlcore_pytest.results"});
+  id.set("pytest_plugins",
+         std::vector<std::string>{"zlcore_pytest.device_setup", "zlcore_pytest.timing", "zlcore_pytest.graph_capture",
+                                  "zlcore_pytest.cluster_fix", "zlcore_pytest.autotune", "zlcore_pytest.results"});
   id.set("tuner_cache.kind", "shared");
   id.set("tuner_cache.flaggems_dir", "/home/user/.flaggems");
   id.set("tuner_cache.triton_dir", "/home/user/.triton/cache");
@@ -82,20 +84,22 @@ void fill_start(zl::Identity& id, const std::string& run_dir) {
   id.set("warmup.warmed", false);
   id.set("versions.zlcore", "0.1.0");
   id.set("versions.python", "3.12.3");
-  id.set("env", std::map<std::string, std::string>{{"GEMS_VENDOR", "nvidia"},
-                                                   {"ZL_BACKEND", "cuda"},
-                                                   {"ZL_CAPABILITIES", "graph_capture=torch.cuda.CUDAGraph;sync=torch.cuda.synchronize"},
-                                                   {"ZL_ENABLE_CUDAGRAPH", "1"},
-                                                   {"ZL_TIMER", "graph"},
-                                                   {"ZL_TIMER_FALLBACK", "direct"},
-                                                   {"ZL_TORCH_DEVICE", "cuda"},
-                                                   {"ZL_VISIBILITY_ENV", "CUDA_VISIBLE_DEVICES"},
-                                                   {"TRITON_CACHE_MANAGER", ""}});
-  id.set("command", std::vector<std::string>{"python3", "-m", "pytest", "-s", "-p", "no:cacheprovider", "-p",
-                                             "zlcore_pytest.device_setup", "-p", "zlcore_pytest.results",
-                                             "benchmark/test_abs.py", "-m", "abs", "--level", "core", "--mode", "kernel"});
-  id.set("zlcore_command", std::vector<std::string>{"zlcore", "run", "--backend", "cuda", "--op", "abs",
-                                                    "--out", run_dir});
+  id.set("env", std::map<std::string, std::string>{
+                    {"GEMS_VENDOR", "nvidia"},
+                    {"ZL_BACKEND", "cuda"},
+                    {"ZL_CAPABILITIES", "graph_capture=torch.cuda.CUDAGraph;sync=torch.cuda.synchronize"},
+                    {"ZL_ENABLE_CUDAGRAPH", "1"},
+                    {"ZL_TIMER", "graph"},
+                    {"ZL_TIMER_FALLBACK", "direct"},
+                    {"ZL_TORCH_DEVICE", "cuda"},
+                    {"ZL_VISIBILITY_ENV", "CUDA_VISIBLE_DEVICES"},
+                    {"TRITON_CACHE_MANAGER", ""}});
+  id.set("command",
+         std::vector<std::string>{"python3", "-m", "pytest", "-s", "-p", "no:cacheprovider", "-p",
+                                  "zlcore_pytest.device_setup", "-p", "zlcore_pytest.results", "benchmark/test_abs.py",
+                                  "-m", "abs", "--level", "core", "--mode", "kernel"});
+  id.set("zlcore_command",
+         std::vector<std::string>{"zlcore", "run", "--backend", "cuda", "--op", "abs", "--out", run_dir});
 }
 
 // What run.cpp adds at the end, before the second write.

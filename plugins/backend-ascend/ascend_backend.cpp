@@ -15,7 +15,6 @@
 
 namespace {
 
-
 zl_kit::Enumeration enumerate() {
   zl_kit::Enumeration e;
   const std::string smi = zl_kit::env_or("ZL_ASCEND_NPU_SMI", "npu-smi");
@@ -58,9 +57,9 @@ const zl_capability kCapabilities[] = {
 };
 
 const zl_kit::BackendSpec kSpec = {
-    "ascend", kAliases, kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
-    "npu",
-    "ascend", ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
+    "ascend", kAliases, kVisibility,        kCapabilities, zl_kit::count_of(kCapabilities),
+    "npu",    "ascend", ZL_BACKEND_VERSION, enumerate,     state,
+    nullptr,  nullptr,
 };
 
 }  // namespace

@@ -76,10 +76,14 @@ zl_kit::ParseResult parse_npu_smi_map(std::string_view text, std::vector<ChipKey
     if (npu_col < 0) {
       for (size_t i = 0; i < cols.size(); ++i) {
         const std::string c = zl_kit::to_lower(cols[i]);
-        if (c == "npu id") npu_col = static_cast<int>(i);
-        else if (c == "chip id") chip_col = static_cast<int>(i);
-        else if (c == "chip logic id") logic_col = static_cast<int>(i);
-        else if (c == "chip name") name_col = static_cast<int>(i);
+        if (c == "npu id")
+          npu_col = static_cast<int>(i);
+        else if (c == "chip id")
+          chip_col = static_cast<int>(i);
+        else if (c == "chip logic id")
+          logic_col = static_cast<int>(i);
+        else if (c == "chip name")
+          name_col = static_cast<int>(i);
       }
       if (npu_col < 0 || chip_col < 0 || logic_col < 0) {
         return zl_kit::ParseResult::fail("no \"NPU ID  Chip ID  Chip Logic ID\" header");
@@ -116,8 +120,8 @@ zl_kit::ParseResult parse_npu_smi_map(std::string_view text, std::vector<ChipKey
 std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStatus>& out) {
   bool header = false;
   bool hbm = false;
-  std::optional<int64_t> npu;  // set by a chip's first row, used by its second
-  std::optional<double> power;         // the NPU row's readings, for each of its chips
+  std::optional<int64_t> npu;   // set by a chip's first row, used by its second
+  std::optional<double> power;  // the NPU row's readings, for each of its chips
   std::optional<int64_t> temperature;
   std::string name;
   for (const std::string& raw : zl_kit::split_lines(text)) {
@@ -163,7 +167,8 @@ std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStat
     s.bus_id = cells[1];
     std::vector<std::string> t = tokens(cells[2]);
     if (t.size() < 3) return "usage cell not understood: " + cells[2];
-    if (auto ai = zl_kit::parse_double(t[0]); ai && *ai >= 0 && *ai <= 100) s.aicore_percent = static_cast<int32_t>(*ai + 0.5);
+    if (auto ai = zl_kit::parse_double(t[0]); ai && *ai >= 0 && *ai <= 100)
+      s.aicore_percent = static_cast<int32_t>(*ai + 0.5);
     std::vector<int64_t> numbers;
     for (size_t i = 1; i < t.size(); ++i) {
       auto v = zl_kit::parse_int(t[i]);
@@ -195,7 +200,8 @@ void merge_npu_smi_info(const std::map<ChipKey, ChipStatus>& status, std::vector
     // The PCI address is the stable identity across driver reloads.
     if (!s.bus_id.empty() && s.bus_id != "NA") d.id = s.bus_id + "/chip" + std::to_string(keys[i].second);
     if (s.memory_total_mb > 0) d.memory_total_bytes = static_cast<uint64_t>(s.memory_total_mb) * kMiB;
-    if (s.memory_total_mb > 0 && s.memory_used_mb >= 0) d.memory_used_bytes = s.memory_used_mb * static_cast<int64_t>(kMiB);
+    if (s.memory_total_mb > 0 && s.memory_used_mb >= 0)
+      d.memory_used_bytes = s.memory_used_mb * static_cast<int64_t>(kMiB);
     d.utilization_percent = s.aicore_percent;
     if (!s.bus_id.empty() && s.bus_id != "NA") d.attributes.push_back(zl_kit::Value::str("bus_id", s.bus_id));
     if (s.power_w >= 0) d.state.push_back(zl_kit::Value::f64("power_draw_w", s.power_w));

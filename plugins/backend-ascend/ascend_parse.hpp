@@ -26,7 +26,7 @@ struct ChipStatus {
   int64_t memory_total_mb = -1;
   int64_t memory_used_mb = -1;
   int32_t aicore_percent = -1;
-  double power_w = -1;      // the NPU row's Power(W); -1: not shown
+  double power_w = -1;         // the NPU row's Power(W); -1: not shown
   int64_t temperature_c = -1;  // the NPU row's Temp(C)
 };
 using ChipKey = std::pair<int64_t, int64_t>;  // (NPU ID, Chip ID)

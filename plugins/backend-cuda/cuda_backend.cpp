@@ -124,9 +124,9 @@ const zl_capability kCapabilities[] = {
 };
 
 const zl_kit::BackendSpec kSpec = {
-    "cuda",     kAliases,           kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
-    "cuda",     "nvidia",           ZL_BACKEND_VERSION,
-    enumerate,  state,              initialize,  shutdown,
+    "cuda",     kAliases, kVisibility,        kCapabilities, zl_kit::count_of(kCapabilities),
+    "cuda",     "nvidia", ZL_BACKEND_VERSION, enumerate,     state,
+    initialize, shutdown,
 };
 
 }  // namespace

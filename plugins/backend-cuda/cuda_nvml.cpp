@@ -202,9 +202,9 @@ std::vector<zl_kit::Value> attributes(const Nvml& n, nvmlDevice_t dev) {
   std::vector<V> peaks = compute_peaks(major, minor, sms, sm_max);
   if (!peaks.empty()) {
     out.insert(out.end(), peaks.begin(), peaks.end());
-    out.push_back(V::str("compute_peak_source",
-                         "per-SM dense rate for compute capability " + std::to_string(major) + "." +
-                             std::to_string(minor) + " (table in the cuda backend) x SMs x max SM clock"));
+    out.push_back(V::str("compute_peak_source", "per-SM dense rate for compute capability " + std::to_string(major) +
+                                                    "." + std::to_string(minor) +
+                                                    " (table in the cuda backend) x SMs x max SM clock"));
   }
   if (n.power_limit != nullptr && n.power_limit(dev, &mw) == kNvmlSuccess) {
     out.push_back(V::f64("power_limit_w", mw / 1000.0));

@@ -14,9 +14,7 @@ constexpr uint64_t kMiB = 1024ull * 1024ull;
 
 // nvidia-smi writes "[N/A]", "[Not Supported]", "[Unknown Error]" (and,
 // in some versions, a bare "N/A") where it has no value.
-bool unknown(const std::string& v) {
-  return v.empty() || v == "N/A" || (v.front() == '[' && v.back() == ']');
-}
+bool unknown(const std::string& v) { return v.empty() || v == "N/A" || (v.front() == '[' && v.back() == ']'); }
 
 // Splits on the two-character separator nvidia-smi puts between fields.
 std::vector<std::string> split_fields(std::string_view line) {
@@ -123,8 +121,8 @@ bool parse_smi_state(std::string_view text, ValuesByUuid& out, std::string& erro
                       out, error);
 }
 
-zl_kit::Device device_from_nvml(int32_t index, const std::string& name, const std::string& uuid,
-                                uint64_t total_bytes, int64_t used_bytes, int32_t util_percent) {
+zl_kit::Device device_from_nvml(int32_t index, const std::string& name, const std::string& uuid, uint64_t total_bytes,
+                                int64_t used_bytes, int32_t util_percent) {
   zl_kit::Device d;
   d.index = index;
   d.id = uuid;
@@ -183,7 +181,8 @@ zl_kit::ParseResult parse_nvidia_smi_csv(std::string_view text) {
     }
     if (!unknown(util)) {
       auto v = zl_kit::parse_int(util);
-      if (!v || *v < 0 || *v > 100) return zl_kit::ParseResult::fail(where + "utilization.gpu is not a percentage: " + util);
+      if (!v || *v < 0 || *v > 100)
+        return zl_kit::ParseResult::fail(where + "utilization.gpu is not a percentage: " + util);
       d.utilization_percent = static_cast<int32_t>(*v);
     }
     result.devices.push_back(std::move(d));

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 #include <map>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "zl_kit/enumeration.hpp"
 
@@ -23,8 +23,8 @@ zl_kit::ParseResult parse_nvidia_smi_csv(std::string_view text);
 
 // Builds one device from NVML's answers (the library path), so that both
 // sources describe a device the same way. used_bytes < 0 / util < 0: unknown.
-zl_kit::Device device_from_nvml(int32_t index, const std::string& name, const std::string& uuid,
-                                uint64_t total_bytes, int64_t used_bytes, int32_t util_percent);
+zl_kit::Device device_from_nvml(int32_t index, const std::string& name, const std::string& uuid, uint64_t total_bytes,
+                                int64_t used_bytes, int32_t util_percent);
 
 // Attributes and state through nvidia-smi, where NVML is not used: one
 // --query-gpu each, keyed by the GPU UUID in the first column.

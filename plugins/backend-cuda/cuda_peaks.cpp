@@ -28,8 +28,8 @@ struct Named {
   int cores_per_sm;
 };
 constexpr Named kNames[] = {
-    {7, 5, "turing", 64}, {8, 6, "ampere", 128}, {8, 7, "ampere", 128}, {8, 9, "ada", 128},
-    {10, 0, "blackwell", 128}, {12, 0, "blackwell", 128},
+    {7, 5, "turing", 64}, {8, 6, "ampere", 128},     {8, 7, "ampere", 128},
+    {8, 9, "ada", 128},   {10, 0, "blackwell", 128}, {12, 0, "blackwell", 128},
 };
 
 const Rates* rates(int major, int minor) {
@@ -67,9 +67,9 @@ std::vector<zl_kit::Value> compute_peaks(int major, int minor, int64_t sms, int6
   const Rates* r = rates(major, minor);
   if (r == nullptr || sms <= 0 || clock_mhz <= 0) return out;
   const double per_rate = static_cast<double>(sms) * static_cast<double>(clock_mhz) * 1e6 / 1e12;
-  const std::pair<const char*, double> each[] = {{"float16", r->float16}, {"bfloat16", r->bfloat16},
+  const std::pair<const char*, double> each[] = {{"float16", r->float16},   {"bfloat16", r->bfloat16},
                                                  {"tfloat32", r->tfloat32}, {"float32", r->float32},
-                                                 {"float64", r->float64}, {"int8", r->int8}};
+                                                 {"float64", r->float64},   {"int8", r->int8}};
   for (const auto& [dtype, rate] : each) {
     if (rate > 0) out.push_back(zl_kit::Value::f64(std::string("compute_peak_tflops.") + dtype, rate * per_rate));
   }
@@ -78,9 +78,8 @@ std::vector<zl_kit::Value> compute_peaks(int major, int minor, int64_t sms, int6
 
 std::string throttle_reason_names(unsigned long long bits) {
   // nvmlClocksEventReasons (nvml.h), lowest bit first.
-  static const char* const kNames[] = {"idle",      "app_clocks",  "sw_power_cap",  "hw_slowdown",
-                                       "sync_boost", "sw_thermal", "hw_thermal", "hw_power_brake",
-                                       "display_clocks"};
+  static const char* const kNames[] = {"idle",       "app_clocks", "sw_power_cap",   "hw_slowdown",   "sync_boost",
+                                       "sw_thermal", "hw_thermal", "hw_power_brake", "display_clocks"};
   if (bits == 0) return "none";
   std::string out;
   for (unsigned i = 0; i < 64; ++i) {

@@ -109,12 +109,18 @@ zl_kit::State state(int32_t index, const std::string& id) { return zl_kit::state
 const char* const kAliases[] = {"cpu", nullptr};
 
 const zl_kit::BackendSpec kSpec = {
-    "host", kAliases,
+    "host",
+    kAliases,
     nullptr,  // no visibility variable: the host is one device
-    nullptr, 0,  // no device capabilities
+    nullptr,
+    0,  // no device capabilities
     "cpu",
     nullptr,  // FlagGems detects CPU vendors (arm, spacemit) itself
-    ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
+    ZL_BACKEND_VERSION,
+    enumerate,
+    state,
+    nullptr,
+    nullptr,
 };
 
 }  // namespace

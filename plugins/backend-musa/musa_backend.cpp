@@ -15,7 +15,6 @@
 
 namespace {
 
-
 zl_kit::Enumeration enumerate() {
   zl_kit::Enumeration e;
   const std::string gmi = zl_kit::env_or("ZL_MUSA_GMI", "mthreads-gmi");
@@ -67,9 +66,9 @@ const zl_capability kCapabilities[] = {
 };
 
 const zl_kit::BackendSpec kSpec = {
-    "musa", kAliases, kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
-    "musa",
-    "mthreads", ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
+    "musa",  kAliases,   kVisibility,        kCapabilities, zl_kit::count_of(kCapabilities),
+    "musa",  "mthreads", ZL_BACKEND_VERSION, enumerate,     state,
+    nullptr, nullptr,
 };
 
 }  // namespace

@@ -31,11 +31,16 @@ std::optional<uint64_t> memory_bytes(const std::string& v) {
   if (!n) return std::nullopt;
   const std::string unit = zl_kit::to_lower(zl_kit::trim(t.substr(i)));
   uint64_t scale = 0;
-  if (unit == "mib" || unit == "mb" || unit.empty()) scale = kMiB;
-  else if (unit == "gib" || unit == "gb") scale = kMiB * 1024;
-  else if (unit == "kib" || unit == "kb") scale = 1024;
-  else if (unit == "b") scale = 1;
-  else return std::nullopt;
+  if (unit == "mib" || unit == "mb" || unit.empty())
+    scale = kMiB;
+  else if (unit == "gib" || unit == "gb")
+    scale = kMiB * 1024;
+  else if (unit == "kib" || unit == "kb")
+    scale = 1024;
+  else if (unit == "b")
+    scale = 1;
+  else
+    return std::nullopt;
   return static_cast<uint64_t>(*n) * scale;
 }
 
@@ -117,8 +122,10 @@ zl_kit::ParseResult build(const std::vector<Fields>& gpus) {
 void flatten(const zl_kit::Json& obj, const std::string& prefix, Fields& out) {
   for (const auto& [key, value] : obj.members()) {
     const std::string path = prefix + zl_kit::to_lower(zl_kit::trim(key));
-    if (value.is_object()) flatten(value, path + "/", out);
-    else out[path] = zl_kit::trim(value.scalar_text());
+    if (value.is_object())
+      flatten(value, path + "/", out);
+    else
+      out[path] = zl_kit::trim(value.scalar_text());
   }
 }
 

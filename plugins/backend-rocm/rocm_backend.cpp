@@ -19,7 +19,6 @@
 
 namespace {
 
-
 zl_kit::Enumeration enumerate() {
   zl_kit::Enumeration e;
   std::vector<std::string> tried = {"libamd_smi.so not used (tool only)"};
@@ -49,8 +48,8 @@ zl_kit::Enumeration enumerate() {
   }
 
   const std::string rocm_smi = zl_kit::env_or("ZL_ROCM_SMI", "rocm-smi");
-  zl_kit::ToolResult r = zl_kit::run_tool({rocm_smi, "--showproductname", "--showuse", "--showmeminfo", "vram",
-                                           "--showuniqueid", "--showbus", "--json"});
+  zl_kit::ToolResult r = zl_kit::run_tool(
+      {rocm_smi, "--showproductname", "--showuse", "--showmeminfo", "vram", "--showuniqueid", "--showbus", "--json"});
   if (!zl_kit::ran_ok(r)) {
     tried.push_back(zl_kit::describe_failure(rocm_smi, r));
   } else {
@@ -84,9 +83,10 @@ const zl_capability kCapabilities[] = {
 };
 
 const zl_kit::BackendSpec kSpec = {
-    "rocm", kAliases, kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
+    "rocm",  kAliases,           kVisibility, kCapabilities, zl_kit::count_of(kCapabilities),
     "cuda",  // ROCm builds of torch use the cuda device type
-    "amd", ZL_BACKEND_VERSION, enumerate, state, nullptr, nullptr,
+    "amd",   ZL_BACKEND_VERSION, enumerate,   state,         nullptr,
+    nullptr,
 };
 
 }  // namespace

@@ -67,11 +67,16 @@ std::optional<uint64_t> size_bytes(const zl_kit::Json& v) {
   if (!n || *n < 0) return std::nullopt;
   const std::string u = zl_kit::to_lower(unit);
   uint64_t scale = 0;
-  if (u == "b") scale = 1;
-  else if (u == "kb" || u == "kib") scale = 1024;
-  else if (u == "mb" || u == "mib") scale = kMiB;
-  else if (u == "gb" || u == "gib") scale = kMiB * 1024;
-  else return std::nullopt;
+  if (u == "b")
+    scale = 1;
+  else if (u == "kb" || u == "kib")
+    scale = 1024;
+  else if (u == "mb" || u == "mib")
+    scale = kMiB;
+  else if (u == "gb" || u == "gib")
+    scale = kMiB * 1024;
+  else
+    return std::nullopt;
   return static_cast<uint64_t>(*n) * scale;
 }
 
@@ -98,7 +103,8 @@ zl_kit::ParseResult parse_amd_smi_list(std::string_view text) {
     const zl_kit::Json* gpu = g.iget("gpu");
     auto index = gpu != nullptr ? gpu->as_int() : std::nullopt;
     if (!index || *index < 0) return zl_kit::ParseResult::fail("a GPU entry has no \"gpu\" number");
-    if (!seen.insert(*index).second) return zl_kit::ParseResult::fail("gpu " + std::to_string(*index) + " listed twice");
+    if (!seen.insert(*index).second)
+      return zl_kit::ParseResult::fail("gpu " + std::to_string(*index) + " listed twice");
 
     const std::string bdf = text_of(g, "bdf");
     const std::string uuid = text_of(g, "uuid");
@@ -113,9 +119,12 @@ zl_kit::ParseResult parse_amd_smi_list(std::string_view text) {
     d.id = !missing(bdf) ? bdf : (!missing(uuid) ? uuid : "gpu" + std::to_string(*index));
     if (!missing(bdf)) d.attributes.push_back(zl_kit::Value::str("bus_id", bdf));
     d.name = "unknown AMD GPU";
-    if (rocr_uuid(hip_uuid)) d.visibility_value = hip_uuid;
-    else if (hip_index && *hip_index >= 0) d.visibility_value = std::to_string(*hip_index);
-    else d.visibility_value = std::to_string(*index);
+    if (rocr_uuid(hip_uuid))
+      d.visibility_value = hip_uuid;
+    else if (hip_index && *hip_index >= 0)
+      d.visibility_value = std::to_string(*hip_index);
+    else
+      d.visibility_value = std::to_string(*index);
     result.devices.push_back(std::move(d));
   }
   return result;

@@ -72,8 +72,9 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
       placements += (placements.empty() ? "" : ", ") + std::to_string(v);
       sum += v;
     }
-    write(run / "results.jsonl", R"({"op": "abs", "dtype": "float32", "shape": "[64]", "timer": "host", "latency_ms": )" +
-                                     std::to_string(sum / 5) + R"(, "placements_ms": [)" + placements + "]}\n");
+    write(run / "results.jsonl",
+          R"({"op": "abs", "dtype": "float32", "shape": "[64]", "timer": "host", "latency_ms": )" +
+              std::to_string(sum / 5) + R"(, "placements_ms": [)" + placements + "]}\n");
     dirs.push_back(run.string());
   }
   const compare::Side by_round = ab::pool_side("A", "x", {{"abs", dirs}}, ab::Samples::rounds);

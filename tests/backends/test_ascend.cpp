@@ -110,8 +110,9 @@ TEST_F(AscendModule, DescribesItself) {
 }
 
 TEST_F(AscendModule, MapAndInfo) {
-  env.set("ZL_ASCEND_NPU_SMI", write_fake_tool(dir, "npu-smi", {{"info -m", 0, "npu_map_910b3_8npu.txt", ""},
-                                                               {"info", 0, "npu_info_910b3_8npu.txt", ""}}));
+  env.set("ZL_ASCEND_NPU_SMI",
+          write_fake_tool(dir, "npu-smi",
+                          {{"info -m", 0, "npu_map_910b3_8npu.txt", ""}, {"info", 0, "npu_info_910b3_8npu.txt", ""}}));
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   EXPECT_EQ(a.source, "tool");
@@ -122,8 +123,9 @@ TEST_F(AscendModule, MapAndInfo) {
 }
 
 TEST_F(AscendModule, InfoFailingStillListsChips) {
-  env.set("ZL_ASCEND_NPU_SMI", write_fake_tool(dir, "npu-smi", {{"info -m", 0, "npu_map_310p3_duo.txt", ""},
-                                                               {"info", 1, "npu_error_no_driver.txt", ""}}));
+  env.set("ZL_ASCEND_NPU_SMI",
+          write_fake_tool(dir, "npu-smi",
+                          {{"info -m", 0, "npu_map_310p3_duo.txt", ""}, {"info", 1, "npu_error_no_driver.txt", ""}}));
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   ASSERT_EQ(a.devices.size(), 2u);

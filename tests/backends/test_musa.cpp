@@ -110,8 +110,9 @@ TEST_F(MusaModule, JsonQuery) {
 }
 
 TEST_F(MusaModule, OldReleaseWithoutJsonFallsBackToText) {
-  env.set("ZL_MUSA_GMI", write_fake_tool(dir, "mthreads-gmi", {{"-q --json", 1, "", "gmi_error_unknown_option.txt"},
-                                                               {"-q", 0, "gmi_query_s4000_2gpu.txt", ""}}));
+  env.set("ZL_MUSA_GMI", write_fake_tool(dir, "mthreads-gmi",
+                                         {{"-q --json", 1, "", "gmi_error_unknown_option.txt"},
+                                          {"-q", 0, "gmi_query_s4000_2gpu.txt", ""}}));
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   ASSERT_EQ(a.devices.size(), 2u);
@@ -119,16 +120,18 @@ TEST_F(MusaModule, OldReleaseWithoutJsonFallsBackToText) {
 }
 
 TEST_F(MusaModule, TextThatIsNotUnderstoodIsAParseError) {
-  env.set("ZL_MUSA_GMI", write_fake_tool(dir, "mthreads-gmi", {{"-q --json", 1, "", "gmi_error_unknown_option.txt"},
-                                                               {"-q", 0, "gmi_table_default.txt", ""}}));
+  env.set("ZL_MUSA_GMI", write_fake_tool(dir, "mthreads-gmi",
+                                         {{"-q --json", 1, "", "gmi_error_unknown_option.txt"},
+                                          {"-q", 0, "gmi_table_default.txt", ""}}));
   Answer a = enumerate(api);
   ASSERT_TRUE(a.error);
   EXPECT_EQ(a.code, ZL_ERROR_PARSE);
 }
 
 TEST_F(MusaModule, DriverMissingIsAReason) {
-  env.set("ZL_MUSA_GMI", write_fake_tool(dir, "mthreads-gmi", {{"-q --json", 255, "gmi_error_no_driver.txt", ""},
-                                                               {"-q", 255, "gmi_error_no_driver.txt", ""}}));
+  env.set("ZL_MUSA_GMI", write_fake_tool(dir, "mthreads-gmi",
+                                         {{"-q --json", 255, "gmi_error_no_driver.txt", ""},
+                                          {"-q", 255, "gmi_error_no_driver.txt", ""}}));
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   ASSERT_TRUE(a.reason.has_value());

@@ -128,15 +128,15 @@ TEST_P(RocmParseMalformed, IsRejectedWithAReason) {
   EXPECT_TRUE(r.devices.empty());
   EXPECT_NE(r.error.find(GetParam().says), std::string::npos) << r.error;
 }
-INSTANTIATE_TEST_SUITE_P(
-    Recorded, RocmParseMalformed,
-    ::testing::Values(Malformed{"amd_smi_list_malformed_truncated.json", true, "invalid JSON"},
-                      Malformed{"amd_smi_list_malformed_no_gpu.json", true, "no \"gpu\" number"},
-                      Malformed{"amd_smi_error_unknown_option.txt", true, "JSON"},
-                      Malformed{"rocm_smi_malformed_use.json", false, "GPU use is not a percentage"},
-                      Malformed{"rocm_smi_malformed_text.txt", false, "no JSON object"},
-                      Malformed{"rocm_smi_error_no_driver.txt", false, "no JSON object"}),
-    [](const auto& info) { return file_test_name(info.param.file); });
+INSTANTIATE_TEST_SUITE_P(Recorded, RocmParseMalformed,
+                         ::testing::Values(Malformed{"amd_smi_list_malformed_truncated.json", true, "invalid JSON"},
+                                           Malformed{"amd_smi_list_malformed_no_gpu.json", true, "no \"gpu\" number"},
+                                           Malformed{"amd_smi_error_unknown_option.txt", true, "JSON"},
+                                           Malformed{"rocm_smi_malformed_use.json", false,
+                                                     "GPU use is not a percentage"},
+                                           Malformed{"rocm_smi_malformed_text.txt", false, "no JSON object"},
+                                           Malformed{"rocm_smi_error_no_driver.txt", false, "no JSON object"}),
+                         [](const auto& info) { return file_test_name(info.param.file); });
 
 // ---- the module through the C ABI ----------------------------------------
 
@@ -177,8 +177,9 @@ TEST_F(RocmModule, AmdSmiListAndStatic) {
 }
 
 TEST_F(RocmModule, AmdSmiStaticFailingStillListsDevices) {
-  env.set("ZL_AMD_SMI", write_fake_tool(dir, "amd-smi", {{kListArgs, 0, "amd_smi_list_mi300x_8gpu.json", ""},
-                                                         {kStaticArgs, 1, "", "amd_smi_error_unknown_option.txt"}}));
+  env.set("ZL_AMD_SMI", write_fake_tool(dir, "amd-smi",
+                                        {{kListArgs, 0, "amd_smi_list_mi300x_8gpu.json", ""},
+                                         {kStaticArgs, 1, "", "amd_smi_error_unknown_option.txt"}}));
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   ASSERT_EQ(a.devices.size(), 8u);

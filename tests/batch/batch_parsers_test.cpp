@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 
 #include "batch/outcome.hpp"
 #include "zlcore/atomic_file.hpp"

@@ -224,7 +224,8 @@ TEST(Geomean, OverallPerOpPerDtype) {
   EXPECT_NEAR(r.overall.speedup, std::exp(log_sum / 7), 1e-12);
   ASSERT_EQ(r.by_dtype.size(), 2u);
   EXPECT_EQ(r.by_dtype[0].group, "float16");
-  EXPECT_NEAR(r.by_dtype[0].speedup, std::pow(1.0 / 0.9 * (0.02 / 0.022) * (0.05 / 0.0501) * (0.4 / 0.38), 0.25), 1e-12);
+  EXPECT_NEAR(r.by_dtype[0].speedup, std::pow(1.0 / 0.9 * (0.02 / 0.022) * (0.05 / 0.0501) * (0.4 / 0.38), 0.25),
+              1e-12);
 
   zc::Report batch = report("batch_a", "batch_b");
   ASSERT_EQ(batch.by_op.size(), 2u);
@@ -297,15 +298,16 @@ TEST(Caliber, EachFieldIsCompared) {
 TEST(Caliber, EveryDifferenceOfTheRecordedRunIsFound) {
   zc::Caliber c = report("caliber/base", "caliber/all_differ").caliber;
   std::vector<std::string> want = zc::caliber_keys();
-  for (const char* k : {"autotune", "env.TRITON_SWITCH", "env.ZL_DIRECT_REPEAT", "env.ZL_ENABLE_CUDAGRAPH"}) want.push_back(k);
+  for (const char* k : {"autotune", "env.TRITON_SWITCH", "env.ZL_DIRECT_REPEAT", "env.ZL_ENABLE_CUDAGRAPH"})
+    want.push_back(k);
   EXPECT_EQ(keys(c), want);
-  EXPECT_EQ(c.differences[4].a, "(none)");  // an empty fallback_shapes list
+  EXPECT_EQ(c.differences[4].a, "(none)");                                      // an empty fallback_shapes list
   EXPECT_EQ(c.differences[4].b, "1 shape fell back: reason not recorded (1)");  // an older identity: bare shapes
   EXPECT_EQ(c.differences[4].detail, "1 only on B: [[4096]]");
   EXPECT_EQ(c.differences.back().b, "0");
   EXPECT_EQ(c.differences[5].b, "{direct_repeat: 10, graph: {budget_ms: 50, min_windows: 2}}");  // a default moved
-  EXPECT_EQ(c.differences[20].a, "1.0");  // device.attributes.driver_version
-  EXPECT_EQ(c.differences[24].b, "false");  // device.attributes.ecc_enabled
+  EXPECT_EQ(c.differences[20].a, "1.0");      // device.attributes.driver_version
+  EXPECT_EQ(c.differences[24].b, "false");    // device.attributes.ecc_enabled
   EXPECT_EQ(c.differences[26].a, "(unset)");  // env.TRITON_SWITCH absent on A
 }
 
@@ -371,11 +373,13 @@ TEST(Formats, EveryFormatNamesTheDirectionOfSpeedup) {
     EXPECT_NE(s.find("FASTER means B is faster than A (speedup > 1)"), std::string::npos);
   }
   EXPECT_NE(html.str().find("FASTER means B is faster than A (speedup &gt; 1)"), std::string::npos);
-  EXPECT_NE(json.str().find("\"speedup_definition\": \"A ms / B ms, FlagGems side; > 1: B faster\""), std::string::npos);
+  EXPECT_NE(json.str().find("\"speedup_definition\": \"A ms / B ms, FlagGems side; > 1: B faster\""),
+            std::string::npos);
   EXPECT_NE(csv.str().find("ONLY_A"), std::string::npos);
   EXPECT_NE(html.str().find("<svg"), std::string::npos);
   EXPECT_EQ(html.str().find("<script"), std::string::npos);
-  EXPECT_EQ(html.str().find("http://www.w3.org/2000/svg\""), html.str().find("http"));  // the SVG namespace is the only URL
+  EXPECT_EQ(html.str().find("http://www.w3.org/2000/svg\""),
+            html.str().find("http"));  // the SVG namespace is the only URL
 }
 
 // ---- calibration and the noise floor --------------------------------------
@@ -384,7 +388,8 @@ namespace {
 
 zc::Calibration calibrate_aa(const std::vector<std::string>& names, zc::Options opt = {}) {
   std::vector<zc::Side> sides;
-  for (size_t i = 0; i < names.size(); ++i) sides.push_back(zc::load_side("A" + std::to_string(i + 1), data("aa/" + names[i])));
+  for (size_t i = 0; i < names.size(); ++i)
+    sides.push_back(zc::load_side("A" + std::to_string(i + 1), data("aa/" + names[i])));
   return zc::calibrate(std::move(sides), opt);
 }
 
@@ -460,7 +465,8 @@ TEST(NoiseFloor, WidensTheBarOfKnownRowsOnly) {
     }
   }
   size_t plain_softmax_faster = 0;
-  for (const zc::Compared& c : plain.rows) plain_softmax_faster += c.op == "softmax" && c.verdict == zc::Verdict::Faster;
+  for (const zc::Compared& c : plain.rows)
+    plain_softmax_faster += c.op == "softmax" && c.verdict == zc::Verdict::Faster;
   EXPECT_EQ(plain_softmax_faster, 2u);
   EXPECT_EQ(floored.rows_with_floor, 7u);
   EXPECT_EQ(floored.rows_widened, 5u);
@@ -487,9 +493,10 @@ TEST(NoiseFloor, AFileThatIsNotOneIsAUsageError) {
   refused("{\"kind\": \"something\", \"version\": 1, \"rows\": []}", "not a noise-floor file");
   refused("{\"kind\": \"zlcore-noise-floor\", \"version\": 2, \"rows\": []}", "reads version 1");
   refused("{\"kind\": \"zlcore-noise-floor\", \"version\": 1}", "no \"rows\"");
-  refused("{\"kind\": \"zlcore-noise-floor\", \"version\": 1, \"rows\": [{\"op\": \"a\", \"dtype\": \"b\", "
-          "\"shape\": \"c\", \"runs\": 1, \"max_log_ratio\": 0.1}]}",
-          "rows[0]");
+  refused(
+      "{\"kind\": \"zlcore-noise-floor\", \"version\": 1, \"rows\": [{\"op\": \"a\", \"dtype\": \"b\", "
+      "\"shape\": \"c\", \"runs\": 1, \"max_log_ratio\": 0.1}]}",
+      "rows[0]");
   EXPECT_THROW(zc::load_noise_floor(dir + "/missing.json"), zl::UsageError);
   std::filesystem::remove_all(dir);
 }

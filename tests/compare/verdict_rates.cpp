@@ -46,8 +46,8 @@ double student_t3(st::Rng& rng) {
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> all{
       {"normal 0.5%", [](st::Rng& r) { return 1 + 0.005 * r.normal(); }, true, true},
-      {"two clusters 4.6% apart", [](st::Rng& r) { return (r.uniform() < 0.5 ? 0.977 : 1.023) * (1 + 0.002 * r.normal()); },
-       false, true},
+      {"two clusters 4.6% apart",
+       [](st::Rng& r) { return (r.uniform() < 0.5 ? 0.977 : 1.023) * (1 + 0.002 * r.normal()); }, false, true},
       {"heavy tails (t3, 0.5%)", [](st::Rng& r) { return std::max(0.5, 1 + 0.005 * student_t3(r)); }, false, false},
       // A rare slow placement moves the mean of 8 by 2.5 %: the latency is
       // that mean, so a 3 % change can hide under it.
@@ -148,12 +148,14 @@ int main() {
   // The allowance over a nominal rate: 3 standard deviations of a binomial
   // share over kPairs draws (0.0047 at 1 %).
   const double margin = 3 * std::sqrt(zc::kAlpha * (1 - zc::kAlpha) / kPairs);
-  std::printf("verdict method: %s\n", "two-sided Mann-Whitney U, alpha 0.01, threshold 2 %, 99 % Hodges-Lehmann interval");
+  std::printf("verdict method: %s\n",
+              "two-sided Mann-Whitney U, alpha 0.01, threshold 2 %, 99 % Hodges-Lehmann interval");
   std::printf("%d A/A pairs and %d pairs of each effect per line, seeded; bound on false rates %.4f (alpha + 3 sd)\n\n",
               kPairs, kPairs, zc::kAlpha + margin);
-  std::printf("A/A F/S: share of A/A pairs called FASTER or SLOWER, at threshold 2 %% and 0 %% (the test alone);\n"
-              "NOISY: share of A/A pairs NOISY; find: share of pairs with B 3 %% / 10 %% slower called SLOWER;\n"
-              "CI cover: share of 99 %% intervals holding the true ratio (all pairs above)\n\n");
+  std::printf(
+      "A/A F/S: share of A/A pairs called FASTER or SLOWER, at threshold 2 %% and 0 %% (the test alone);\n"
+      "NOISY: share of A/A pairs NOISY; find: share of pairs with B 3 %% / 10 %% slower called SLOWER;\n"
+      "CI cover: share of 99 %% intervals holding the true ratio (all pairs above)\n\n");
   std::printf("%-26s %3s  %11s  %11s  %7s  %10s  %10s  %9s\n", "placements", "K", "A/A F/S@2%", "A/A F/S@0%", "NOISY",
               "find +3%", "find +10%", "CI cover");
   bool ok = true;

@@ -33,9 +33,9 @@ inline std::map<std::string, std::string> batch_env(const TempDir& tmp, const st
 // `zlcore batch` on the host backend's one device over the fault suite.
 inline std::vector<std::string> batch_args(const fs::path& out, const std::string& ops,
                                            const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> a{"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir",
-                             ZL_FAULT_SUITE,  "--ops",             ops,     "--python",  "/usr/bin/python3",
-                             "--no-idle-check", "--out",            out.string()};
+  std::vector<std::string> a{"--backend-dir",    ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host",
+                             "--flaggems-dir",   ZL_FAULT_SUITE,      "--ops", ops,         "--python",
+                             "/usr/bin/python3", "--no-idle-check",   "--out", out.string()};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }

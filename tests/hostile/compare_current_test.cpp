@@ -34,7 +34,8 @@ TEST(CompareCurrent, ABatchSideIsEachOpsLastRunOnly) {
   copy_run(ZL_COMPARE_DATA "/verdicts/a", batch / "runs" / "abs");
   copy_run(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.attempt1");
   copy_run(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.warm");
-  hostile::spit(batch / "ops_status.csv", zl::batch::csv_header() + row("failed", "runs/abs") + row("passed", "runs/abs"));
+  hostile::spit(batch / "ops_status.csv",
+                zl::batch::csv_header() + row("failed", "runs/abs") + row("passed", "runs/abs"));
   hostile::Ran r = hostile::zlcore(
       {"compare", batch.string(), (fs::path(ZL_COMPARE_DATA) / "verdicts" / "a").string(), "--format", "csv"},
       tmp.path());
@@ -58,9 +59,7 @@ TEST(CompareCurrent, CsvKeepsTheTornLineWarning) {
   TempDir tmp;
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "B");
-  {
-    std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "{\"op\": \"abs\", \"dtype\": \"flo";
-  }
+  { std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "{\"op\": \"abs\", \"dtype\": \"flo"; }
   const size_t line = hostile::count_lines(hostile::slurp(tmp / "B" / "results.jsonl")) + 1;
   hostile::Ran r =
       hostile::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string(), "--format", "csv"}, tmp.path());

@@ -60,16 +60,14 @@ TEST(DeepJson, CompareSkipsADeepResultsLineWithAWarning) {
   TempDir tmp;
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
   copy_run(ZL_COMPARE_DATA "/verdicts/b", tmp / "B");
-  {
-    std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "\n" << kDeep << "\n";
-  }
+  { std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "\n" << kDeep << "\n"; }
   const size_t line = hostile::count_lines(hostile::slurp(tmp / "B" / "results.jsonl"));
   hostile::Ran r =
       hostile::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string(), "--format", "md"}, tmp.path());
   EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  const std::string warning = (tmp / "B").string() + "/results.jsonl:" + std::to_string(line) +
-                              ": unreadable line skipped";
+  const std::string warning =
+      (tmp / "B").string() + "/results.jsonl:" + std::to_string(line) + ": unreadable line skipped";
   EXPECT_NE((r.out + r.err).find(warning), std::string::npos) << hostile::describe(r);
 }
 
@@ -123,16 +121,17 @@ TEST(DeepJson, ARunReadsDeepChildFilesWithoutCrashing) {
                 "#!/bin/sh\n"
                 "# preflight asks for a version, the executable and pytest; anything else is the pytest child\n"
                 "if [ \"$1\" = -c ]; then echo 3.11.0; echo \"$0\"; echo ok; exit 0; fi\n"
-                "echo '{\"op\": \"abs\", \"dtype\": \"float32\", \"shape\": \"[1]\", \"latency_ms\": 1.0}' >>\"$ZL_RESULTS_FILE\"\n"
+                "echo '{\"op\": \"abs\", \"dtype\": \"float32\", \"shape\": \"[1]\", \"latency_ms\": 1.0}' "
+                ">>\"$ZL_RESULTS_FILE\"\n"
                 "/usr/bin/python3 -c \"print('[' * 300000)\" >>\"$ZL_RESULTS_FILE\"\n"
                 "/usr/bin/python3 -c \"print('[' * 300000)\" >\"$ZL_CHILD_DIR/autotune.json\"\n"
                 "/usr/bin/python3 -c \"print('[' * 300000)\" >\"$ZL_CHILD_DIR/device_setup.json\"\n"
                 "exit 0\n");
   ::chmod(python.c_str(), 0755);
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host",
-                                    "--flaggems-dir", ZL_EXAMPLE_SUITE, "--op", "abs", "--python", python.string(),
-                                    "--out", (tmp / "R").string()},
-                                   tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
+  hostile::Ran r =
+      hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                       ZL_EXAMPLE_SUITE, "--op", "abs", "--python", python.string(), "--out", (tmp / "R").string()},
+                      tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
   EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
   EXPECT_NE(r.out.find("1 unreadable line(s) skipped, the first: " + (tmp / "R").string() +
                        "/results.jsonl:2: nesting deeper than 128 levels at offset 128"),

@@ -15,9 +15,19 @@ using zl::batch::Status;
 namespace fs = std::filesystem;
 
 hostile::Ran run_abs(const TempDir& tmp, const std::string& out, const std::vector<std::string>& extra) {
-  std::vector<std::string> args{"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run",    "--backend", "host",
-                                "--flaggems-dir", ZL_EXAMPLE_SUITE,   "--op",   "abs",       "--dtypes",
-                                "float32",        "--out",            (tmp / out).string()};
+  std::vector<std::string> args{"--backend-dir",
+                                ZL_BUILD_PLUGIN_DIR,
+                                "run",
+                                "--backend",
+                                "host",
+                                "--flaggems-dir",
+                                ZL_EXAMPLE_SUITE,
+                                "--op",
+                                "abs",
+                                "--dtypes",
+                                "float32",
+                                "--out",
+                                (tmp / out).string()};
   args.insert(args.end(), extra.begin(), extra.end());
   if (std::find(extra.begin(), extra.end(), "--python") == extra.end()) {
     args.insert(args.end(), {"--python", "/usr/bin/python3"});
@@ -63,9 +73,9 @@ TEST(EmptyRuns, AnEmptyShapeFileIsRefusedFirst) {
 TEST(EmptyRuns, ABatchRecordsEmptyAndFails) {
   TempDir tmp;
   hostile::spit(tmp / "none.yaml", "ok1:\n  shapes: []\n");
-  hostile::Ran r = hostile::zlcore(hostile::batch_args(tmp / "b", "ok1", {"--shape-mode", "file", "--shape-file",
-                                                                          (tmp / "none.yaml").string()}),
-                                   tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
+  hostile::Ran r = hostile::zlcore(
+      hostile::batch_args(tmp / "b", "ok1", {"--shape-mode", "file", "--shape-file", (tmp / "none.yaml").string()}),
+      tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
   EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
   auto rows = hostile::rows_of(tmp / "b");
   ASSERT_EQ(rows.size(), 1u);
@@ -73,10 +83,10 @@ TEST(EmptyRuns, ABatchRecordsEmptyAndFails) {
   EXPECT_EQ(rows[0].exit_code, 7);
 
   // Each op's run refuses an interpreter without pytest: a row that says so.
-  r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir",
-                       ZL_FAULT_SUITE, "--ops", "ok1", "--python", "/bin/true", "--no-idle-check", "--out",
-                       (tmp / "c").string()},
-                      tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
+  r = hostile::zlcore(
+      {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE, "--ops",
+       "ok1", "--python", "/bin/true", "--no-idle-check", "--out", (tmp / "c").string()},
+      tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
   EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
   rows = hostile::rows_of(tmp / "c");
   ASSERT_EQ(rows.size(), 1u);

@@ -26,10 +26,10 @@ fs::path evil_suite(const TempDir& tmp) {
 TEST(Escapes, ABatchPrintsWhatAnOpReportsEscaped) {
   TempDir tmp;
   const fs::path suite = evil_suite(tmp);
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host",
-                                    "--flaggems-dir", suite.string(), "--ops", "evil", "--python", "/usr/bin/python3",
-                                    "--no-idle-check", "--cold", "--out", (tmp / "b").string()},
-                                   tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
+  hostile::Ran r = hostile::zlcore(
+      {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir", suite.string(), "--ops",
+       "evil", "--python", "/usr/bin/python3", "--no-idle-check", "--cold", "--out", (tmp / "b").string()},
+      tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
   EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
   EXPECT_EQ((r.out + r.err).find('\x1b'), std::string::npos) << "an escape reached the terminal raw";
   EXPECT_EQ(hostile::slurp(tmp / "b" / "batch.log").find('\x1b'), std::string::npos);
@@ -43,10 +43,9 @@ TEST(Escapes, ABatchPrintsWhatAnOpReportsEscaped) {
 TEST(Escapes, ARunPrintsATestIdEscaped) {
   TempDir tmp;
   const fs::path suite = evil_suite(tmp);
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host",
-                                    "--flaggems-dir", suite.string(), "--test-node",
-                                    "benchmark/test_evil.py::test_evil", "--python", "/usr/bin/python3", "--out",
-                                    (tmp / "r").string()},
+  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                                    suite.string(), "--test-node", "benchmark/test_evil.py::test_evil", "--python",
+                                    "/usr/bin/python3", "--out", (tmp / "r").string()},
                                    tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
   EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
   EXPECT_EQ((r.out + r.err).find('\x1b'), std::string::npos) << "an escape reached the terminal raw";

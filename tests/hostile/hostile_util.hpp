@@ -156,8 +156,8 @@ inline Ran finish(const Started& s, double timeout_s) {
 }
 
 // Runs argv with `env` added to ours; kills it after timeout_s.
-inline Ran run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-               double timeout_s, const fs::path& scratch) {
+inline Ran run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, double timeout_s,
+               const fs::path& scratch) {
   return finish(start(argv, env, scratch), timeout_s);
 }
 

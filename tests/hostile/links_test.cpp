@@ -123,10 +123,10 @@ TEST(Links, ABatchNeverAppendsThroughAPlantedLog) {
   ::chmod(out.c_str(), 0777);
   hostile::spit(victim, "precious\n");
   fs::create_symlink(victim, out / "batch.log");
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host",
-                                    "--flaggems-dir", ZL_EXAMPLE_SUITE, "--ops", "abs", "--cold", "--no-idle-check",
-                                    "--python", "/usr/bin/python3", "--out", out.string()},
-                                   tmp.path(), {{"HOME", (tmp / "home").string()}}, 180);
+  hostile::Ran r = hostile::zlcore(
+      {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir", ZL_EXAMPLE_SUITE, "--ops",
+       "abs", "--cold", "--no-idle-check", "--python", "/usr/bin/python3", "--out", out.string()},
+      tmp.path(), {{"HOME", (tmp / "home").string()}}, 180);
   EXPECT_EQ(hostile::slurp(victim), "precious\n");
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
   EXPECT_NE(r.err.find("zlcore: warning: the batch --out directory " + out.string() + " is writable by"),

@@ -34,11 +34,11 @@ TEST(NamesValues, BatchOpNamesAreCheckedBeforeAnythingIsWritten) {
   expect_refused(batch(tmp, "benchmark/test_ok1.py::test_\x07ok1"), "a node id's test part is printable ASCII");
   expect_refused(batch(tmp, "bench mark/test_ok1.py"), "a benchmark file path is letters, digits");
   hostile::spit(tmp / "ops.yaml", "ops:\n  - name: \"ok\\u001b]0;pwned\\u0007\"\n");
-  expect_refused(hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host",
-                                  "--flaggems-dir", ZL_FAULT_SUITE, "--ops-file", (tmp / "ops.yaml").string(),
-                                  "--out", (tmp / "b").string()},
-                                 tmp.path()),
-                 not_an_op);
+  expect_refused(
+      hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir",
+                       ZL_FAULT_SUITE, "--ops-file", (tmp / "ops.yaml").string(), "--out", (tmp / "b").string()},
+                      tmp.path()),
+      not_an_op);
   EXPECT_FALSE(fs::exists(tmp / "b")) << "a refused batch created its directory";
 }
 
@@ -54,10 +54,10 @@ TEST(NamesValues, TimeoutsMustBeFiniteAndNotNegative) {
   for (const std::string bad : {"-1", "nan", "inf", "-inf", "1e9", "ten"}) {
     SCOPED_TRACE(bad);
     expect_refused(batch(tmp, "ok1", {"--timeout", bad}), "--timeout: '" + bad + "' is not allowed");
-    hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host",
-                                      "--flaggems-dir", ZL_FAULT_SUITE, "--op", "ok1", "--python", "/usr/bin/python3",
-                                      "--timeout", bad, "--out", (tmp / "r").string()},
-                                     tmp.path());
+    hostile::Ran r = hostile::zlcore(
+        {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE, "--op",
+         "ok1", "--python", "/usr/bin/python3", "--timeout", bad, "--out", (tmp / "r").string()},
+        tmp.path());
     expect_refused(r, "--timeout: '" + bad + "' is not allowed");
   }
   EXPECT_FALSE(fs::exists(tmp / "b"));
@@ -67,9 +67,8 @@ TEST(NamesValues, TimeoutsMustBeFiniteAndNotNegative) {
 TEST(NamesValues, AnOpNameNeverMovesRunsDefaultDirectory) {
   TempDir tmp;
   const std::string escape_to = "zl-hostile-" + hostile::new_tag();
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host",
-                                    "--flaggems-dir", ZL_EXAMPLE_SUITE, "--op", "/../../../" + escape_to, "--python",
-                                    "/usr/bin/python3"},
+  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                                    ZL_EXAMPLE_SUITE, "--op", "/../../../" + escape_to, "--python", "/usr/bin/python3"},
                                    tmp.path(), {}, 60, tmp.path());
   EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
   EXPECT_FALSE(fs::exists(fs::path("/") / escape_to));
@@ -80,12 +79,15 @@ TEST(NamesValues, AnOpNameNeverMovesRunsDefaultDirectory) {
   const fs::path suite = tmp / "suite";
   fs::copy(ZL_EXAMPLE_SUITE, suite, fs::copy_options::recursive);
   // ESC c resets a terminal; a '[' would make pytest read the path as a parameter.
-  const std::string stem = "test_\x1b" "cred_" + std::string(200, 'x');
+  const std::string stem =
+      "test_\x1b"
+      "cred_" +
+      std::string(200, 'x');
   fs::copy_file(suite / "benchmark" / "test_abs.py", suite / "benchmark" / (stem + ".py"));
-  r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                       suite.string(), "--test-node", "benchmark/" + stem + ".py::test_abs", "--python",
-                       "/usr/bin/python3", "--dtypes", "float32"},
-                      tmp.path(), {{"HOME", (tmp / "home").string()}}, 120, tmp.path());
+  r = hostile::zlcore(
+      {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir", suite.string(),
+       "--test-node", "benchmark/" + stem + ".py::test_abs", "--python", "/usr/bin/python3", "--dtypes", "float32"},
+      tmp.path(), {{"HOME", (tmp / "home").string()}}, 120, tmp.path());
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "an escape reached the terminal raw";
   std::vector<fs::path> made;

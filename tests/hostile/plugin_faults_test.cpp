@@ -101,7 +101,8 @@ TEST(PluginFaults, AllTwelveBesideAGoodOne) {
   TempDir tmp;
   std::vector<std::string> faults;
   for (const char* what : {"exit", "abort", "segv", "hang"}) {
-    for (const char* where : {"ctor", "entry", "enumerate"}) faults.push_back(std::string("fault_") + what + "_" + where);
+    for (const char* where : {"ctor", "entry", "enumerate"})
+      faults.push_back(std::string("fault_") + what + "_" + where);
   }
   const fs::path dir = plugin_dir(tmp, faults);
   hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(), kShortLimit, 60);
@@ -136,8 +137,7 @@ TEST(PluginFaults, AnEnumerationThatHangsLaterIsCutOffInProcess) {
   std::printf("  devices with a hanging enumerate: %.3f s\n", r.seconds);
 
   r = hostile::zlcore({"--backend-dir", dir.string(), "run", "--backend", "laterhang", "--flaggems-dir",
-                       ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--out",
-                       (tmp / "R").string()},
+                       ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--out", (tmp / "R").string()},
                       tmp.path(), env, 30);
   ASSERT_FALSE(r.timed_out) << hostile::describe(r);
   EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
@@ -147,8 +147,7 @@ TEST(PluginFaults, AnEnumerationThatHangsLaterIsCutOffInProcess) {
       << hostile::describe(r);
 
   r = hostile::zlcore({"--backend-dir", dir.string(), "batch", "--backend", "laterhang", "--flaggems-dir",
-                       ZL_EXAMPLE_SUITE, "--ops", "abs", "--python", "/usr/bin/python3", "--out",
-                       (tmp / "B").string()},
+                       ZL_EXAMPLE_SUITE, "--ops", "abs", "--python", "/usr/bin/python3", "--out", (tmp / "B").string()},
                       tmp.path(), env, 30);
   ASSERT_FALSE(r.timed_out) << hostile::describe(r);
   EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);

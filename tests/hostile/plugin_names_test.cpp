@@ -60,9 +60,8 @@ TEST(PluginNames, AnAliasNeverShadowsAnotherBackendsName) {
                                "); an alias may not shadow another backend's name")
         << r.out;
     // And `--backend good` reaches good itself.
-    hostile::Ran d = hostile::zlcore({"--backend-dir", (tmp / "plugins").string(), "devices", "--backend", "good",
-                                      "--json"},
-                                     tmp.path());
+    hostile::Ran d = hostile::zlcore(
+        {"--backend-dir", (tmp / "plugins").string(), "devices", "--backend", "good", "--json"}, tmp.path());
     EXPECT_EQ(d.exit_code, 0) << hostile::describe(d);
     EXPECT_NE(d.out.find("\"backend\": \"good\""), std::string::npos) << d.out;
   }

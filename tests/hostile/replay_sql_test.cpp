@@ -39,10 +39,14 @@ fs::path records_with(const TempDir& tmp, const std::string& table, const std::s
   hostile::spit(run / "autotune_records" / "manifest.json", "{\"schema\": 1, \"run_id\": \"hostile\"}\n");
   hostile::spit(run / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json",
                 "{\"schema\": 1, \"kind\": \"libtuner\", \"db_file\": \"TunedConfig_host_numgems_0_1.db\","
-                " \"table\": " + json_string(table) + ", \"kernel\": \"mm_kernel\","
-                " \"columns\": [{\"name\": \"key_0\", \"type\": \"BIGINT\", \"pk\": 1},"
-                " {\"name\": " + json_string(column) + ", \"type\": " + json_string(type) + ", \"pk\": 0}],"
-                " \"entries\": [{\"key_string\": \"1\", \"key\": [1], \"config\": {\"BLOCK_M\": 64}}]}\n");
+                " \"table\": " +
+                    json_string(table) +
+                    ", \"kernel\": \"mm_kernel\","
+                    " \"columns\": [{\"name\": \"key_0\", \"type\": \"BIGINT\", \"pk\": 1},"
+                    " {\"name\": " +
+                    json_string(column) + ", \"type\": " + json_string(type) +
+                    ", \"pk\": 0}],"
+                    " \"entries\": [{\"key_string\": \"1\", \"key\": [1], \"config\": {\"BLOCK_M\": 64}}]}\n");
   return run;
 }
 

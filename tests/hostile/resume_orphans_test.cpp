@@ -19,9 +19,8 @@ namespace fs = std::filesystem;
 // A --cold batch of `sleep` (long) and ok1, SIGKILLed while sleep runs: the
 // orphan is left running. Returns its lease's text.
 std::string kill_batch_mid_op(const TempDir& tmp, const fs::path& out, const std::string& tag) {
-  hostile::Started batch =
-      hostile::start_zlcore(hostile::batch_args(out, "sleep,ok1", {"--cold"}), tmp.path(),
-                            hostile::batch_env(tmp, tag, {{"ZL_SLEEP_OP_SECONDS", "4"}}));
+  hostile::Started batch = hostile::start_zlcore(hostile::batch_args(out, "sleep,ok1", {"--cold"}), tmp.path(),
+                                                 hostile::batch_env(tmp, tag, {{"ZL_SLEEP_OP_SECONDS", "4"}}));
   const fs::path lease = out / "leases" / "sleep.json";
   EXPECT_TRUE(hostile::wait_until(
       [&] {
@@ -105,10 +104,10 @@ TEST(ResumeOrphans, AForgedLeaseKillsNothing) {
   gethostname(host, sizeof host - 1);
   const fs::path out = tmp / "b";
   hostile::spit(out / "ops_status.csv", zl::batch::csv_header());
-  hostile::spit(out / "leases" / "ok1.json",
-                "{\"op\": \"ok1\", \"run_dir\": \"runs/ok1\", \"batch_dir\": \"" + out.string() +
-                    "\", \"pid\": " + std::to_string(victim.pid) + ", \"pgid\": " + f[2] +
-                    ", \"start_ticks\": " + f[19] + ", \"boot_id\": \"" + boot + "\", \"host\": \"" + host + "\"}\n");
+  hostile::spit(out / "leases" / "ok1.json", "{\"op\": \"ok1\", \"run_dir\": \"runs/ok1\", \"batch_dir\": \"" +
+                                                 out.string() + "\", \"pid\": " + std::to_string(victim.pid) +
+                                                 ", \"pgid\": " + f[2] + ", \"start_ticks\": " + f[19] +
+                                                 ", \"boot_id\": \"" + boot + "\", \"host\": \"" + host + "\"}\n");
   hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1", {"--cold", "--resume", "--orphans", "kill"}),
                                    tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);

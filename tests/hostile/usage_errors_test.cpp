@@ -26,10 +26,10 @@ const std::string kNoShapeFileEnv = "zlcore: SHAPE_MODE=file needs a shape file:
 
 TEST(UsageErrors, ShapeModeFileWithoutAFile) {
   TempDir tmp;
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host",
-                                    "--flaggems-dir", ZL_FAULT_SUITE, "--op", "ok1", "--python", "/usr/bin/python3",
-                                    "--shape-mode", "file", "--out", (tmp / "r").string()},
-                                   tmp.path());
+  hostile::Ran r = hostile::zlcore(
+      {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE, "--op",
+       "ok1", "--python", "/usr/bin/python3", "--shape-mode", "file", "--out", (tmp / "r").string()},
+      tmp.path());
   expect_one_line(r, 2, kNoShapeFile);
   EXPECT_FALSE(fs::exists(tmp / "r"));
   r = hostile::zlcore(hostile::batch_args(tmp / "b", "ok1", {"--shape-mode", "file"}), tmp.path());
@@ -43,7 +43,8 @@ TEST(UsageErrors, ABatchOutThatIsAFile) {
   TempDir tmp;
   hostile::spit(tmp / "taken", "a file\n");
   hostile::Ran r = hostile::zlcore(hostile::batch_args(tmp / "taken", "ok1"), tmp.path());
-  expect_one_line(r, 2, "zlcore: --out " + (tmp / "taken").string() + " is a file, not a directory; choose another --out");
+  expect_one_line(r, 2,
+                  "zlcore: --out " + (tmp / "taken").string() + " is a file, not a directory; choose another --out");
   r = hostile::zlcore(hostile::batch_args(tmp / "taken" / "b", "ok1"), tmp.path());
   expect_one_line(r, 2, "zlcore: cannot create --out " + (tmp / "taken" / "b").string() + ": Not a directory");
   EXPECT_EQ(hostile::slurp(tmp / "taken"), "a file\n");

@@ -15,9 +15,8 @@ void interrupt_mid_op(const std::vector<std::string>& mode, const std::string& w
   TempDir tmp;
   hostile::TagGuard guard(hostile::new_tag());
   const fs::path out = tmp / "b";
-  hostile::Started batch = hostile::start_zlcore(
-      hostile::batch_args(out, "sleep", mode), tmp.path(),
-      hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "30"}}));
+  hostile::Started batch = hostile::start_zlcore(hostile::batch_args(out, "sleep", mode), tmp.path(),
+                                                 hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "30"}}));
   // The op is inside pytest once its log says the session started.
   ASSERT_TRUE(hostile::wait_until(
       [&] { return hostile::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts"); }, 60))
@@ -39,12 +38,8 @@ void interrupt_mid_op(const std::vector<std::string>& mode, const std::string& w
       << "a process of the batch outlived it";
 }
 
-TEST(WarmInterrupt, DefaultWarmModeRecordsInterrupted) {
-  interrupt_mid_op({}, "warm");
-}
+TEST(WarmInterrupt, DefaultWarmModeRecordsInterrupted) { interrupt_mid_op({}, "warm"); }
 
-TEST(WarmInterrupt, ColdModeRecordsInterrupted) {
-  interrupt_mid_op({"--cold"}, "cold");
-}
+TEST(WarmInterrupt, ColdModeRecordsInterrupted) { interrupt_mid_op({"--cold"}, "cold"); }
 
 }  // namespace

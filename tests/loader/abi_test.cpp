@@ -102,8 +102,8 @@ TEST(Abi, NullOptionalEntriesReadAsEmpty) {
 }
 
 TEST(Abi, CapabilitiesParseAsKeyValueWithFlagDefault) {
-  static const zl_capability caps[] = {{"graph_capture", "torch.cuda.CUDAGraph"}, {"device_events", nullptr}, {"", "x"},
-                                       {"cluster_fix", "1"}};
+  static const zl_capability caps[] = {
+      {"graph_capture", "torch.cuda.CUDAGraph"}, {"device_events", nullptr}, {"", "x"}, {"cluster_fix", "1"}};
   zl_backend_api api = table();
   api.capabilities = caps;
   api.capability_count = 4;

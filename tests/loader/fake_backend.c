@@ -204,7 +204,8 @@ FAKE_UNUSED static zl_error* query_state(zl_device_state_args* args) {
   s = (fake_state*)calloc(1, sizeof *s);
   if (s == NULL) return NULL;
   snprintf(s->throttle, sizeof s->throttle, "%s", throttle != NULL && *throttle != '\0' ? throttle : "none");
-  s->values[0] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "clock_sm_mhz", ZL_VALUE_INT64, NULL, 1500 + args->index, 0};
+  s->values[0] =
+      (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "clock_sm_mhz", ZL_VALUE_INT64, NULL, 1500 + args->index, 0};
   s->values[1] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "power_draw_w", ZL_VALUE_DOUBLE, NULL, 0, 99.5};
   s->values[2] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "throttle_reasons", ZL_VALUE_STRING, s->throttle, 0, 0};
   s->values[3] = (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "temperature_c", ZL_VALUE_INT64, NULL, 40, 0};
@@ -242,7 +243,6 @@ typedef zl_backend_api fake_table;
 #endif
 
 FAKE_UNUSED static fake_table kTable;
-
 
 #ifndef FAKE_NO_ENTRY
 ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint32_t minor) {

@@ -35,7 +35,8 @@ TEST(LoaderMatrix, GoodBackendsLoadAndEachBadFileHasItsReason) {
   EXPECT_NE(rejected["h_unresolved.so"].find("cannot load: "), std::string::npos);
   EXPECT_NE(rejected["h_unresolved.so"].find("zl_fake_symbol_that_does_not_exist"), std::string::npos)
       << rejected["h_unresolved.so"];
-  EXPECT_EQ(rejected["i_duplicate_name.so"], std::string("name 'alpha' is already taken by ") + ZL_MATRIX_DIR "/a_good.so");
+  EXPECT_EQ(rejected["i_duplicate_name.so"],
+            std::string("name 'alpha' is already taken by ") + ZL_MATRIX_DIR "/a_good.so");
 }
 
 // Through the probe (a zlcore child per file, as every command loads): the

@@ -16,7 +16,9 @@ TEST(Printable, EscapesControlCharactersAndKeepsText) {
 TEST(Printable, KeepsUtf8AndEscapesWhatIsNot) {
   EXPECT_EQ(zl::printable("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");
   // C1 controls (CSI is U+009B) act like ESC sequences on some terminals.
-  EXPECT_EQ(zl::printable("\xc2\x9b" "31m"), "\\u009b31m");
+  EXPECT_EQ(zl::printable("\xc2\x9b"
+                          "31m"),
+            "\\u009b31m");
   EXPECT_EQ(zl::printable("\xff\xfe"), "\\xff\\xfe");
   EXPECT_EQ(zl::printable("\xe2\x9c"), "\\xe2\\x9c");  // cut short
 }

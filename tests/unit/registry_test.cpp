@@ -20,9 +20,9 @@ TEST(Registry, ShipsFiveBackendsAndRejectsNothing) {
 
 TEST(Registry, AliasesResolveCaseInsensitively) {
   const std::map<std::string, std::string> want{
-      {"cuda", "cuda"},  {"NVIDIA", "cuda"},    {"Gpu", "cuda"},      {"rocm", "rocm"}, {"AMD", "rocm"},
-      {"hip", "rocm"},   {"musa", "musa"},      {"MThreads", "musa"}, {"mt", "musa"},   {"ascend", "ascend"},
-      {"NPU", "ascend"}, {"huawei", "ascend"},  {"host", "host"},     {"CPU", "host"}};
+      {"cuda", "cuda"},  {"NVIDIA", "cuda"},   {"Gpu", "cuda"},      {"rocm", "rocm"}, {"AMD", "rocm"},
+      {"hip", "rocm"},   {"musa", "musa"},     {"MThreads", "musa"}, {"mt", "musa"},   {"ascend", "ascend"},
+      {"NPU", "ascend"}, {"huawei", "ascend"}, {"host", "host"},     {"CPU", "host"}};
   for (const auto& [alias, name] : want) {
     const zl::Backend* b = shipped().find(alias);
     ASSERT_NE(b, nullptr) << alias;

@@ -37,7 +37,8 @@ const char* kDecline = "ValueError: Given dtype(s) 'torch.float16'can't be suppo
 std::string test(const std::string& node, const std::string& outcome, const std::string& message = "",
                  bool harness = false, bool device = false) {
   return "{\"node\": \"" + node + "\", \"outcome\": \"" + outcome + "\", \"message\": \"" + message +
-         "\", \"harness\": " + (harness ? "true" : "false") + ", \"device_error\": " + (device ? "true" : "false") + "}";
+         "\", \"harness\": " + (harness ? "true" : "false") + ", \"device_error\": " + (device ? "true" : "false") +
+         "}";
 }
 
 std::string outcomes(const std::vector<std::string>& tests, int selected = -1, int deselected = 0) {
@@ -76,8 +77,8 @@ TEST(RunStatus, DeclinedNextToMeasuredRowsIsPassedWithANote) {
 }
 
 TEST(RunStatus, RealFailureNextToRowsIsPartialAndNamesTheTest) {
-  Facts f = make(outcomes({test("t::good", "passed"), test("t::bad", "failed", "RuntimeError: boom")}), 1,
-                 {{"t::good", 2}});
+  Facts f =
+      make(outcomes({test("t::good", "passed"), test("t::bad", "failed", "RuntimeError: boom")}), 1, {{"t::good", 2}});
   zl::RunStatus s = decide(f);
   EXPECT_EQ(s.status, "partial");
   EXPECT_EQ(s.exit_code, 1);
@@ -88,14 +89,14 @@ TEST(RunStatus, RealFailureNextToRowsIsPartialAndNamesTheTest) {
 }
 
 TEST(RunStatus, OurOwnPluginRaisingIsHarnessErrorEvenNextToRows) {
-  Facts f = make(outcomes({test("t::a", "passed"), test("t::b", "failed", "KeyError: 'x'", true)}), 1,
-                 {{"t::a", 2}});
+  Facts f = make(outcomes({test("t::a", "passed"), test("t::b", "failed", "KeyError: 'x'", true)}), 1, {{"t::a", 2}});
   zl::RunStatus s = decide(f);
   EXPECT_EQ(s.status, "harness_error");
   EXPECT_EQ(s.exit_code, zl::kExitHarnessError);
-  Facts ie = make("{\"selected\": 0, \"tests\": [], \"internal_error\": {\"message\": \"AttributeError: x\", "
-                  "\"harness\": true}}",
-                  3);
+  Facts ie = make(
+      "{\"selected\": 0, \"tests\": [], \"internal_error\": {\"message\": \"AttributeError: x\", "
+      "\"harness\": true}}",
+      3);
   EXPECT_EQ(decide(ie).status, "harness_error");
 }
 

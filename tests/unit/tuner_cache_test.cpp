@@ -17,8 +17,7 @@ TEST(TunerCache, OnlyVersionedBenchmarkTablesAreTimingTables) {
       "89756365090932836bb7aa9f4fa7ad14"));
   EXPECT_FALSE(zl::is_libtuner_timing_table("mm_kernel_general_2455470fa9db9d68552fd83a5055b171-a493b6f4"));
   EXPECT_TRUE(zl::is_libtuner_timing_table("mm_kernel_general_2455470fa9db9d68552fd83a5055b171_benchmark_v2"));
-  EXPECT_TRUE(zl::is_libtuner_timing_table(
-      "mm_kernel_9f2c_benchmark_v2-a493b6f49d2d58ea60dc7a6af4dc69bb"));
+  EXPECT_TRUE(zl::is_libtuner_timing_table("mm_kernel_9f2c_benchmark_v2-a493b6f49d2d58ea60dc7a6af4dc69bb"));
 }
 
 namespace {

@@ -24,10 +24,10 @@ namespace zl::ab {
 // in-run A/A of --calibrate).
 struct SideSpec {
   std::string label;
-  std::string suite_root;  // absolute FlagGems directory
-  std::string python;      // interpreter for pytest
+  std::string suite_root;                  // absolute FlagGems directory
+  std::string python;                      // interpreter for pytest
   std::map<std::string, std::string> env;  // --a-env K=V: set for every run of this side
-  std::string replay_from;  // the side's own replay source; empty: the A/B's choice
+  std::string replay_from;                 // the side's own replay source; empty: the A/B's choice
 };
 
 // How winners are made fair (docs/ab.md, "Winners").

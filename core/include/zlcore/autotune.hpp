@@ -33,8 +33,8 @@ struct AutotuneSetup {
   std::string manifest_hash;  // replay: the hash the source manifest states
   std::string source_triton;  // replay: the Triton version the records were made with
   bool force = false;
-  int replay_rows = 0;        // replay: LibTuner rows rebuilt into the cache
-  int replay_kernels = 0;     // replay: plain-autotune kernels in the records
+  int replay_rows = 0;     // replay: LibTuner rows rebuilt into the cache
+  int replay_kernels = 0;  // replay: plain-autotune kernels in the records
   std::map<std::string, std::string> child_env;
 };
 
@@ -54,14 +54,14 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
 bool autotune_replays(const std::string& requested_mode, const std::string& replay_from);
 
 struct AutotuneResult {
-  int records_written = 0;      // record: entries written (LibTuner rows + plain winners)
-  int record_files = 0;         // record: files under autotune_records/ (manifest excluded)
-  std::string records_hash;     // record: hash of what was written
-  int tuning_benchmarks = -1;   // configs benchmarked; -1: nobody counted
-  int replay_misses = 0;        // shapes that failed with replay_miss
-  int replay_refused = 0;       // shapes refused (kernel source changed)
-  int inherited_winners = -1;   // LibTuner winners found in the DB before the run; -1: unknown
-  int used_winners = -1;        // distinct (table, key) lookups the run made; -1: unknown
+  int records_written = 0;                        // record: entries written (LibTuner rows + plain winners)
+  int record_files = 0;                           // record: files under autotune_records/ (manifest excluded)
+  std::string records_hash;                       // record: hash of what was written
+  int tuning_benchmarks = -1;                     // configs benchmarked; -1: nobody counted
+  int replay_misses = 0;                          // shapes that failed with replay_miss
+  int replay_refused = 0;                         // shapes refused (kernel source changed)
+  int inherited_winners = -1;                     // LibTuner winners found in the DB before the run; -1: unknown
+  int used_winners = -1;                          // distinct (table, key) lookups the run made; -1: unknown
   std::vector<std::string> replay_miss_examples;  // the first few replay_miss messages
   // The winners the run used, in every mode (LibTuner rows read from the
   // cache, plain-autotune winners the plugin saw): a digest per kernel and

@@ -36,9 +36,9 @@ struct RejectedDevice {
 struct DeviceQuery {
   std::vector<Device> devices;
   std::vector<RejectedDevice> rejected;  // left out of devices, with why
-  std::string reason;  // why devices is empty
-  std::string source;  // which source answered ("library", "tool", ...)
-  std::string error;   // a fault the backend returned as a zl_error
+  std::string reason;                    // why devices is empty
+  std::string source;                    // which source answered ("library", "tool", ...)
+  std::string error;                     // a fault the backend returned as a zl_error
 };
 
 // A device's state now (ABI 1.2 query_device_state): clocks, power,

@@ -11,8 +11,8 @@
 #include <optional>
 #include <ostream>
 #include <set>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace zl::compare {
@@ -23,7 +23,7 @@ struct ResultRow {
   std::optional<double> latency_ms;       // FlagGems side
   std::optional<double> latency_base_ms;  // torch side, the control
   int repeats = 1;
-  double spread_pct = 0;       // (max - min) / median * 100 of the FlagGems samples
+  double spread_pct = 0;  // (max - min) / median * 100 of the FlagGems samples
   double spread_base_pct = 0;
   std::string timer, timer_base;
   std::string error;
@@ -60,9 +60,9 @@ std::string fallback_summary(const std::set<FallbackShape>& shapes);
 
 // One run directory: the caliber fields flattened to strings, and its rows.
 struct RunInfo {
-  std::string dir;       // as found: the side's path or <batch>/runs/<op>
+  std::string dir;  // as found: the side's path or <batch>/runs/<op>
   std::string run_id;
-  std::string op;        // identity.op, else the directory name
+  std::string op;  // identity.op, else the directory name
   std::string status;
   std::map<std::string, std::string> caliber;  // key -> value ("" when absent)
   std::map<std::string, std::string> env;      // identity.env
@@ -94,9 +94,9 @@ Side load_side(const std::string& label, const std::string& path);
 // ---- caliber -------------------------------------------------------------
 
 struct Difference {
-  std::string key;      // e.g. "timer.name", "env.TRITON_X", "autotune"
-  std::string a, b;     // values; "(none)" when absent, "(unset)" for an absent env knob
-  std::string detail;   // why it matters, where the values alone do not say
+  std::string key;               // e.g. "timer.name", "env.TRITON_X", "autotune"
+  std::string a, b;              // values; "(none)" when absent, "(unset)" for an absent env knob
+  std::string detail;            // why it matters, where the values alone do not say
   std::vector<std::string> ops;  // run pairs (by op) where it differs
   bool expected = false;         // named by --expect-diff
 };
@@ -105,14 +105,14 @@ struct Caliber {
   std::vector<Difference> differences;  // in key-table order, then env keys sorted
   std::string autotune_pairing;         // e.g. "record/replay (fair)"
   bool autotune_fair = false;
-  std::vector<std::string> notes;       // unpaired runs, unmatched --expect-diff, then run status
+  std::vector<std::string> notes;  // unpaired runs, unmatched --expect-diff, then run status
   // The runs that did not pass, one each (also worded in `notes`), for a
   // report that groups them in a table.
   struct NotPassed {
     std::string side, op, dir, status, reason;
   };
   std::vector<NotPassed> not_passed;
-  size_t pairs = 0;                     // run pairs compared
+  size_t pairs = 0;  // run pairs compared
   // Differences not declared by --expect-diff.
   size_t unexpected() const;
 };
@@ -132,7 +132,7 @@ enum class Verdict { Faster, Slower, Same, Noisy, Unconfirmed, Error };
 const char* verdict_name(Verdict v);
 
 // The method's parameters (docs/compare.md, "The method").
-inline constexpr double kAlpha = 0.01;  // two-sided level of the rank test
+inline constexpr double kAlpha = 0.01;             // two-sided level of the rank test
 inline constexpr double kConfidence = 1 - kAlpha;  // of every interval in a report
 // SAME is two one-sided tests at 5 % each (TOST): the 90 % interval of the
 // ratio lies inside the threshold. Equivalence needs its own, narrower
@@ -154,15 +154,15 @@ SampleKind sample_kind(const ResultRow& r);
 const std::vector<double>& test_values(const ResultRow& r);
 
 struct VerdictInputs {
-  double speedup = 1;         // A latency / B latency
-  std::vector<double> a, b;   // each side's test values (ms)
-  double threshold = 0.02;    // fraction: SAME means within it
-  double bar = 0.02;          // fraction: FASTER/SLOWER must pass it; the threshold or the row's noise-floor bar
+  double speedup = 1;        // A latency / B latency
+  std::vector<double> a, b;  // each side's test values (ms)
+  double threshold = 0.02;   // fraction: SAME means within it
+  double bar = 0.02;         // fraction: FASTER/SLOWER must pass it; the threshold or the row's noise-floor bar
 };
 
 struct Decision {
   Verdict verdict = Verdict::Unconfirmed;
-  std::optional<double> p_value;   // the rank test's, when tested
+  std::optional<double> p_value;       // the rank test's, when tested
   std::optional<double> ci_lo, ci_hi;  // kConfidence interval of A/B, when tested
 };
 // The rule of docs/compare.md, "Verdicts".
@@ -176,14 +176,14 @@ struct Compared {
   std::optional<double> control;               // a_base_ms / b_base_ms
   double noise_pct = 0;                        // max of both sides' spread; shown, never decides (verdict.cpp)
   int repeats_a = 1, repeats_b = 1;
-  std::vector<double> values_a, values_b;      // each side's test values (ms)
+  std::vector<double> values_a, values_b;  // each side's test values (ms)
   SampleKind kind_a = SampleKind::None, kind_b = SampleKind::None;
-  std::optional<double> p_value;               // the rank test's, when tested
-  std::optional<double> ci_lo, ci_hi;          // kConfidence interval of the speedup
-  double bar = 0.02;                           // the bar |speedup - 1| had to pass
-  std::optional<double> floor;                 // noise floor of the row (fraction), when known
+  std::optional<double> p_value;       // the rank test's, when tested
+  std::optional<double> ci_lo, ci_hi;  // kConfidence interval of the speedup
+  double bar = 0.02;                   // the bar |speedup - 1| had to pass
+  std::optional<double> floor;         // noise floor of the row (fraction), when known
   Verdict verdict = Verdict::Unconfirmed;
-  std::string note;                            // errors, timer changes, samples that are no placements
+  std::string note;  // errors, timer changes, samples that are no placements
   // % of the device's peak bandwidth / compute per side, where the runs say.
   std::optional<double> a_pct_bw, b_pct_bw, a_pct_fp, b_pct_fp;
 };
@@ -243,15 +243,15 @@ struct Report {
   Side a, b;
   Options options;
   Caliber caliber;
-  std::vector<Compared> rows;       // sorted by op, dtype, shape as in side A
+  std::vector<Compared> rows;  // sorted by op, dtype, shape as in side A
   std::vector<OneSided> one_sided;
   Geomean overall;
   std::vector<Geomean> by_op, by_dtype;
   std::map<Verdict, size_t> counts;
-  size_t rows_on_repeats = 0;   // compared rows with a side that has no placement samples
-  size_t rows_with_floor = 0;   // rows the noise-floor file knows
-  size_t rows_widened = 0;      // of those, rows whose bar is above the threshold
-  bool regression() const;  // any SLOWER row (confirmed and past the threshold)
+  size_t rows_on_repeats = 0;  // compared rows with a side that has no placement samples
+  size_t rows_with_floor = 0;  // rows the noise-floor file knows
+  size_t rows_widened = 0;     // of those, rows whose bar is above the threshold
+  bool regression() const;     // any SLOWER row (confirmed and past the threshold)
 };
 
 Report compare(Side a, Side b, const Options& options);

@@ -35,7 +35,7 @@ struct CalibrationRate {
   size_t tested = 0;          // row comparisons with a tested verdict, over all pairs
   size_t false_verdicts = 0;  // of those, FASTER or SLOWER
   size_t noisy = 0;
-  size_t untested = 0;        // UNCONFIRMED or ERROR
+  size_t untested = 0;  // UNCONFIRMED or ERROR
   double rate() const { return tested == 0 ? 0 : static_cast<double>(false_verdicts) / static_cast<double>(tested); }
   double noisy_rate() const { return tested == 0 ? 0 : static_cast<double>(noisy) / static_cast<double>(tested); }
 };
@@ -43,13 +43,13 @@ struct CalibrationRate {
 // The noise floor of one (op, dtype, shape) across the calibration runs.
 struct CalibrationRow {
   std::string op, dtype, shape;
-  int runs = 0;                     // runs with a usable latency for it
-  double mean_ms = 0;               // over those runs
-  double max_log_ratio = 0;         // largest |log(latency_i / latency_j)|: the noise floor
-  double spread_pct = 0;            // largest spread across placements (in-run spread in older runs) of one run
+  int runs = 0;                           // runs with a usable latency for it
+  double mean_ms = 0;                     // over those runs
+  double max_log_ratio = 0;               // largest |log(latency_i / latency_j)|: the noise floor
+  double spread_pct = 0;                  // largest spread across placements (in-run spread in older runs) of one run
   size_t tested = 0, false_verdicts = 0;  // over the pairs
-  double factor = 0;                // stats::floor_factor(runs, kAlpha)
-  double bar = 0;                   // what a compare with the file applies: noise_bar(), fraction
+  double factor = 0;                      // stats::floor_factor(runs, kAlpha)
+  double bar = 0;                         // what a compare with the file applies: noise_bar(), fraction
 };
 
 struct Calibration {

@@ -19,9 +19,9 @@ class Rng {
  public:
   explicit Rng(uint64_t seed);
   uint64_t next();
-  double uniform();          // in [0, 1)
-  size_t below(size_t n);    // uniform in [0, n), unbiased; n > 0
-  double normal();           // standard normal (Box-Muller)
+  double uniform();        // in [0, 1)
+  size_t below(size_t n);  // uniform in [0, n), unbiased; n > 0
+  double normal();         // standard normal (Box-Muller)
 
  private:
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

@@ -28,8 +28,7 @@ class UsageError : public std::runtime_error {
 // `PREFLIGHT_FAILED check=<name> <detail>`.
 class PreflightError : public std::runtime_error {
  public:
-  PreflightError(std::string check, const std::string& detail)
-      : std::runtime_error(detail), check_(std::move(check)) {}
+  PreflightError(std::string check, const std::string& detail) : std::runtime_error(detail), check_(std::move(check)) {}
   const std::string& check() const { return check_; }
 
  private:

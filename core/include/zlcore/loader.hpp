@@ -62,7 +62,6 @@ LoadOptions probing_load_options();
 // each enumerate_devices call in process. ZL_BACKEND_TIMEOUT, default 10.
 double backend_timeout_s();
 
-
 // The hidden `zlcore __probe-backend FILE`: opens FILE as the loader would,
 // calls enumerate_devices once and releases what it returned, reporting each
 // stage on fd 3 (stdout when fd 3 is not open) before it runs. Returns the

@@ -26,11 +26,11 @@ struct PluginRule {
 
 struct TimerRule {
   std::string name;
-  std::string module;                            // the Python module implementing it; empty: the child's built-in
+  std::string module;  // the Python module implementing it; empty: the child's built-in
   int priority = 0;
   std::vector<std::string> requires_caps;
-  std::string fallback;                          // empty: none
-  std::map<std::string, std::string> env_from;   // child variable -> capability key
+  std::string fallback;                         // empty: none
+  std::map<std::string, std::string> env_from;  // child variable -> capability key
   std::optional<DisabledBy> disabled_by;
   std::string summary;
   std::string source;
@@ -39,7 +39,7 @@ struct TimerRule {
 struct Rules {
   std::vector<PluginRule> plugins;  // in load order
   std::vector<TimerRule> timers;
-  std::vector<std::string> files;   // every file read, in order
+  std::vector<std::string> files;  // every file read, in order
 };
 
 // Parses one rules document. Throws UsageError naming `source` on bad input.
@@ -59,7 +59,7 @@ struct Plan {
   std::string backend;
   std::vector<std::string> pytest_plugins;  // modules, for `-p`
   std::string timer;
-  std::string timer_fallback;               // empty: none
+  std::string timer_fallback;  // empty: none
   std::map<std::string, std::string> child_env;
   std::vector<PlanReason> reasons;
 };

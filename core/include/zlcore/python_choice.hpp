@@ -10,9 +10,9 @@
 namespace zl {
 
 struct PythonChoice {
-  std::string command;  // what the child is started with (as given, or the candidate's name)
-  std::string path;     // the executable it resolved to (sys.executable)
-  std::string version;  // "3.11.2"
+  std::string command;     // what the child is started with (as given, or the candidate's name)
+  std::string path;        // the executable it resolved to (sys.executable)
+  std::string version;     // "3.11.2"
   bool requested = false;  // from --python, not chosen by zlcore
   // Candidates passed over, one phrase each: "python3 (/opt/venv/bin/python3,
   // Python 3.12.1) cannot import pytest".

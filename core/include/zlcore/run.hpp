@@ -24,7 +24,7 @@ struct RunOptions {
   std::string level = "core";
   std::string mode = "kernel";
   std::vector<std::string> dtypes;
-  int device = -1;  // -1: the first device the backend offers (visible_devices.hpp)
+  int device = -1;            // -1: the first device the backend offers (visible_devices.hpp)
   std::string autotune_mode;  // tune | record | replay; empty: derived
   std::string replay_from;
   bool force_replay = false;
@@ -32,7 +32,7 @@ struct RunOptions {
   // Keep an isolated (or replay) cache after the run instead of dropping it,
   // e.g. to hand exactly these winners and binaries to another tool.
   bool keep_tuner_cache = false;
-  std::string python;  // empty: the first of python_candidates() that has pytest
+  std::string python;   // empty: the first of python_candidates() that has pytest
   std::string out_dir;  // empty: runs/<timestamp>-<op>-<backend>
   double timeout_s = 0;
   bool same_process_group = false;

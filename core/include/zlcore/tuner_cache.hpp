@@ -36,7 +36,7 @@ struct CacheSnapshot {
   // so a shared cache of many thousand entries costs one directory listing;
   // new_kernels() looks inside the new ones.
   std::set<std::string> triton_entries;
-  std::set<WinnerKey> winners;           // every LibTuner row, over every DB file
+  std::set<WinnerKey> winners;  // every LibTuner row, over every DB file
 };
 
 CacheSnapshot snapshot_cache(const CacheDirs& dirs);

@@ -6,7 +6,8 @@
 
 namespace zl::ab {
 
-CaliberVerdict check_round_caliber(const std::filesystem::path& round_dir, const std::vector<std::string>& expect_diff) {
+CaliberVerdict check_round_caliber(const std::filesystem::path& round_dir,
+                                   const std::vector<std::string>& expect_diff) {
   const compare::Side a = compare::load_side("A", (round_dir / "A").string());
   const compare::Side b = compare::load_side("B", (round_dir / "B").string());
   const compare::Caliber c = compare::check_caliber(a, b, expect_diff);
@@ -18,7 +19,8 @@ CaliberVerdict check_round_caliber(const std::filesystem::path& round_dir, const
               (d.detail.empty() ? "" : " (" + d.detail + ")") + "\n";
   }
   for (const std::string& n : c.notes) v.text += "  note: " + n + "\n";
-  v.summary = v.fair ? "fair: " + std::to_string(c.differences.size()) + " declared difference(s); autotune " + c.autotune_pairing
+  v.summary = v.fair ? "fair: " + std::to_string(c.differences.size()) + " declared difference(s); autotune " +
+                           c.autotune_pairing
                      : std::to_string(c.unexpected()) + " undeclared difference(s)";
   return v;
 }

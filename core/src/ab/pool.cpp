@@ -82,7 +82,8 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
       if (r->latency_ms) latencies.push_back(*r->latency_ms);
       if (r->latency_base_ms) bases.push_back(*r->latency_base_ms);
       // A row timed by another timer in some round is not like for like.
-      if (r->timer != p.timer && p.error.empty()) p.error = "timer " + p.timer + " in one round, " + r->timer + " in another";
+      if (r->timer != p.timer && p.error.empty())
+        p.error = "timer " + p.timer + " in one round, " + r->timer + " in another";
     }
     if (samples == Samples::rounds) {
       // The rounds are the test values; compare reads them as placements.

@@ -23,7 +23,7 @@ struct Settled {
   std::map<std::string, std::map<std::string, std::vector<std::string>>> runs;  // label -> op -> run dirs
   std::map<std::string, int> rounds_done;                                       // op -> measured rounds
   std::map<std::string, std::string> failed, unsupported;                       // op -> why
-  size_t retried = 0;  // rounds that failed once and ran again
+  size_t retried = 0;                                                           // rounds that failed once and ran again
 };
 
 Settled settle(const Options& o, const fs::path& dir, const std::vector<RoundLine>& lines) {
@@ -55,8 +55,7 @@ const char* winners_text(Winners w) {
   switch (w) {
     case Winners::record:
       return "side A recorded its autotune winners once per op (round 0); every round of every side replayed them";
-    case Winners::given:
-      return "every round of every side replayed one record (--same-winners)";
+    case Winners::given: return "every round of every side replayed one record (--same-winners)";
     case Winners::own:
       return "each side tuned in its own tuner cache (--winners own), in warm workers; winners may differ";
   }
@@ -78,9 +77,13 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
                     : "samples: every round's per-placement medians pooled per side (--samples placements); the "
                       "verdict is compare's (Mann-Whitney over the pooled values, Hodges-Lehmann interval)");
   for (const auto& [op, n] : s.rounds_done) {
-    if (n < o.rounds) out.push_back("op " + op + ": " + std::to_string(n) + " of " + std::to_string(o.rounds) + " rounds measured");
+    if (n < o.rounds)
+      out.push_back("op " + op + ": " + std::to_string(n) + " of " + std::to_string(o.rounds) + " rounds measured");
   }
-  if (s.retried > 0) out.push_back(std::to_string(s.retried) + " round attempt(s) ran again on every side (a side failed, or an earlier invocation was interrupted)");
+  if (s.retried > 0)
+    out.push_back(
+        std::to_string(s.retried) +
+        " round attempt(s) ran again on every side (a side failed, or an earlier invocation was interrupted)");
   for (const auto& [op, why] : s.failed) out.push_back("FAILED op " + op + ": " + why);
   for (const auto& [op, why] : s.unsupported) out.push_back("unsupported op " + op + ": " + why);
   if (aa != nullptr) {
@@ -149,7 +152,8 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
   d.AddMember("failed_ops", json::str_map(s.failed, a), a);
   d.AddMember("unsupported_ops", json::str_map(s.unsupported, a), a);
   rapidjson::Value counts(rapidjson::kObjectType);
-  for (const auto& [v, n] : report.counts) counts.AddMember(json::str(compare::verdict_name(v), a), rapidjson::Value(static_cast<uint64_t>(n)), a);
+  for (const auto& [v, n] : report.counts)
+    counts.AddMember(json::str(compare::verdict_name(v), a), rapidjson::Value(static_cast<uint64_t>(n)), a);
   d.AddMember("verdicts", counts, a);
   if (aa) {
     rapidjson::Value x(rapidjson::kObjectType);

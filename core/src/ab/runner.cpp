@@ -65,8 +65,8 @@ class Runner {
     executors_ = make_executors(o_, dir_.string());
     plan_units();
     std::cout << "ab " << dir_.string() << ": " << o_.ops.size() << " ops x " << o_.rounds << " rounds, sides "
-              << (o_.calibrate ? "A, B and A again (A2)" : "A and B") << ", " << todo_.size() << " unit(s) to run, devices "
-              << devices_text() << "\n"
+              << (o_.calibrate ? "A, B and A again (A2)" : "A and B") << ", " << todo_.size()
+              << " unit(s) to run, devices " << devices_text() << "\n"
               << std::flush;
     if (!caliber_checked_) {
       // The check needs one measured pair; on resume one may already be there.
@@ -99,7 +99,8 @@ class Runner {
       lines_ = read_rounds_csv(csv.string());
     } else {
       if (fs::exists(dir_) && !fs::is_empty(dir_, ec)) {
-        throw UsageError("ab: --out " + dir_.string() + " exists and is not empty; give a new directory, or --resume to continue it");
+        throw UsageError("ab: --out " + dir_.string() +
+                         " exists and is not empty; give a new directory, or --resume to continue it");
       }
       fs::create_directories(dir_, ec);
       if (ec) throw UsageError("ab: cannot create --out " + dir_.string() + ": " + ec.message());
@@ -202,8 +203,9 @@ class Runner {
     l.op = o_.ops[s.unit.op];
     l.device = s.device;
     l.run_dir = (dir_ / s.rel / label).string();
-    l.log_path = (dir_ / "logs" / (batch::op_dir_name(l.op.name) + ".r" + std::to_string(s.unit.round) + "-t" +
-                                   std::to_string(s.attempt) + "." + label + ".log"))
+    l.log_path = (dir_ / "logs" /
+                  (batch::op_dir_name(l.op.name) + ".r" + std::to_string(s.unit.round) + "-t" +
+                   std::to_string(s.attempt) + "." + label + ".log"))
                      .string();
     l.timeout_s = o_.timeout_s;
     l.run_args = winner_args(o_, label, s.unit.round, record_source(l.op.name));
@@ -232,7 +234,8 @@ class Runner {
     const std::string& name = o_.ops[s.unit.op].name;
     append({name, s.unit.round, s.attempt, label, batch::to_string(out.status), s.device.index, out.seconds,
             s.rel + "/" + label, out.reason});
-    std::cout << printable("[" + std::to_string(s.device.index) + "] " + name + " round " + std::to_string(s.unit.round) +
+    std::cout << printable("[" + std::to_string(s.device.index) + "] " + name + " round " +
+                           std::to_string(s.unit.round) +
                            (s.attempt > 1 ? " (attempt " + std::to_string(s.attempt) + ")" : "") + " " + label + ": " +
                            batch::to_string(out.status) + (out.reason.empty() ? "" : " (" + out.reason + ")"))
               << "\n"
@@ -242,8 +245,10 @@ class Runner {
     ++s.step;
     // A side that did not measure ends the round: the others' numbers would
     // have no partner in it.
-    if (interrupted_ || !measured(out.status) || s.step == s.order.size()) finish_unit(s);
-    else start_step(s);
+    if (interrupted_ || !measured(out.status) || s.step == s.order.size())
+      finish_unit(s);
+    else
+      start_step(s);
   }
 
   void finish_unit(Slot& s) {

@@ -7,12 +7,9 @@ std::vector<std::string> winner_args(const Options& o, const std::string& label,
   const SideSpec& side = label == "B" ? o.b : o.a;
   if (!side.replay_from.empty()) return {"--replay-from", side.replay_from};
   switch (o.winners) {
-    case Winners::record:
-      return {"--replay-from", record};
-    case Winners::given:
-      return {"--replay-from", o.same_winners};
-    case Winners::own:
-      break;
+    case Winners::record: return {"--replay-from", record};
+    case Winners::given: return {"--replay-from", o.same_winners};
+    case Winners::own: break;
   }
   return {};
 }

@@ -58,10 +58,9 @@ struct TypeRule {
   int max_params;
 };
 constexpr TypeRule kTypes[] = {
-    {"INTEGER", 0}, {"INT", 0},     {"BIGINT", 0}, {"SMALLINT", 0}, {"BOOLEAN", 0},
-    {"REAL", 0},    {"DOUBLE", 0},  {"DOUBLE PRECISION", 0},        {"FLOAT", 1},
-    {"NUMERIC", 2}, {"DECIMAL", 2}, {"TEXT", 0},   {"VARCHAR", 1},  {"CHAR", 1},
-    {"BLOB", 0},
+    {"INTEGER", 0}, {"INT", 0},    {"BIGINT", 0},           {"SMALLINT", 0}, {"BOOLEAN", 0},
+    {"REAL", 0},    {"DOUBLE", 0}, {"DOUBLE PRECISION", 0}, {"FLOAT", 1},    {"NUMERIC", 2},
+    {"DECIMAL", 2}, {"TEXT", 0},   {"VARCHAR", 1},          {"CHAR", 1},     {"BLOB", 0},
 };
 
 std::string str_member(const rapidjson::Value& v, const char* key, bool* present) {

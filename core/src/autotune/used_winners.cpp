@@ -84,7 +84,8 @@ Lookups read_lookups(const Value& plugin, const Value& suite) {
   return l;
 }
 
-std::vector<UsedTable> used_libtuner_tables(const CacheDirs& dirs, const CacheSnapshot& before, const Lookups& lookups) {
+std::vector<UsedTable> used_libtuner_tables(const CacheDirs& dirs, const CacheSnapshot& before,
+                                            const Lookups& lookups) {
   std::vector<UsedTable> out;
   for (const std::string& db_path : libtuner_db_files(dirs.flaggems)) {
     const std::string db_file = fs::path(db_path).filename().string();
@@ -130,7 +131,8 @@ std::vector<UsedTable> used_libtuner_tables(const CacheDirs& dirs, const CacheSn
           t.rows.push_back(std::move(r));
         }
         if (t.rows.empty()) continue;
-        std::sort(t.rows.begin(), t.rows.end(), [](const UsedRow& x, const UsedRow& y) { return x.key_string < y.key_string; });
+        std::sort(t.rows.begin(), t.rows.end(),
+                  [](const UsedRow& x, const UsedRow& y) { return x.key_string < y.key_string; });
         t.db_file = db_file;
         t.db_stem = db_stem;
         t.table = table;

@@ -31,14 +31,14 @@ Lookups read_lookups(const rapidjson::Value& plugin, const rapidjson::Value& sui
 void split_table_name(const std::string& table, std::string* kernel, std::string* kernel_hash);
 
 struct UsedRow {
-  std::string key_string;  // the key columns joined by ',' as SQLite spells them
-  rapidjson::Value key;    // the key columns' values, in column order
-  rapidjson::Value config; // every other column by name
+  std::string key_string;   // the key columns joined by ',' as SQLite spells them
+  rapidjson::Value key;     // the key columns' values, in column order
+  rapidjson::Value config;  // every other column by name
 };
 
 struct UsedTable {
   std::string db_file, db_stem, table, kernel, kernel_hash;
-  std::vector<LibTunerColumn> columns;  // as PRAGMA table_info gives them
+  std::vector<LibTunerColumn> columns;       // as PRAGMA table_info gives them
   std::shared_ptr<rapidjson::Document> doc;  // owns the rows' values
   std::vector<UsedRow> rows;                 // sorted by key_string
 };

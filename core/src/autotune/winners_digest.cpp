@@ -22,7 +22,8 @@ WinnersDigest winners_digest(const std::vector<UsedTable>& libtuner, const rapid
   // A kernel's winners may sit in several tables (one per key arity).
   std::map<std::string, std::vector<std::string>> lines;
   for (const UsedTable& t : libtuner) {
-    for (const UsedRow& r : t.rows) lines[t.kernel].push_back(t.table + "\t" + r.key_string + "\t" + json::compact(r.config));
+    for (const UsedRow& r : t.rows)
+      lines[t.kernel].push_back(t.table + "\t" + r.key_string + "\t" + json::compact(r.config));
   }
   for (auto& [kernel, ls] : lines) {
     std::sort(ls.begin(), ls.end());

@@ -17,14 +17,14 @@
 namespace zl::batch {
 
 struct Lease {
-  std::string op;       // the op's name
-  std::string run_dir;  // relative to the batch directory
+  std::string op;         // the op's name
+  std::string run_dir;    // relative to the batch directory
   std::string batch_dir;  // absolute: the orphan's own argv and environment name it
   bool warmup = false;
   int device_index = -1;
   std::string device_id;
-  pid_t pid = -1;   // the op's `zlcore run`
-  pid_t pgid = -1;  // its process group (the cold executor makes it lead one)
+  pid_t pid = -1;                      // the op's `zlcore run`
+  pid_t pgid = -1;                     // its process group (the cold executor makes it lead one)
   unsigned long long start_ticks = 0;  // /proc/<pid>/stat field 22
   std::string boot_id;                 // /proc/sys/kernel/random/boot_id
   std::string host;

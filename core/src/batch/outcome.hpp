@@ -11,8 +11,8 @@ namespace zl::batch {
 struct ExitFacts {
   bool started = false;
   std::string spawn_error;
-  int exit_code = -1;   // when it exited
-  int term_signal = 0;  // when a signal ended the `zlcore run` process itself
+  int exit_code = -1;               // when it exited
+  int term_signal = 0;              // when a signal ended the `zlcore run` process itself
   bool killed_for_timeout = false;  // the batch's backstop killed it
   bool interrupted = false;         // the batch asked it to stop
   double seconds = 0;

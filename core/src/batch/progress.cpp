@@ -45,9 +45,11 @@ double heartbeat_seconds() {
 
 std::string running_text(const std::vector<InFlight>& running) {
   std::vector<InFlight> sorted = running;
-  std::sort(sorted.begin(), sorted.end(), [](const InFlight& a, const InFlight& b) { return a.device_index < b.device_index; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const InFlight& a, const InFlight& b) { return a.device_index < b.device_index; });
   std::string out;
-  for (const InFlight& r : sorted) out += " " + std::to_string(r.device_index) + ":" + printable(r.op) + " " + duration(r.seconds);
+  for (const InFlight& r : sorted)
+    out += " " + std::to_string(r.device_index) + ":" + printable(r.op) + " " + duration(r.seconds);
   return out;
 }
 
@@ -173,8 +175,8 @@ std::string summary_table(const std::vector<OpRow>& rows, const std::vector<std:
   }
   for (const std::string& raw : not_run) {
     const std::string name = printable(raw);
-    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9s  %s\n", static_cast<int>(std::max(op_w, name.size())), name.c_str(),
-                  static_cast<int>(status_w), "-", "-", "-", "not run; --resume runs it");
+    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %6s  %9s  %s\n", static_cast<int>(std::max(op_w, name.size())),
+                  name.c_str(), static_cast<int>(status_w), "-", "-", "-", "not run; --resume runs it");
     out << buf;
   }
   if (unlisted > 0) out << "(" << unlisted << " passed ops not listed; ops_status.csv has every row)\n";

@@ -32,8 +32,8 @@ class Progress {
   size_t phase_jobs_ = 0, phase_done_ = 0;
   double started_, phase_started_;
   double last_draw_ = 0;
-  double last_line_;     // when the last line was printed (the heartbeat's clock)
-  double heartbeat_s_;   // ZL_BATCH_HEARTBEAT_S
+  double last_line_;    // when the last line was printed (the heartbeat's clock)
+  double heartbeat_s_;  // ZL_BATCH_HEARTBEAT_S
   bool drawn_ = false;
   std::vector<InFlight> last_running_;
 };

@@ -64,8 +64,7 @@ struct QueueResult {
 
 // Runs `jobs` to the end (or until interrupted); every started job gets
 // exactly one finished() call.
-QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& config, Executor& executor,
-                      QueueEvents& events);
+QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& config, Executor& executor, QueueEvents& events);
 
 // Why a device does not count as idle; empty when it does.
 std::string busy_reason(const Device& now, const IdlePolicy& policy);

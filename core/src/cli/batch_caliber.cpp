@@ -1,5 +1,5 @@
-#include "zlcore/provider.hpp"
 #include "batch_caliber.hpp"
+#include "zlcore/provider.hpp"
 
 #include <cstring>
 #include <filesystem>

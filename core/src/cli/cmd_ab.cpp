@@ -79,38 +79,46 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
   po::options_description desc(
       "ab: an A/B of two FlagGems directories (or interpreters, or environments), the sides interleaved round by "
       "round on each device; speedup = A ms / B ms, FASTER means B is faster (docs/ab.md)");
-  desc.add_options()
-      ("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")
-      ("a", po::value<std::string>(), "side A: its FlagGems directory")
-      ("b", po::value<std::string>(), "side B: its FlagGems directory (may be the same as A's)")
-      ("a-python", po::value<std::string>(), "side A's Python (default: the one chosen as for run)")
-      ("b-python", po::value<std::string>(), "side B's Python")
-      ("a-env", po::value<std::vector<std::string>>()->composing(), "NAME=VALUE set for every run of side A (repeatable)")
-      ("b-env", po::value<std::vector<std::string>>()->composing(), "NAME=VALUE set for every run of side B (repeatable)")
-      ("a-replay-from", po::value<std::string>(), "side A replays this record in every round instead")
-      ("b-replay-from", po::value<std::string>(), "side B replays this record in every round instead")
-      ("same-winners", po::value<std::string>(), "every round of both sides replays this run directory's record (no record round)")
-      ("winners", po::value<std::string>(), "record (default: A records once per op, both replay) or own (each side tunes in its own cache, warm workers)")
-      ("ops", po::value<std::string>(), "ops a,b,c (the suite's marks)")
-      ("ops-file", po::value<std::string>(), "ops file, as for batch")
-      ("rounds", po::value<std::string>(), "rounds per op (default 6; --resume may raise it)")
-      ("samples", po::value<std::string>(), "a row's test values: rounds (default: one per round, the median of its placements) or placements (every round's placements pooled)")
-      ("calibrate", "every round also runs side A a second time (A2): the A/A of this run and its false-verdict rate")
-      ("devices", po::value<std::string>(), "device indices: all (default: the first), 0,2 or ranges; rounds spread over them")
-      ("out", po::value<std::string>(), "the A/B directory (required)")
-      ("resume", "continue the rounds in --out that are not whole")
-      ("retries", po::value<std::string>(), "a round that fails on a side runs again on every side this many times (default 1)")
-      ("timeout", po::value<std::string>(), "seconds per run before it is killed (default 600)")
-      ("expect-diff", po::value<std::vector<std::string>>()->composing(), "a caliber key the A/B is about (as compare); repeatable")
-      ("threshold", po::value<double>()->default_value(2.0), "verdict threshold in percent (as compare)")
-      ("noise-floor", po::value<std::string>(), "a noise-floor file from compare --calibrate --out (or an earlier ab's aa.json)")
-      ("fail-on-regression", "exit 1 when a row is SLOWER")
-      ("launcher", po::value<std::string>(), "local (the only one ab has; see docs/ab.md for Slurm)")
-      ("level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL)")
-      ("mode", po::value<std::string>(), "FlagGems' --mode")
-      ("dtypes", po::value<std::string>(), "dtypes a,b")
-      ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")
-      ("force-replay", "replay even when the Triton version or kernel source differs (a kernel edited on side B)");
+  desc.add_options()("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")(
+      "a", po::value<std::string>(), "side A: its FlagGems directory")(
+      "b", po::value<std::string>(), "side B: its FlagGems directory (may be the same as A's)")(
+      "a-python", po::value<std::string>(), "side A's Python (default: the one chosen as for run)")(
+      "b-python", po::value<std::string>(), "side B's Python")("a-env",
+                                                               po::value<std::vector<std::string>>()->composing(),
+                                                               "NAME=VALUE set for every run of side A (repeatable)")(
+      "b-env", po::value<std::vector<std::string>>()->composing(),
+      "NAME=VALUE set for every run of side B (repeatable)")("a-replay-from", po::value<std::string>(),
+                                                             "side A replays this record in every round instead")(
+      "b-replay-from", po::value<std::string>(), "side B replays this record in every round instead")(
+      "same-winners", po::value<std::string>(),
+      "every round of both sides replays this run directory's record (no record round)")(
+      "winners", po::value<std::string>(),
+      "record (default: A records once per op, both replay) or own (each side tunes in its own cache, warm workers)")(
+      "ops", po::value<std::string>(), "ops a,b,c (the suite's marks)")("ops-file", po::value<std::string>(),
+                                                                        "ops file, as for batch")(
+      "rounds", po::value<std::string>(), "rounds per op (default 6; --resume may raise it)")(
+      "samples", po::value<std::string>(),
+      "a row's test values: rounds (default: one per round, the median of its placements) or placements (every round's "
+      "placements pooled)")(
+      "calibrate", "every round also runs side A a second time (A2): the A/A of this run and its false-verdict rate")(
+      "devices", po::value<std::string>(),
+      "device indices: all (default: the first), 0,2 or ranges; rounds spread over them")(
+      "out", po::value<std::string>(), "the A/B directory (required)")(
+      "resume", "continue the rounds in --out that are not whole")(
+      "retries", po::value<std::string>(),
+      "a round that fails on a side runs again on every side this many times (default 1)")(
+      "timeout", po::value<std::string>(), "seconds per run before it is killed (default 600)")(
+      "expect-diff", po::value<std::vector<std::string>>()->composing(),
+      "a caliber key the A/B is about (as compare); repeatable")("threshold", po::value<double>()->default_value(2.0),
+                                                                 "verdict threshold in percent (as compare)")(
+      "noise-floor", po::value<std::string>(),
+      "a noise-floor file from compare --calibrate --out (or an earlier ab's aa.json)")(
+      "fail-on-regression", "exit 1 when a row is SLOWER")("launcher", po::value<std::string>(),
+                                                           "local (the only one ab has; see docs/ab.md for Slurm)")(
+      "level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL)")(
+      "mode", po::value<std::string>(), "FlagGems' --mode")("dtypes", po::value<std::string>(), "dtypes a,b")(
+      "direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")(
+      "force-replay", "replay even when the Triton version or kernel source differs (a kernel edited on side B)");
   add_plan_options(desc);
   add_help(desc);
   po::variables_map vm;
@@ -138,20 +146,25 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
   const std::string python = vm.count("a-python") && vm.count("b-python") ? "" : choose_python("").command;
   o.a = side_from(vm, "a", python);
   o.b = side_from(vm, "b", python);
-  if (vm.count("same-winners") && vm.count("winners")) throw UsageError("ab: give --same-winners or --winners, not both");
+  if (vm.count("same-winners") && vm.count("winners"))
+    throw UsageError("ab: give --same-winners or --winners, not both");
   if (vm.count("same-winners")) {
     o.winners = ab::Winners::given;
     o.same_winners = existing_dir(vm["same-winners"].as<std::string>(), "--same-winners");
   } else if (vm.count("winners")) {
     const std::string w = vm["winners"].as<std::string>();
-    if (w == "own") o.winners = ab::Winners::own;
-    else if (w != "record") throw UsageError("ab: --winners '" + w + "' is not allowed; use record or own");
+    if (w == "own")
+      o.winners = ab::Winners::own;
+    else if (w != "record")
+      throw UsageError("ab: --winners '" + w + "' is not allowed; use record or own");
   }
 
   if (vm.count("samples")) {
     const std::string v = vm["samples"].as<std::string>();
-    if (v == "placements") o.samples = ab::Samples::placements;
-    else if (v != "rounds") throw UsageError("ab: --samples '" + v + "' is not allowed; use rounds or placements");
+    if (v == "placements")
+      o.samples = ab::Samples::placements;
+    else if (v != "rounds")
+      throw UsageError("ab: --samples '" + v + "' is not allowed; use rounds or placements");
   }
 
   const double threshold_pct = vm["threshold"].as<double>();

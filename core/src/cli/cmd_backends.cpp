@@ -2,8 +2,8 @@
 // was rejected and why.
 #include <iostream>
 
-#include "../util/text.hpp"
 #include "../util/json.hpp"
+#include "../util/text.hpp"
 #include "command.hpp"
 
 namespace zl::cli {
@@ -62,13 +62,14 @@ int cmd_backends(Context& ctx, const std::vector<std::string>& args) {
             << text::join(ctx.backend_dirs()) << "\n";
   if (reg.backends().empty()) std::cout << "no backends loaded\n";
   for (const Backend& b : reg.backends()) {
-    std::cout << "\n" << b.name() << "  (ABI " << b.abi() << ", " << b.path() << ")\n"
+    std::cout << "\n"
+              << b.name() << "  (ABI " << b.abi() << ", " << b.path() << ")\n"
               << "  aliases:       " << (b.aliases().empty() ? "(none)" : text::join(b.aliases())) << "\n"
               << "  visibility:    " << (b.visibility_env().empty() ? "(none)" : text::join(b.visibility_env())) << "\n"
               << "  capabilities:  " << caps_text(b.capabilities()) << "\n"
               << "  torch device:  " << b.torch_device() << "\n"
-              << "  vendor:        " << (b.framework_vendor().empty() ? "(detected by the framework)" : b.framework_vendor())
-              << "\n";
+              << "  vendor:        "
+              << (b.framework_vendor().empty() ? "(detected by the framework)" : b.framework_vendor()) << "\n";
     if (!b.backend_version().empty()) std::cout << "  version:       " << b.backend_version() << "\n";
   }
   if (!reg.rejected().empty()) {

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "../util/text.hpp"
 #include "../util/clock.hpp"
+#include "../util/text.hpp"
 #include "batch_caliber.hpp"
 #include "command.hpp"
 #include "plan_options.hpp"
@@ -23,9 +23,10 @@ namespace {
 
 // `zlcore run` options every op gets, forwarded only when given here (a
 // variable such as BENCH_LEVEL reaches the child through the environment).
-const char* const kRunFlags[] = {"flaggems-dir",  "level",      "mode",          "shape-mode",  "shape-file",
-                                 "autotune",      "isolate-tuner-cache", "timer", "enable-cudagraph",
-                                 "direct-repeat", "python"};
+const char* const kRunFlags[] = {"flaggems-dir",        "level",      "mode",
+                                 "shape-mode",          "shape-file", "autotune",
+                                 "isolate-tuner-cache", "timer",      "enable-cudagraph",
+                                 "direct-repeat",       "python"};
 // Switches of `zlcore run` every op gets, forwarded as they are.
 const char* const kRunSwitches[] = {"force-replay", "keep-tuner-cache"};
 
@@ -36,8 +37,10 @@ void refuse_per_op_selectors() {
   for (const char* var : {"TEST_NODE", "OP_FILE", "OP"}) {
     const char* v = std::getenv(var);
     if (v == nullptr || *v == '\0') continue;
-    throw UsageError(std::string(var) + "='" + v + "' is set, but it selects the op of one `zlcore run` and does not "
-                     "apply to a batch, which names its ops with --ops / --ops-file: unset it (env -u " + var + ")");
+    throw UsageError(std::string(var) + "='" + v +
+                     "' is set, but it selects the op of one `zlcore run` and does not "
+                     "apply to a batch, which names its ops with --ops / --ops-file: unset it (env -u " +
+                     var + ")");
   }
 }
 
@@ -58,50 +61,61 @@ std::string default_out(const std::string& backend) { return "runs/batch-" + utc
 
 int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   po::options_description desc("batch: run many ops over the devices of this host, one `zlcore run` per op");
-  desc.add_options()
-      ("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")
-      ("devices", po::value<std::string>(), "device indices: all (default), 0,2 or ranges like 0-3")
-      ("gpus", po::value<std::string>(), "alias of --devices")
-      ("ops", po::value<std::string>(), "ops to run: a,b,c (the suite's marks, `all`, benchmark files or pytest node ids)")
-      ("ops-file", po::value<std::string>(), "ops file: one per line (# comments), or .yaml/.yml with per-op node, dtypes, shape_file")
-      ("out", po::value<std::string>(), "batch directory (default runs/batch-<timestamp>-<backend>)")
-      ("resume", "continue the batch in --out: ops already passed are skipped, the rest run again")
-      ("force-resume", "--resume even when a setting that changes numbers differs from the batch's (the rows then mix them)")
-      ("orphans", po::value<std::string>(), "--resume: an op an earlier, killed batch left running is waited for (wait, the default: its result is recorded) or killed (kill)")
-      ("cold", "a fresh pytest process per op (default: one warm worker per device pays the imports once; docs/warm-workers.md)")
-      ("timeout", po::value<std::string>(), "seconds per op before it is killed and recorded as timeout (default 600; 0: none)")
-      ("parallel-warmup-gpus", po::value<std::string>(), "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")
-      ("launcher", po::value<std::string>()->default_value("local"), "where the batch runs: local, or slurm (docs/slurm.md)")
+  desc.add_options()("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")(
+      "devices", po::value<std::string>(), "device indices: all (default), 0,2 or ranges like 0-3")(
+      "gpus", po::value<std::string>(), "alias of --devices")(
+      "ops", po::value<std::string>(),
+      "ops to run: a,b,c (the suite's marks, `all`, benchmark files or pytest node ids)")(
+      "ops-file", po::value<std::string>(),
+      "ops file: one per line (# comments), or .yaml/.yml with per-op node, dtypes, shape_file")(
+      "out", po::value<std::string>(), "batch directory (default runs/batch-<timestamp>-<backend>)")(
+      "resume", "continue the batch in --out: ops already passed are skipped, the rest run again")(
+      "force-resume",
+      "--resume even when a setting that changes numbers differs from the batch's (the rows then mix them)")(
+      "orphans", po::value<std::string>(),
+      "--resume: an op an earlier, killed batch left running is waited for (wait, the default: its result is recorded) "
+      "or killed (kill)")("cold",
+                          "a fresh pytest process per op (default: one warm worker per device pays the imports once; "
+                          "docs/warm-workers.md)")(
+      "timeout", po::value<std::string>(),
+      "seconds per op before it is killed and recorded as timeout (default 600; 0: none)")(
+      "parallel-warmup-gpus", po::value<std::string>(),
+      "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")(
+      "launcher", po::value<std::string>()->default_value("local"),
+      "where the batch runs: local, or slurm (docs/slurm.md)")
       // --launcher slurm (docs/slurm.md); carried to the launcher as launcher_options.
-      ("partition", po::value<std::string>(), "slurm: the partition to submit to")
-      ("nodes", po::value<std::string>(), "slurm: shard over N nodes (one shard per node; --shards wins)")
-      ("shards", po::value<std::string>(), "slurm: number of shards, one array task each")
-      ("gpus-per-shard", po::value<std::string>(), "slurm: GPUs each shard asks for (--gres=gpu:N)")
-      ("time", po::value<std::string>(), "slurm: time limit per shard (sbatch --time)")
-      ("sbatch-arg", po::value<std::vector<std::string>>()->composing(), "slurm: one more sbatch argument, as is (repeatable)")
-      ("wait", "slurm: block until the shards are merged and print the summary")
-      ("dry-run", "slurm: print the plan and the sbatch scripts, submit nothing")
-      ("shard", po::value<std::string>(), "slurm (in the job): run shard i/K of the plan")
-      ("merge", "slurm (in the job): merge the shards' ops_status.csv")
-      ("no-idle-check", "start ops on a device without checking it is idle")
-      ("idle-util", po::value<std::string>(), "a device above this utilization % is busy (default 10)")
-      ("idle-mem-mib", po::value<std::string>(), "a device with more memory in use (MiB) is busy (default 2048)")
-      ("busy-recheck", po::value<std::string>(), "seconds before a busy device is asked again (default 5)")
-      ("busy-give-up", po::value<std::string>(), "seconds with every device busy and none running before the rest are skipped (default 600)")
+      ("partition", po::value<std::string>(), "slurm: the partition to submit to")(
+          "nodes", po::value<std::string>(), "slurm: shard over N nodes (one shard per node; --shards wins)")(
+          "shards", po::value<std::string>(), "slurm: number of shards, one array task each")(
+          "gpus-per-shard", po::value<std::string>(), "slurm: GPUs each shard asks for (--gres=gpu:N)")(
+          "time", po::value<std::string>(), "slurm: time limit per shard (sbatch --time)")(
+          "sbatch-arg", po::value<std::vector<std::string>>()->composing(),
+          "slurm: one more sbatch argument, as is (repeatable)")(
+          "wait", "slurm: block until the shards are merged and print the summary")(
+          "dry-run", "slurm: print the plan and the sbatch scripts, submit nothing")(
+          "shard", po::value<std::string>(), "slurm (in the job): run shard i/K of the plan")(
+          "merge", "slurm (in the job): merge the shards' ops_status.csv")(
+          "no-idle-check", "start ops on a device without checking it is idle")(
+          "idle-util", po::value<std::string>(), "a device above this utilization % is busy (default 10)")(
+          "idle-mem-mib", po::value<std::string>(), "a device with more memory in use (MiB) is busy (default 2048)")(
+          "busy-recheck", po::value<std::string>(), "seconds before a busy device is asked again (default 5)")(
+          "busy-give-up", po::value<std::string>(),
+          "seconds with every device busy and none running before the rest are skipped (default 600)")
       // zlcore run's options, for every op.
-      ("flaggems-dir", po::value<std::string>(), "FlagGems checkout (see zlcore run)")
-      ("level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL)")
-      ("mode", po::value<std::string>(), "FlagGems' --mode")
-      ("dtypes", po::value<std::string>(), "dtypes a,b (an op's own dtypes in a YAML ops file win)")
-      ("shape-mode", po::value<std::string>(), "upstream or file (env SHAPE_MODE)")
-      ("shape-file", po::value<std::string>(), "shape file for --shape-mode file (env SHAPE_FILE)")
-      ("replay-from", po::value<std::string>(), "a run dir, or a batch dir (each op replays its own runs/<op>)")
-      ("autotune", po::value<std::string>(), "tune, record or replay")
-      ("isolate-tuner-cache", po::value<std::string>(), "a boolean (env ZL_ISOLATE_TUNER_CACHE)")
-      ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")
-      ("force-replay", "replay even when the Triton version or kernel source differs (see zlcore run)")
-      ("keep-tuner-cache", "keep each op's isolated or replay tuner cache in its run directory (see zlcore run)")
-      ("python", po::value<std::string>(), "the Python that runs pytest (default: the first of python3, /usr/bin/python3 that has pytest)");
+      ("flaggems-dir", po::value<std::string>(), "FlagGems checkout (see zlcore run)")(
+          "level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL)")(
+          "mode", po::value<std::string>(), "FlagGems' --mode")(
+          "dtypes", po::value<std::string>(), "dtypes a,b (an op's own dtypes in a YAML ops file win)")(
+          "shape-mode", po::value<std::string>(), "upstream or file (env SHAPE_MODE)")(
+          "shape-file", po::value<std::string>(), "shape file for --shape-mode file (env SHAPE_FILE)")(
+          "replay-from", po::value<std::string>(), "a run dir, or a batch dir (each op replays its own runs/<op>)")(
+          "autotune", po::value<std::string>(), "tune, record or replay")(
+          "isolate-tuner-cache", po::value<std::string>(), "a boolean (env ZL_ISOLATE_TUNER_CACHE)")(
+          "direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")(
+          "force-replay", "replay even when the Triton version or kernel source differs (see zlcore run)")(
+          "keep-tuner-cache", "keep each op's isolated or replay tuner cache in its run directory (see zlcore run)")(
+          "python", po::value<std::string>(),
+          "the Python that runs pytest (default: the first of python3, /usr/bin/python3 that has pytest)");
   add_plan_options(desc);
   add_help(desc);
   po::variables_map vm;
@@ -116,8 +130,9 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   if (checked.shape_mode == "file") {
     std::error_code ec;
     if (checked.shape_file.empty() || !std::filesystem::is_regular_file(checked.shape_file, ec)) {
-      throw PreflightError("shape_file", (checked.shape_file.empty() ? std::string("(none given)") : checked.shape_file) +
-                                             " is not a file (SHAPE_MODE=file needs --shape-file / SHAPE_FILE)");
+      throw PreflightError("shape_file",
+                           (checked.shape_file.empty() ? std::string("(none given)") : checked.shape_file) +
+                               " is not a file (SHAPE_MODE=file needs --shape-file / SHAPE_FILE)");
     }
   }
   std::unique_ptr<batch::Launcher> launcher = batch::make_launcher(vm["launcher"].as<std::string>());
@@ -163,21 +178,22 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     const VisibleDevices visible = visible_devices(backend);
     const DeviceQuery& q = visible.query;
     if (q.devices.empty()) {
-      throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+      throw PreflightError("devices",
+                           backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
     }
     std::vector<int> valid;
     for (const Device& d : q.devices) valid.push_back(d.index);
     const std::string what = vm.count("gpus") && !vm.count("devices") ? "--gpus" : "--devices";
-    o.device_indices = batch::parse_device_list(devices_spec.empty() ? "all" : devices_spec, valid,
-                                                visible.pins.empty() ? what : what + " (within " + visible.describe() + ")");
+    o.device_indices =
+        batch::parse_device_list(devices_spec.empty() ? "all" : devices_spec, valid,
+                                 visible.pins.empty() ? what : what + " (within " + visible.describe() + ")");
     if (!visible.pins.empty()) {
-      std::cout << "devices: " << visible.describe() << " is set in this environment: the batch uses only device(s) "
-                << [&] {
-                     std::string list;
-                     for (int i : valid) list += (list.empty() ? "" : ",") + std::to_string(i);
-                     return list;
-                   }()
-                << "\n";
+      std::cout << "devices: " << visible.describe() << " is set in this environment: the batch uses only device(s) " <<
+          [&] {
+            std::string list;
+            for (int i : valid) list += (list.empty() ? "" : ",") + std::to_string(i);
+            return list;
+          }() << "\n";
       for (const auto& [var, value] : visible.pins) o.recorded_options["env:" + var] = value;
     }
   } else if (!devices_spec.empty()) {
@@ -232,9 +248,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
 
   o.idle.check = vm.count("no-idle-check") == 0;
   if (vm.count("idle-util")) o.idle.max_util_percent = parse_count(vm["idle-util"].as<std::string>(), "--idle-util");
-  if (vm.count("idle-mem-mib")) o.idle.max_mem_used_mib = parse_count(vm["idle-mem-mib"].as<std::string>(), "--idle-mem-mib");
-  if (vm.count("busy-recheck")) o.idle.recheck_s = parse_seconds(vm["busy-recheck"].as<std::string>(), "--busy-recheck");
-  if (vm.count("busy-give-up")) o.idle.give_up_s = parse_seconds(vm["busy-give-up"].as<std::string>(), "--busy-give-up");
+  if (vm.count("idle-mem-mib"))
+    o.idle.max_mem_used_mib = parse_count(vm["idle-mem-mib"].as<std::string>(), "--idle-mem-mib");
+  if (vm.count("busy-recheck"))
+    o.idle.recheck_s = parse_seconds(vm["busy-recheck"].as<std::string>(), "--busy-recheck");
+  if (vm.count("busy-give-up"))
+    o.idle.give_up_s = parse_seconds(vm["busy-give-up"].as<std::string>(), "--busy-give-up");
 
   for (const char* flag : kRunFlags) {
     if (vm.count(flag)) o.run.flags.emplace_back(std::string("--") + flag, vm[flag].as<std::string>());

@@ -76,7 +76,8 @@ int run_calibrate(const po::variables_map& vm, const std::vector<std::string>& i
   if (!out_path.empty()) check_out_path(out_path);
 
   std::vector<compare::Side> sides;
-  for (size_t i = 0; i < inputs.size(); ++i) sides.push_back(compare::load_side("A" + std::to_string(i + 1), inputs[i]));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    sides.push_back(compare::load_side("A" + std::to_string(i + 1), inputs[i]));
   const compare::Calibration cal = compare::calibrate(std::move(sides), opt);
   // The file first: if it cannot be written the command fails before
   // printing a report that would suggest it was.
@@ -124,17 +125,20 @@ int cmd_compare(Context&, const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse("compare", desc, args, vm, &pos)) return kExitOk;
 
-  const std::vector<std::string> sides = vm.count("sides") ? vm["sides"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::vector<std::string> sides =
+      vm.count("sides") ? vm["sides"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const bool calibrating = vm.count("calibrate") > 0;
   if (!calibrating && sides.size() != 2) {
     throw UsageError("compare: needs two directories, A and B (see 'zlcore compare --help')");
   }
   if (!calibrating && vm.count("out")) {
-    throw UsageError("compare: --out is for --calibrate (the noise-floor file); an A/B report goes to stdout, a page to --html");
+    throw UsageError(
+        "compare: --out is for --calibrate (the noise-floor file); an A/B report goes to stdout, a page to --html");
   }
   compare::Options opt;
   const double threshold_pct = vm["threshold"].as<double>();
-  if (!(threshold_pct >= 0 && threshold_pct < 100)) throw UsageError("compare: --threshold is a percentage in [0, 100)");
+  if (!(threshold_pct >= 0 && threshold_pct < 100))
+    throw UsageError("compare: --threshold is a percentage in [0, 100)");
   opt.threshold = threshold_pct / 100.0;
   if (vm.count("expect-diff")) opt.expect_diff = vm["expect-diff"].as<std::vector<std::string>>();
   const std::string format = vm["format"].as<std::string>();
@@ -142,11 +146,13 @@ int cmd_compare(Context&, const std::vector<std::string>& args) {
     throw UsageError("compare: --format must be table, md, csv or json, not '" + format + "'");
   }
   if (vm.count("noise-floor")) {
-    opt.noise_floor = std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
+    opt.noise_floor =
+        std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
   }
   if (calibrating) return run_calibrate(vm, sides, opt, format);
 
-  const compare::Report report = compare::compare(compare::load_side("A", sides[0]), compare::load_side("B", sides[1]), opt);
+  const compare::Report report =
+      compare::compare(compare::load_side("A", sides[0]), compare::load_side("B", sides[1]), opt);
   write_format(std::cout, format, report);
   if (vm.count("html")) write_html_file(vm["html"].as<std::string>(), report);
   std::cout.flush();
@@ -158,8 +164,8 @@ int cmd_compare(Context&, const std::vector<std::string>& args) {
     return kExitCaliber;
   }
   if (vm.count("fail-on-regression") && report.regression()) {
-    std::cerr << "REGRESSION: " << report.counts.at(compare::Verdict::Slower) << " row(s) SLOWER beyond their bar (threshold "
-              << threshold_pct << " %)\n";
+    std::cerr << "REGRESSION: " << report.counts.at(compare::Verdict::Slower)
+              << " row(s) SLOWER beyond their bar (threshold " << threshold_pct << " %)\n";
     return kExitFailed;
   }
   return kExitOk;

@@ -109,7 +109,8 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
     std::cout << b.name() << ": " << all.size() << " device(s) via " << q.source << "\n";
     for (const Device& d : all) {
       std::cout << "  [" << d.index << "] " << d.name << "  id " << d.id << "  memory "
-                << mib(static_cast<int64_t>(d.memory_total_bytes)) << " (used " << mib(d.memory_used_bytes) << ")  util "
+                << mib(static_cast<int64_t>(d.memory_total_bytes)) << " (used " << mib(d.memory_used_bytes)
+                << ")  util "
                 << (d.utilization_percent < 0 ? std::string("?") : std::to_string(d.utilization_percent) + "%")
                 << (is_hidden(v, d) ? "  (left out by " + v.describe() + ")" : "") << "\n";
     }
@@ -120,8 +121,8 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
       std::cout << "      [" << d.index << "] " << line << "\n";
     }
     if (!v.pins.empty() && pin_error.empty()) {
-      std::cout << v.describe() << " is set in this environment: run and batch use only the "
-                << q.devices.size() << " device(s) it names\n";
+      std::cout << v.describe() << " is set in this environment: run and batch use only the " << q.devices.size()
+                << " device(s) it names\n";
     }
   }
   for (const RejectedDevice& r : q.rejected) {

@@ -41,7 +41,8 @@ int cmd_plan(Context& ctx, const std::vector<std::string>& args) {
   }
 
   std::cout << "backend: " << plan.backend << "\n"
-            << "timer:   " << plan.timer << (plan.timer_fallback.empty() ? "" : " (per-shape fallback " + plan.timer_fallback + ")")
+            << "timer:   " << plan.timer
+            << (plan.timer_fallback.empty() ? "" : " (per-shape fallback " + plan.timer_fallback + ")")
             << "\npytest:  ";
   for (const std::string& m : plan.pytest_plugins) std::cout << "-p " << m << " ";
   std::cout << "\n\nrules:\n";

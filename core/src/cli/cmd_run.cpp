@@ -63,7 +63,8 @@ void choose_shapes(const po::variables_map& vm, RunOptions& o) {
     return;
   }
   if (file_flag) {
-    throw UsageError("--shape-file " + file + " and " + mode_text + " contradict each other: the suite's own shapes "
+    throw UsageError("--shape-file " + file + " and " + mode_text +
+                     " contradict each other: the suite's own shapes "
                      "or that file? drop one");
   }
   if (!env_file.empty()) o.notes.push_back("SHAPE_FILE=" + env_file + " is set but not used: " + mode_text);
@@ -83,32 +84,35 @@ double parse_seconds(const std::string& text, const std::string& what) {
 }
 
 void add_run_options(po::options_description& desc) {
-  desc.add_options()
-      ("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")
-      ("flaggems-dir", po::value<std::string>(), "FlagGems checkout root, or a suite laid out like it (env FLAGGEMS_DIR)")
-      ("op", po::value<std::string>(), "operator: benchmark/test_<op>.py with marker <op> (env OP)")
-      ("op-file", po::value<std::string>(), "benchmark file for the op, relative to the root (env OP_FILE)")
-      ("test-node", po::value<std::string>(), "exact pytest node id, e.g. benchmark/test_mm.py::test_mm (env TEST_NODE)")
-      ("shape-mode", po::value<std::string>(), "upstream (the suite's own shapes) or file (env SHAPE_MODE)")
-      ("shape-file", po::value<std::string>(), "YAML shape file; given alone it means --shape-mode file (env SHAPE_FILE)")
-      ("level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL; default core)")
-      ("mode", po::value<std::string>(), "FlagGems mode: kernel, operator, wrapper, cudagraph (default kernel)")
-      ("dtypes", po::value<std::string>(), "comma-separated dtypes, e.g. float16,bfloat16 (default: the op's own)")
-      ("device", po::value<int>(),
-       "device index as the backend numbers them (default: the first it offers, within a visibility variable "
-       "already set)")
-      ("autotune", po::value<std::string>(),
-       "tune | record | replay (default: replay with --replay-from, record with an isolated cache, else tune)")
-      ("replay-from", po::value<std::string>(), "run directory (or its autotune_records/) to replay (env REPLAY_FROM)")
-      ("force-replay", "replay even when the Triton version or kernel source differs from the record")
-      ("isolate-tuner-cache", po::value<std::string>(),
-       "a boolean; on: the run gets its own FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR (env ZL_ISOLATE_TUNER_CACHE; "
-       "default off)")
-      ("keep-tuner-cache", "keep an isolated or replay tuner cache in <run dir>/.tuner_cache after the run")
-      ("direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT; default 1)")
-      ("python", po::value<std::string>(),
-       "Python interpreter for pytest (default: the first of python3, /usr/bin/python3 that has pytest)")
-      ("timeout", po::value<std::string>(), "seconds before the run is killed and recorded as timeout (default none; 0: none)");
+  desc.add_options()("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")(
+      "flaggems-dir", po::value<std::string>(),
+      "FlagGems checkout root, or a suite laid out like it (env FLAGGEMS_DIR)")(
+      "op", po::value<std::string>(), "operator: benchmark/test_<op>.py with marker <op> (env OP)")(
+      "op-file", po::value<std::string>(), "benchmark file for the op, relative to the root (env OP_FILE)")(
+      "test-node", po::value<std::string>(),
+      "exact pytest node id, e.g. benchmark/test_mm.py::test_mm (env TEST_NODE)")(
+      "shape-mode", po::value<std::string>(), "upstream (the suite's own shapes) or file (env SHAPE_MODE)")(
+      "shape-file", po::value<std::string>(),
+      "YAML shape file; given alone it means --shape-mode file (env SHAPE_FILE)")(
+      "level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL; default core)")(
+      "mode", po::value<std::string>(), "FlagGems mode: kernel, operator, wrapper, cudagraph (default kernel)")(
+      "dtypes", po::value<std::string>(), "comma-separated dtypes, e.g. float16,bfloat16 (default: the op's own)")(
+      "device", po::value<int>(),
+      "device index as the backend numbers them (default: the first it offers, within a visibility variable "
+      "already set)")(
+      "autotune", po::value<std::string>(),
+      "tune | record | replay (default: replay with --replay-from, record with an isolated cache, else tune)")(
+      "replay-from", po::value<std::string>(), "run directory (or its autotune_records/) to replay (env REPLAY_FROM)")(
+      "force-replay", "replay even when the Triton version or kernel source differs from the record")(
+      "isolate-tuner-cache", po::value<std::string>(),
+      "a boolean; on: the run gets its own FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR (env ZL_ISOLATE_TUNER_CACHE; "
+      "default off)")("keep-tuner-cache",
+                      "keep an isolated or replay tuner cache in <run dir>/.tuner_cache after the run")(
+      "direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT; default 1)")(
+      "python", po::value<std::string>(),
+      "Python interpreter for pytest (default: the first of python3, /usr/bin/python3 that has pytest)")(
+      "timeout", po::value<std::string>(),
+      "seconds before the run is killed and recorded as timeout (default none; 0: none)");
   add_plan_options(desc);
 }
 

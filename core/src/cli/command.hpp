@@ -52,7 +52,8 @@ bool parse(const std::string& command, const po::options_description& desc, cons
 
 // A flag's value when given, else the environment variable's, else fallback.
 // A value taken from the variable is logged in env_choices().
-std::string flag_or_env(const po::variables_map& vm, const char* flag, const char* env, const std::string& fallback = "");
+std::string flag_or_env(const po::variables_map& vm, const char* flag, const char* env,
+                        const std::string& fallback = "");
 
 // The same for a boolean (bool_text.hpp: 1/0, true/false, yes/no, on/off, any
 // case). Throws UsageError naming the flag or the variable for another word.

@@ -20,11 +20,14 @@ void usage(std::ostream& out) {
   }
   out << "\nglobal options:\n"
          "  --backend-dir DIR[:DIR...]  load backends from these directories, in order, instead of the\n"
-         "                              default search path (ZL_BACKEND_PATH, then " << zl::default_backend_dir() << ")\n"
+         "                              default search path (ZL_BACKEND_PATH, then "
+      << zl::default_backend_dir()
+      << ")\n"
          "  --version                   print the version\n"
          "  -h, --help                  this help; 'zlcore <command> --help' for a command's options and variables\n"
          "\nenvironment (every command):\n"
-         "  ZL_BACKEND_PATH     more backend directories (A:B), searched before the default one; not with --backend-dir\n"
+         "  ZL_BACKEND_PATH     more backend directories (A:B), searched before the default one; not with "
+         "--backend-dir\n"
          "  ZL_BACKEND_TIMEOUT  seconds a backend's probe child and each device enumeration may take (default 10)\n"
          "  ZL_DEBUG_LOADER     a boolean: trace every step of backend loading on stderr\n"
          "  ZL_CACHE_DIR        where probe verdicts and the suite index are cached (default ~/.cache/zlcore)\n"
@@ -60,9 +63,9 @@ int main(int argc, char** argv) {
   }
   // Given twice, one of them would silently lose: a list says the order.
   if (backend_dir_flags.size() > 1) {
-    std::cerr << "zlcore: --backend-dir is given " << backend_dir_flags.size() << " times ("
-              << backend_dir_flags[0] << ", " << backend_dir_flags[1] << "); give one list: --backend-dir "
-              << backend_dir_flags[0] << ":" << backend_dir_flags[1] << "\n";
+    std::cerr << "zlcore: --backend-dir is given " << backend_dir_flags.size() << " times (" << backend_dir_flags[0]
+              << ", " << backend_dir_flags[1] << "); give one list: --backend-dir " << backend_dir_flags[0] << ":"
+              << backend_dir_flags[1] << "\n";
     return zl::kExitUsage;
   }
   if (rest.empty() || rest[0] == "--help" || rest[0] == "-h" || rest[0] == "help") {
@@ -70,7 +73,8 @@ int main(int argc, char** argv) {
     return rest.empty() ? zl::kExitUsage : zl::kExitOk;
   }
   if (rest[0] == "--version") {
-    std::cout << "zlcore " << ZL_VERSION << " (backend ABI " << ZL_BACKEND_ABI_MAJOR << "." << ZL_BACKEND_ABI_MINOR << ")\n";
+    std::cout << "zlcore " << ZL_VERSION << " (backend ABI " << ZL_BACKEND_ABI_MAJOR << "." << ZL_BACKEND_ABI_MINOR
+              << ")\n";
     return zl::kExitOk;
   }
 
@@ -80,8 +84,8 @@ int main(int argc, char** argv) {
     if (name != c.name) continue;
     try {
       const char* env_path = std::getenv("ZL_BACKEND_PATH");
-      zl::cli::Context ctx(zl::backend_search_path(backend_dir_flags, env_path != nullptr ? env_path : "",
-                                                   zl::default_backend_dir()));
+      zl::cli::Context ctx(
+          zl::backend_search_path(backend_dir_flags, env_path != nullptr ? env_path : "", zl::default_backend_dir()));
       return c.run(ctx, args);
     } catch (const zl::PreflightError& e) {
       std::cout.flush();

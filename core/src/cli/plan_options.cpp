@@ -6,7 +6,8 @@
 namespace zl::cli {
 
 void add_plan_options(po::options_description& desc) {
-  desc.add_options()("timer", po::value<std::string>(), "force a timer (graph, direct, host); refused when the backend lacks what it needs")(
+  desc.add_options()("timer", po::value<std::string>(),
+                     "force a timer (graph, direct, host); refused when the backend lacks what it needs")(
       "enable-cudagraph", po::value<std::string>(),
       "a boolean; off removes graph timing and its plugins (env ZL_ENABLE_CUDAGRAPH; default on)");
 }

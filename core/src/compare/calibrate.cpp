@@ -17,7 +17,9 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string>;
 
-bool tested(Verdict v) { return v == Verdict::Faster || v == Verdict::Slower || v == Verdict::Same || v == Verdict::Noisy; }
+bool tested(Verdict v) {
+  return v == Verdict::Faster || v == Verdict::Slower || v == Verdict::Same || v == Verdict::Noisy;
+}
 bool false_verdict(Verdict v) { return v == Verdict::Faster || v == Verdict::Slower; }
 
 void count(CalibrationRate& rate, Verdict v) {
@@ -112,8 +114,9 @@ Calibration calibrate(std::vector<Side> sides, const Options& options) {
     cal.rows.push_back(row);
   }
   // Groups by op and dtype; shapes as measured within a group, as compare does.
-  std::stable_sort(cal.rows.begin(), cal.rows.end(),
-                   [](const CalibrationRow& x, const CalibrationRow& y) { return std::tie(x.op, x.dtype) < std::tie(y.op, y.dtype); });
+  std::stable_sort(cal.rows.begin(), cal.rows.end(), [](const CalibrationRow& x, const CalibrationRow& y) {
+    return std::tie(x.op, x.dtype) < std::tie(y.op, y.dtype);
+  });
 
   if (sides.size() == 2) {
     char buf[200];

@@ -13,9 +13,9 @@
 namespace zl::compare::stats {
 namespace {
 
-constexpr double kStep = 0.02;   // grid of x and of the range w
-constexpr double kXMax = 8.0;    // normal mass beyond is 6e-16; 8 / kStep is even, so grids are odd
-constexpr double kWMax = 14.0;   // a range of 14 sd: probability 1 for any n here
+constexpr double kStep = 0.02;  // grid of x and of the range w
+constexpr double kXMax = 8.0;   // normal mass beyond is 6e-16; 8 / kStep is even, so grids are odd
+constexpr double kWMax = 14.0;  // a range of 14 sd: probability 1 for any n here
 
 double phi(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI); }
 

@@ -35,10 +35,10 @@ std::string factor_text(double f) {
 }
 
 std::vector<std::string> header_lines(const Calibration& c) {
-  std::vector<std::string> lines{
-      "calibration: " + std::to_string(c.sides.size()) + " runs of the same code compared pairwise (" +
-      std::to_string(c.pairs.size()) + " pair" + (c.pairs.size() == 1 ? "" : "s") +
-      "): every FASTER or SLOWER is a false verdict"};
+  std::vector<std::string> lines{"calibration: " + std::to_string(c.sides.size()) +
+                                 " runs of the same code compared pairwise (" + std::to_string(c.pairs.size()) +
+                                 " pair" + (c.pairs.size() == 1 ? "" : "s") +
+                                 "): every FASTER or SLOWER is a false verdict"};
   for (const Side& s : c.sides) lines.push_back(s.label + ": " + text::side_line(s));
   for (const std::string& l : text::method_lines(c.options)) lines.push_back(l);
   if (c.options.noise_floor) {
@@ -47,7 +47,8 @@ std::vector<std::string> header_lines(const Calibration& c) {
   }
   lines.push_back(
       "floor: the largest |ratio - 1| between two runs' latencies of a row; bar: what 'compare --noise-floor' makes of "
-      "it, exp(factor * log(1 + floor)) - 1 and at least the threshold, where factor makes a new A/A difference pass the "
+      "it, exp(factor * log(1 + floor)) - 1 and at least the threshold, where factor makes a new A/A difference pass "
+      "the "
       "bar with probability alpha");
   return lines;
 }
@@ -56,23 +57,42 @@ Cells pair_cells(const Calibration& c, const CalibrationPair& p) {
   const size_t f = count_of(p.counts, Verdict::Faster), s = count_of(p.counts, Verdict::Slower);
   const size_t same = count_of(p.counts, Verdict::Same), noisy = count_of(p.counts, Verdict::Noisy);
   const size_t tested = f + s + same + noisy;
-  return {pair_name(c, p), std::to_string(f), std::to_string(s), std::to_string(same), std::to_string(noisy),
-          std::to_string(count_of(p.counts, Verdict::Unconfirmed)), std::to_string(count_of(p.counts, Verdict::Error)),
-          rate(f + s, tested), rate(noisy, tested)};
+  return {pair_name(c, p),
+          std::to_string(f),
+          std::to_string(s),
+          std::to_string(same),
+          std::to_string(noisy),
+          std::to_string(count_of(p.counts, Verdict::Unconfirmed)),
+          std::to_string(count_of(p.counts, Verdict::Error)),
+          rate(f + s, tested),
+          rate(noisy, tested)};
 }
 
 Cells rate_cells(const CalibrationRate& r) {
-  return {r.group, std::to_string(r.tested), std::to_string(r.false_verdicts), rate(r.false_verdicts, r.tested),
-          std::to_string(r.noisy), rate(r.noisy, r.tested), std::to_string(r.untested)};
+  return {r.group,
+          std::to_string(r.tested),
+          std::to_string(r.false_verdicts),
+          rate(r.false_verdicts, r.tested),
+          std::to_string(r.noisy),
+          rate(r.noisy, r.tested),
+          std::to_string(r.untested)};
 }
 
 Cells row_cells(const CalibrationRow& r) {
-  return {r.op, r.dtype, r.shape, std::to_string(r.runs), text::ms(r.mean_ms), floor_text(r.max_log_ratio),
-          text::pct(r.spread_pct), factor_text(r.factor), text::pct(r.bar * 100),
+  return {r.op,
+          r.dtype,
+          r.shape,
+          std::to_string(r.runs),
+          text::ms(r.mean_ms),
+          floor_text(r.max_log_ratio),
+          text::pct(r.spread_pct),
+          factor_text(r.factor),
+          text::pct(r.bar * 100),
           std::to_string(r.false_verdicts) + "/" + std::to_string(r.tested)};
 }
 
-const Cells kPairHeader{"pair", "FASTER", "SLOWER", "SAME", "NOISY", "UNCONFIRMED", "ERROR", "false rate", "NOISY rate"};
+const Cells kPairHeader{"pair",        "FASTER", "SLOWER",     "SAME",      "NOISY",
+                        "UNCONFIRMED", "ERROR",  "false rate", "NOISY rate"};
 const Cells kRateHeader{"op", "tested", "false", "false rate", "NOISY", "NOISY rate", "untested"};
 const Cells kRowHeader{"op", "dtype", "shape", "runs", "mean ms", "floor", "spread", "factor", "bar", "false/tested"};
 
@@ -182,9 +202,9 @@ void write_calibration_csv(std::ostream& out, const Calibration& c) {
     return std::string(b);
   };
   for (const CalibrationRow& r : c.rows) {
-    out << field(r.op) << "," << field(r.dtype) << "," << field(r.shape) << "," << r.runs << "," << num(r.mean_ms) << ","
-        << num(std::expm1(r.max_log_ratio) * 100) << "," << num(r.max_log_ratio) << "," << num(r.spread_pct) << ","
-        << num(r.factor) << "," << num(r.bar * 100) << "," << r.tested << "," << r.false_verdicts << "\n";
+    out << field(r.op) << "," << field(r.dtype) << "," << field(r.shape) << "," << r.runs << "," << num(r.mean_ms)
+        << "," << num(std::expm1(r.max_log_ratio) * 100) << "," << num(r.max_log_ratio) << "," << num(r.spread_pct)
+        << "," << num(r.factor) << "," << num(r.bar * 100) << "," << r.tested << "," << r.false_verdicts << "\n";
   }
 }
 

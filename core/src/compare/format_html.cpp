@@ -37,7 +37,8 @@ a{color:#0969da}
 )";
 
 std::string verdict_badge(Verdict v) {
-  return std::string("<span class=\"v\" style=\"background:") + text::verdict_colour(v) + "\">" + verdict_name(v) + "</span>";
+  return std::string("<span class=\"v\" style=\"background:") + text::verdict_colour(v) + "\">" + verdict_name(v) +
+         "</span>";
 }
 
 const char* caliber_class(const Caliber& c) {
@@ -50,7 +51,8 @@ void answer_section(std::ostream& out, const Report& r) {
   out << "<div class=\"answer\">\n<div><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup<br>"
       << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << " over " << r.overall.rows
       << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control) << "</span></div>\n";
-  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v :
+       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
     auto it = r.counts.find(v);
     out << "<div class=\"count\"><span class=\"n\">" << (it == r.counts.end() ? 0 : it->second) << "</span>"
         << verdict_badge(v) << "</div>\n";
@@ -62,7 +64,8 @@ void answer_section(std::ostream& out, const Report& r) {
   }
   out << "</div>\n<div class=\"banner " << caliber_class(r.caliber) << "\">" << escape(text::caliber_summary(r))
       << (r.caliber.differences.empty() ? "" : " (<a href=\"#caliber\">caliber check</a>)") << "</div>\n";
-  if (std::string w = text::control_warning(r); !w.empty()) out << "<div class=\"banner warn\">" << escape(w) << "</div>\n";
+  if (std::string w = text::control_warning(r); !w.empty())
+    out << "<div class=\"banner warn\">" << escape(w) << "</div>\n";
 }
 
 // Every run that did not pass, in one table: a long list of "status failed"
@@ -90,9 +93,9 @@ void caliber_section(std::ostream& out, const Report& r) {
   if (!c.differences.empty()) {
     out << "<table><tr><th></th><th>field</th><th>A</th><th>B</th><th>why</th><th>where</th></tr>\n";
     for (const Difference& d : c.differences) {
-      out << "<tr><td class=\"" << (d.expected ? "exp\">expected" : "diff\">DIFFERS") << "</td><td class=\"s\">" << escape(d.key)
-          << "</td><td class=\"s\">" << escape(d.a) << "</td><td class=\"s\">" << escape(d.b) << "</td><td>" << escape(d.detail)
-          << "</td><td>" << escape(text::where(d, c)) << "</td></tr>\n";
+      out << "<tr><td class=\"" << (d.expected ? "exp\">expected" : "diff\">DIFFERS") << "</td><td class=\"s\">"
+          << escape(d.key) << "</td><td class=\"s\">" << escape(d.a) << "</td><td class=\"s\">" << escape(d.b)
+          << "</td><td>" << escape(d.detail) << "</td><td>" << escape(text::where(d, c)) << "</td></tr>\n";
     }
     out << "</table>\n";
   }
@@ -111,8 +114,8 @@ void geomean_table(std::ostream& out, const char* what, const std::vector<Geomea
       << " % CI</th><th>torch A/B</th><th>rows</th></tr>\n";
   for (const Geomean& g : gs) {
     out << "<tr><td>" << escape(g.group) << "</td><td class=\"n\">" << text::geo(g) << "</td><td class=\"n ci\">"
-        << text::geo_interval(g) << "</td><td class=\"n\">" << text::ratio(g.control) << "</td><td class=\"n\">" << g.rows
-        << "</td></tr>\n";
+        << text::geo_interval(g) << "</td><td class=\"n\">" << text::ratio(g.control) << "</td><td class=\"n\">"
+        << g.rows << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -120,15 +123,17 @@ void geomean_table(std::ostream& out, const char* what, const std::vector<Geomea
 void results_table(std::ostream& out, const Report& r) {
   const bool bar = text::shows_bar(r);
   const bool peak = text::shows_peak(r);
-  out << "<h2>Results</h2>\n<table><tr><th>op</th><th>dtype</th><th>shape</th><th>A ms</th><th>B ms</th><th>speedup</th>"
-      << "<th>" << kConfidence * 100 << " % CI</th><th>noise</th><th>verdict</th>" << (bar ? "<th>bar</th><th>floor</th>" : "")
-      << "<th>torch A ms</th><th>torch B ms</th><th>torch A/B</th>" << (peak ? "<th>% of peak A/B</th>" : "")
-      << "<th>note</th></tr>\n";
+  out << "<h2>Results</h2>\n<table><tr><th>op</th><th>dtype</th><th>shape</th><th>A ms</th><th>B "
+         "ms</th><th>speedup</th>"
+      << "<th>" << kConfidence * 100 << " % CI</th><th>noise</th><th>verdict</th>"
+      << (bar ? "<th>bar</th><th>floor</th>" : "") << "<th>torch A ms</th><th>torch B ms</th><th>torch A/B</th>"
+      << (peak ? "<th>% of peak A/B</th>" : "") << "<th>note</th></tr>\n";
   for (const Compared& c : r.rows) {
     out << "<tr><td>" << escape(c.op) << "</td><td>" << escape(c.dtype) << "</td><td class=\"s\">" << escape(c.shape)
-        << "</td><td class=\"n\">" << text::ms(c.a_ms) << "</td><td class=\"n\">" << text::ms(c.b_ms) << "</td><td class=\"n\"><b>"
-        << text::ratio(c.speedup) << "</b></td><td class=\"n ci\">" << text::interval(c.ci_lo, c.ci_hi) << "</td><td class=\"n\">"
-        << text::pct(c.noise_pct) << "</td><td>" << verdict_badge(c.verdict) << "</td>";
+        << "</td><td class=\"n\">" << text::ms(c.a_ms) << "</td><td class=\"n\">" << text::ms(c.b_ms)
+        << "</td><td class=\"n\"><b>" << text::ratio(c.speedup) << "</b></td><td class=\"n ci\">"
+        << text::interval(c.ci_lo, c.ci_hi) << "</td><td class=\"n\">" << text::pct(c.noise_pct) << "</td><td>"
+        << verdict_badge(c.verdict) << "</td>";
     if (bar) {
       out << "<td class=\"n\">" << text::pct(c.bar * 100) << "</td><td class=\"n\">"
           << (c.floor ? text::pct(*c.floor * 100) : "-") << "</td>";
@@ -143,8 +148,8 @@ void results_table(std::ostream& out, const Report& r) {
   out << "<h2>Only on one side (not compared)</h2>\n<table><tr><th>side</th><th>op</th><th>dtype</th><th>shape</th>"
          "<th>ms</th></tr>\n";
   for (const OneSided& o : r.one_sided) {
-    out << "<tr><td>" << o.side << " only</td><td>" << escape(o.op) << "</td><td>" << escape(o.dtype) << "</td><td class=\"s\">"
-        << escape(o.shape) << "</td><td class=\"n\">" << text::ms(o.ms) << "</td></tr>\n";
+    out << "<tr><td>" << o.side << " only</td><td>" << escape(o.op) << "</td><td>" << escape(o.dtype)
+        << "</td><td class=\"s\">" << escape(o.shape) << "</td><td class=\"n\">" << text::ms(o.ms) << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -155,8 +160,8 @@ void write_html(std::ostream& out, const Report& r) {
   const std::vector<std::string> legend = text::legend(r);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zlcore compare: "
       << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-      << "<h1>zlcore compare</h1>\n<div class=\"sides\">A: " << escape(text::side_line(r.a)) << "<br>B: "
-      << escape(text::side_line(r.b)) << "</div>\n";
+      << "<h1>zlcore compare</h1>\n<div class=\"sides\">A: " << escape(text::side_line(r.a))
+      << "<br>B: " << escape(text::side_line(r.b)) << "</div>\n";
   // What a speedup means, before the first number; the method waits below.
   out << "<div class=\"legend\">" << escape(legend.front()) << "</div>\n";
   answer_section(out, r);

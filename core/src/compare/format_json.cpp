@@ -87,8 +87,11 @@ json::Value method_json(const Options& o, json::Alloc& a) {
   m.AddMember("exact_up_to_pooled", static_cast<uint64_t>(stats::kExactMaxPooled), a);
   m.AddMember("interval", json::str("Hodges-Lehmann (Moses) interval of the speedup, inverting the test", a), a);
   m.AddMember("confidence", kConfidence, a);
-  m.AddMember("geomean_interval", json::str("two-stage percentile bootstrap: rows with replacement, then each drawn row's noise "
-                                                 "(normal, with the variance resampling its test values gives)", a), a);
+  m.AddMember("geomean_interval",
+              json::str("two-stage percentile bootstrap: rows with replacement, then each drawn row's noise "
+                        "(normal, with the variance resampling its test values gives)",
+                        a),
+              a);
   m.AddMember("bootstrap_replicates", kBootstrapReplicates, a);
   json::Value lines(rapidjson::kArrayType);
   for (const std::string& l : text::method_lines(o)) lines.PushBack(json::str(l, a), a);
@@ -177,9 +180,11 @@ void write_json(std::ostream& out, const Report& r) {
   doc.AddMember("geomean", gm, a);
 
   json::Value counts(rapidjson::kObjectType);
-  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v :
+       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
     auto it = r.counts.find(v);
-    counts.AddMember(json::str(verdict_name(v), a), json::Value(static_cast<uint64_t>(it == r.counts.end() ? 0 : it->second)), a);
+    counts.AddMember(json::str(verdict_name(v), a),
+                     json::Value(static_cast<uint64_t>(it == r.counts.end() ? 0 : it->second)), a);
   }
   counts.AddMember("ONE_SIDED", static_cast<uint64_t>(r.one_sided.size()), a);
   doc.AddMember("counts", counts, a);

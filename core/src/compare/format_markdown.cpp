@@ -11,10 +11,11 @@ std::string cell(std::string s) {
 }
 
 void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
-  out << "| " << what << " | geomean speedup | " << kConfidence * 100 << " % CI | torch A/B | rows |\n|---|---:|---:|---:|---:|\n";
+  out << "| " << what << " | geomean speedup | " << kConfidence * 100
+      << " % CI | torch A/B | rows |\n|---|---:|---:|---:|---:|\n";
   for (const Geomean& g : gs) {
-    out << "| " << cell(g.group) << " | " << text::geo(g) << " | " << text::geo_interval(g) << " | " << text::ratio(g.control)
-        << " | " << g.rows << " |\n";
+    out << "| " << cell(g.group) << " | " << text::geo(g) << " | " << text::geo_interval(g) << " | "
+        << text::ratio(g.control) << " | " << g.rows << " |\n";
   }
   out << "\n";
 }
@@ -29,8 +30,8 @@ void write_markdown(std::ostream& out, const Report& r) {
   if (!r.caliber.differences.empty()) {
     out << "| | field | A | B | why | where |\n|---|---|---|---|---|---|\n";
     for (const Difference& d : r.caliber.differences) {
-      out << "| " << (d.expected ? "expected" : "**DIFFERS**") << " | `" << d.key << "` | " << cell(d.a) << " | " << cell(d.b)
-          << " | " << cell(d.detail) << " | " << cell(text::where(d, r.caliber)) << " |\n";
+      out << "| " << (d.expected ? "expected" : "**DIFFERS**") << " | `" << d.key << "` | " << cell(d.a) << " | "
+          << cell(d.b) << " | " << cell(d.detail) << " | " << cell(text::where(d, r.caliber)) << " |\n";
     }
     out << "\n";
   }
@@ -40,15 +41,15 @@ void write_markdown(std::ostream& out, const Report& r) {
 
   const bool bar = text::shows_bar(r);
   const bool peak = text::shows_peak(r);
-  out << "\n## Results\n\n| op | dtype | shape | A ms | B ms | speedup | " << kConfidence * 100 << " % CI | noise | verdict | "
-      << (bar ? "bar | floor | " : "") << "torch A ms | torch B ms | torch A/B | " << (peak ? "% of peak A/B | " : "")
-      << "note |\n"
+  out << "\n## Results\n\n| op | dtype | shape | A ms | B ms | speedup | " << kConfidence * 100
+      << " % CI | noise | verdict | " << (bar ? "bar | floor | " : "") << "torch A ms | torch B ms | torch A/B | "
+      << (peak ? "% of peak A/B | " : "") << "note |\n"
       << "|---|---|---|---:|---:|---:|---:|---:|---|" << (bar ? "---:|---:|" : "") << "---:|---:|---:|"
       << (peak ? "---:|" : "") << "---|\n";
   for (const Compared& c : r.rows) {
-    out << "| " << cell(c.op) << " | " << cell(c.dtype) << " | `" << cell(c.shape) << "` | " << text::ms(c.a_ms) << " | "
-        << text::ms(c.b_ms) << " | " << text::ratio(c.speedup) << " | " << text::interval(c.ci_lo, c.ci_hi) << " | "
-        << text::pct(c.noise_pct) << " | " << verdict_name(c.verdict) << " | ";
+    out << "| " << cell(c.op) << " | " << cell(c.dtype) << " | `" << cell(c.shape) << "` | " << text::ms(c.a_ms)
+        << " | " << text::ms(c.b_ms) << " | " << text::ratio(c.speedup) << " | " << text::interval(c.ci_lo, c.ci_hi)
+        << " | " << text::pct(c.noise_pct) << " | " << verdict_name(c.verdict) << " | ";
     if (bar) out << text::pct(c.bar * 100) << " | " << (c.floor ? text::pct(*c.floor * 100) : "-") << " | ";
     out << text::ms(c.a_base_ms) << " | " << text::ms(c.b_base_ms) << " | " << text::ratio(c.control) << " | ";
     if (peak) out << text::peak(c) << " | ";
@@ -57,8 +58,8 @@ void write_markdown(std::ostream& out, const Report& r) {
   if (!r.one_sided.empty()) {
     out << "\n### Only on one side\n\n| side | op | dtype | shape | ms |\n|---|---|---|---|---:|\n";
     for (const OneSided& o : r.one_sided) {
-      out << "| " << o.side << " | " << cell(o.op) << " | " << cell(o.dtype) << " | `" << cell(o.shape) << "` | " << text::ms(o.ms)
-          << " |\n";
+      out << "| " << o.side << " | " << cell(o.op) << " | " << cell(o.dtype) << " | `" << cell(o.shape) << "` | "
+          << text::ms(o.ms) << " |\n";
     }
   }
   out << "\n## Geometric means\n\n";

@@ -32,7 +32,8 @@ void print_aligned(std::ostream& out, const std::vector<Cells>& lines, const std
 
 void add_geomeans(std::vector<Cells>& lines, const char* kind, const std::vector<Geomean>& gs) {
   for (const Geomean& g : gs) {
-    lines.push_back({kind, g.group, text::geo(g), text::geo_interval(g), text::ratio(g.control), std::to_string(g.rows)});
+    lines.push_back(
+        {kind, g.group, text::geo(g), text::geo_interval(g), text::ratio(g.control), std::to_string(g.rows)});
   }
 }
 
@@ -51,8 +52,8 @@ void write_table(std::ostream& out, const Report& r) {
   out << "\n" << text::caliber_summary(r) << "\n";
   std::vector<Cells> diffs;
   for (const Difference& d : r.caliber.differences) {
-    diffs.push_back({d.expected ? "expected" : "DIFFERS", d.key, "A " + d.a, "B " + d.b, d.detail.empty() ? "" : d.detail,
-                     text::where(d, r.caliber)});
+    diffs.push_back({d.expected ? "expected" : "DIFFERS", d.key, "A " + d.a, "B " + d.b,
+                     d.detail.empty() ? "" : d.detail, text::where(d, r.caliber)});
   }
   print_aligned(out, diffs, "  ");
   out << "  autotune pairing: " << r.caliber.autotune_pairing << "\n";
@@ -69,8 +70,15 @@ void write_table(std::ostream& out, const Report& r) {
   header.push_back("note");
   std::vector<Cells> rows{header};
   for (const Compared& c : r.rows) {
-    Cells l{c.op, c.dtype, c.shape, text::ms(c.a_ms), text::ms(c.b_ms), text::ratio(c.speedup), text::interval(c.ci_lo, c.ci_hi),
-            text::pct(c.noise_pct), verdict_name(c.verdict)};
+    Cells l{c.op,
+            c.dtype,
+            c.shape,
+            text::ms(c.a_ms),
+            text::ms(c.b_ms),
+            text::ratio(c.speedup),
+            text::interval(c.ci_lo, c.ci_hi),
+            text::pct(c.noise_pct),
+            verdict_name(c.verdict)};
     if (bar) l.insert(l.end(), {text::pct(c.bar * 100), c.floor ? text::pct(*c.floor * 100) : "-"});
     l.insert(l.end(), {text::ms(c.a_base_ms), text::ms(c.b_base_ms), text::ratio(c.control)});
     if (peak) l.push_back(text::peak(c));
@@ -87,7 +95,8 @@ void write_table(std::ostream& out, const Report& r) {
   if (!r.one_sided.empty()) {
     out << "\nonly on one side (not compared):\n";
     std::vector<Cells> lines;
-    for (const OneSided& o : r.one_sided) lines.push_back({o.side + " only", o.op, o.dtype, o.shape, text::ms(o.ms) + " ms"});
+    for (const OneSided& o : r.one_sided)
+      lines.push_back({o.side + " only", o.op, o.dtype, o.shape, text::ms(o.ms) + " ms"});
     print_aligned(out, lines, "  ");
   }
 

@@ -98,8 +98,8 @@ std::string speedup_plot(const Report& r) {
   const int height = kTop + kPlotH + label_h;
 
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 "
-      << width << " " << height << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" "
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" "
       << "aria-label=\"speedup per shape, grouped by op\">\n";
   const double right = width - kRight;
   // Every other op's group shaded, so where one op ends is plain without a label per bar.
@@ -123,7 +123,8 @@ std::string speedup_plot(const Report& r) {
       << ")\" text-anchor=\"middle\" fill=\"#24292f\">speedup A/B (log)</text>\n";
   // The verdict colours, once (how to read the plot is the caption above it, in the page).
   double lx = kLeft;
-  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v :
+       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
     svg << "<rect x=\"" << num(lx) << "\" y=\"12\" width=\"10\" height=\"10\" fill=\"" << text::verdict_colour(v)
         << "\"/><text x=\"" << num(lx + 14) << "\" y=\"21\" fill=\"#57606a\">" << verdict_name(v) << "</text>\n";
     lx += 14 + std::string(verdict_name(v)).size() * kCharW + 14;
@@ -137,11 +138,12 @@ std::string speedup_plot(const Report& r) {
       const double top = std::min(y(*c.speedup), y(1.0)), bottom = std::max(y(*c.speedup), y(1.0));
       svg << "<g><title>" << escape(c.op + "  " + c.dtype + "  " + c.shape) << "\nA " << text::ms(c.a_ms) << " ms, B "
           << text::ms(c.b_ms) << " ms\nspeedup " << text::ratio(c.speedup) << ", " << kConfidence * 100 << " % CI "
-          << text::interval(c.ci_lo, c.ci_hi) << "\n" << verdict_name(c.verdict)
-          << (c.note.empty() ? "" : "\n" + escape(c.note)) << "</title>"
+          << text::interval(c.ci_lo, c.ci_hi) << "\n"
+          << verdict_name(c.verdict) << (c.note.empty() ? "" : "\n" + escape(c.note))
+          << "</title>"
           // The hover target: the whole column, invisible.
-          << "<rect x=\"" << num(bx - (step - bar_w) / 2) << "\" y=\"" << kTop << "\" width=\"" << num(step) << "\" height=\""
-          << kPlotH << "\" fill=\"#ffffff\" fill-opacity=\"0\"/>"
+          << "<rect x=\"" << num(bx - (step - bar_w) / 2) << "\" y=\"" << kTop << "\" width=\"" << num(step)
+          << "\" height=\"" << kPlotH << "\" fill=\"#ffffff\" fill-opacity=\"0\"/>"
           << "<rect x=\"" << num(bx) << "\" y=\"" << num(top) << "\" width=\"" << num(bar_w) << "\" height=\""
           << num(std::max(2.0, bottom - top)) << "\" fill=\"" << text::verdict_colour(c.verdict)
           << "\" shape-rendering=\"crispEdges\"/>";

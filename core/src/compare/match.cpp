@@ -155,7 +155,8 @@ Report compare(Side a, Side b, const Options& options) {
   for (const Compared& c : r.rows) {
     all.push_back(&c);
     ++r.counts[c.verdict];
-    if (c.verdict != Verdict::Error && (c.kind_a == SampleKind::Repeats || c.kind_b == SampleKind::Repeats)) ++r.rows_on_repeats;
+    if (c.verdict != Verdict::Error && (c.kind_a == SampleKind::Repeats || c.kind_b == SampleKind::Repeats))
+      ++r.rows_on_repeats;
     if (c.floor) ++r.rows_with_floor;
     if (c.bar > options.threshold) ++r.rows_widened;
   }

@@ -76,8 +76,9 @@ NoiseFloor load_noise_floor(const std::string& path) {
       }
     }
     if (!ok) {
-      throw UsageError(where + "rows[" + std::to_string(index) +
-                       "] needs op, dtype and shape (strings), runs (an integer >= 2) and max_log_ratio (a number >= 0)");
+      throw UsageError(
+          where + "rows[" + std::to_string(index) +
+          "] needs op, dtype and shape (strings), runs (an integer >= 2) and max_log_ratio (a number >= 0)");
     }
     nf.rows[{row.op, row.dtype, row.shape}] = row;
     ++index;

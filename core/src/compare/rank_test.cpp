@@ -17,7 +17,7 @@ namespace {
 struct Pooled {
   std::vector<long> rank2;  // doubled midrank of each value, a's first, then b's
   bool ties = false;
-  double tie_term = 0;      // sum of t^3 - t over groups of t tied values
+  double tie_term = 0;  // sum of t^3 - t over groups of t tied values
 };
 
 Pooled rank_pooled(const std::vector<double>& a, const std::vector<double>& b) {

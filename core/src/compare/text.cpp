@@ -62,7 +62,8 @@ std::vector<std::string> legend(const Report& r) {
       "SLOWER means B is slower",
   };
   for (const std::string& l : method_lines(r.options)) lines.push_back(l);
-  lines.push_back("torch A/B is the same ratio for torch's own kernel, a control: far from 1 means the environment moved");
+  lines.push_back(
+      "torch A/B is the same ratio for torch's own kernel, a control: far from 1 means the environment moved");
   if (std::string nf = noise_floor_line(r); !nf.empty()) lines.push_back(nf);
   if (std::string rep = repeats_line(r); !rep.empty()) lines.push_back(rep);
   return lines;
@@ -70,7 +71,8 @@ std::vector<std::string> legend(const Report& r) {
 
 std::string method_name() {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "two-sided Mann-Whitney U test on per-placement times, alpha = %g, plus the bar", kAlpha);
+  std::snprintf(buf, sizeof buf, "two-sided Mann-Whitney U test on per-placement times, alpha = %g, plus the bar",
+                kAlpha);
   return buf;
 }
 
@@ -154,16 +156,19 @@ std::string control_warning(const Report& r) {
   const double moved = *r.overall.control - 1.0;
   if (std::fabs(moved) <= r.options.threshold) return "";
   char buf[160];
-  std::snprintf(buf, sizeof buf, "torch's own latency moved %+.1f %% between A and B (geomean A/B %.3f): the environment changed",
+  std::snprintf(buf, sizeof buf,
+                "torch's own latency moved %+.1f %% between A and B (geomean A/B %.3f): the environment changed",
                 (1.0 / *r.overall.control - 1.0) * 100, *r.overall.control);
   return buf;
 }
 
 std::string counts_line(const Report& r) {
   std::string s;
-  for (Verdict v : {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v :
+       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
     auto it = r.counts.find(v);
-    s += (s.empty() ? "" : ", ") + std::string(verdict_name(v)) + " " + std::to_string(it == r.counts.end() ? 0 : it->second);
+    s += (s.empty() ? "" : ", ") + std::string(verdict_name(v)) + " " +
+         std::to_string(it == r.counts.end() ? 0 : it->second);
   }
   return s + "; one side only " + std::to_string(r.one_sided.size());
 }

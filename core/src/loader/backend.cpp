@@ -32,16 +32,15 @@ std::vector<std::string> str_list(const char* const* list) {
 // A backend's name or alias: lower case letters, digits, '-' and '_',
 // starting with a letter, at most 32 (docs/backend-abi.md, rule 8).
 std::string name_problem(const std::string& name) {
-  const bool ok = name.size() <= 32 && name[0] >= 'a' && name[0] <= 'z' &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-                  });
+  const bool ok =
+      name.size() <= 32 && name[0] >= 'a' && name[0] <= 'z' && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      });
   return ok ? "" : "is not lower case letters, digits, '-' and '_' starting with a letter (at most 32)";
 }
 
 // The table as it was in ABI 1.0: everything up to error_destroy.
-constexpr size_t kMinTableSize =
-    offsetof(zl_backend_api, error_destroy) + sizeof(zl_backend_api::error_destroy);
+constexpr size_t kMinTableSize = offsetof(zl_backend_api, error_destroy) + sizeof(zl_backend_api::error_destroy);
 
 }  // namespace
 
@@ -61,12 +60,12 @@ std::string negotiate_abi(const zl_backend_api* api) {
   }
   if (api->name == nullptr || *api->name == '\0') return "table has no name";
   // Names are what users type and what the registry matches: one spelling.
-  if (const std::string why = name_problem(api->name); !why.empty()) return "name '" + printable(api->name) + "' " + why;
+  if (const std::string why = name_problem(api->name); !why.empty())
+    return "name '" + printable(api->name) + "' " + why;
   for (const std::string& alias : str_list(api->aliases)) {
     if (const std::string why = name_problem(alias); !why.empty()) return "alias '" + printable(alias) + "' " + why;
   }
-  if (api->enumerate_devices == nullptr || api->device_list_destroy == nullptr ||
-      api->error_destroy == nullptr) {
+  if (api->enumerate_devices == nullptr || api->device_list_destroy == nullptr || api->error_destroy == nullptr) {
     return "table lacks a required entry (enumerate_devices, device_list_destroy, error_destroy)";
   }
   if (api->capability_count > 0 && api->capabilities == nullptr) {
@@ -103,9 +102,7 @@ Backend::Backend(const zl_backend_api* api, std::string path)
   }
 }
 
-std::string Backend::abi() const {
-  return std::to_string(api_->abi_major) + "." + std::to_string(api_->abi_minor);
-}
+std::string Backend::abi() const { return std::to_string(api_->abi_major) + "." + std::to_string(api_->abi_minor); }
 
 namespace loader {
 
@@ -276,8 +273,8 @@ DeviceState failed_state(const std::string& why) {
 
 DeviceQuery Backend::enumerate() const {
   const zl_backend_api* api = api_;
-  return call_with_limit<DeviceQuery>(overdue_, "enumerate_devices", [api] { return loader::enumerate_once(api); },
-                                      failed_query);
+  return call_with_limit<DeviceQuery>(
+      overdue_, "enumerate_devices", [api] { return loader::enumerate_once(api); }, failed_query);
 }
 
 bool Backend::has_state() const { return ZL_ENTRY(api_, query_device_state) != nullptr; }

@@ -16,14 +16,14 @@ namespace zl::loader {
 // Where a backend's own code runs, as the probe child reports it before each
 // step: the parent names the step a child died in from the last one it saw.
 namespace stage {
-constexpr const char* kLoad = "load";            // dlopen: its constructors run
-constexpr const char* kEntry = "entry";          // zl_backend_get_api
-constexpr const char* kTable = "table";          // reading the table it returned
+constexpr const char* kLoad = "load";              // dlopen: its constructors run
+constexpr const char* kEntry = "entry";            // zl_backend_get_api
+constexpr const char* kTable = "table";            // reading the table it returned
 constexpr const char* kInitialize = "initialize";  // initialize (ABI 1.2)
-constexpr const char* kEnumerate = "enumerate";  // enumerate_devices
-constexpr const char* kRelease = "release";      // device_list_destroy / error_destroy
-constexpr const char* kShutdown = "shutdown";    // shutdown (ABI 1.2)
-constexpr const char* kExit = "exit";            // process exit: its destructors run
+constexpr const char* kEnumerate = "enumerate";    // enumerate_devices
+constexpr const char* kRelease = "release";        // device_list_destroy / error_destroy
+constexpr const char* kShutdown = "shutdown";      // shutdown (ABI 1.2)
+constexpr const char* kExit = "exit";              // process exit: its destructors run
 }  // namespace stage
 
 // "during load", "in the entry point", "in enumerate_devices", ...: the words

@@ -22,8 +22,10 @@ constexpr int kSchema = 2;
 
 // The cache is only as good as the probe that filled it: another zlcore
 // (another ABI, other checks) probes again.
-std::string writer() { return std::string("zlcore ") + ZL_VERSION + " abi " + std::to_string(ZL_BACKEND_ABI_MAJOR) + "." +
-                              std::to_string(ZL_BACKEND_ABI_MINOR); }
+std::string writer() {
+  return std::string("zlcore ") + ZL_VERSION + " abi " + std::to_string(ZL_BACKEND_ABI_MAJOR) + "." +
+         std::to_string(ZL_BACKEND_ABI_MINOR);
+}
 
 uint64_t u64(const json::Value& o, const char* key) {
   auto it = o.FindMember(key);

@@ -69,9 +69,9 @@ std::vector<Scanned> list_files(const fs::path& root, const std::string& bench_d
     if (!it->is_regular_file(ec) || !is_test_file(it->path())) continue;
     struct stat st {};
     if (::stat(it->path().c_str(), &st) != 0) continue;
-    out.push_back({fs::relative(it->path(), root).generic_string(),
-                   std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-                       std::to_string(st.st_mtim.tv_nsec)});
+    out.push_back({fs::relative(it->path(), root).generic_string(), std::to_string(st.st_size) + ":" +
+                                                                        std::to_string(st.st_mtim.tv_sec) + "." +
+                                                                        std::to_string(st.st_mtim.tv_nsec)});
   }
   std::sort(out.begin(), out.end(), [](const Scanned& a, const Scanned& b) { return a.rel < b.rel; });
   return out;
@@ -100,7 +100,7 @@ const std::vector<std::string>& empty_list() {
 }  // namespace
 
 bool SuiteIndex::is_builtin_mark(const std::string& name) {
-  static const std::set<std::string> builtin{"parametrize", "skip",    "skipif",  "xfail",  "usefixtures",
+  static const std::set<std::string> builtin{"parametrize",    "skip",    "skipif",   "xfail",  "usefixtures",
                                              "filterwarnings", "timeout", "tryfirst", "trylast"};
   return builtin.count(name) > 0;
 }
@@ -205,7 +205,8 @@ SuiteIndex SuiteIndex::build(const std::string& root, const std::string& bench_d
     doc.AddMember("key", json::str(key, a), a);
     doc.AddMember("root", json::str(fs::absolute(root).lexically_normal().string(), a), a);
     json::Value by_file(rapidjson::kObjectType);
-    for (const auto& [file, marks] : index.by_file_) by_file.AddMember(json::str(file, a), json::str_array(marks, a), a);
+    for (const auto& [file, marks] : index.by_file_)
+      by_file.AddMember(json::str(file, a), json::str_array(marks, a), a);
     doc.AddMember("files", by_file, a);
     // A cache that cannot be written only costs the next command a rescan.
     try {

@@ -31,8 +31,9 @@ void check_shape_file(const std::string& file) {
     throw PreflightError("shape_file", file + " is not valid YAML: " + why);
   }
   if (!doc.IsMap() || doc.size() == 0) {
-    throw PreflightError("shape_file", file + " holds no shapes: expected a mapping of benchmark names to their shapes, "
-                                              "as in the suite's benchmark/core_shapes.yaml");
+    throw PreflightError("shape_file", file +
+                                           " holds no shapes: expected a mapping of benchmark names to their shapes, "
+                                           "as in the suite's benchmark/core_shapes.yaml");
   }
 }
 
@@ -57,11 +58,12 @@ void preflight(const FlagGemsProvider& provider, const TestTarget& target, const
   if (opts.shape_mode == "file") check_shape_file(opts.shape_file);
   if (!opts.replay_from.empty()) {
     fs::path r(opts.replay_from);
-    bool ok = fs::is_directory(r / "autotune_records", ec) ||
-              (fs::is_directory(r, ec) && r.filename() == "autotune_records");
+    bool ok =
+        fs::is_directory(r / "autotune_records", ec) || (fs::is_directory(r, ec) && r.filename() == "autotune_records");
     if (!ok) {
-      throw PreflightError("replay_from", r.string() + " is neither a run directory with autotune_records/ nor an "
-                                                       "autotune_records directory (--replay-from / REPLAY_FROM)");
+      throw PreflightError("replay_from", r.string() +
+                                              " is neither a run directory with autotune_records/ nor an "
+                                              "autotune_records directory (--replay-from / REPLAY_FROM)");
     }
   }
 }

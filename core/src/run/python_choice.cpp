@@ -78,9 +78,10 @@ PythonChoice choose_python(const std::string& requested) {
   if (!requested.empty()) {
     const Probe p = probe(requested);
     if (!p.has_pytest) {
-      throw PreflightError("python", "--python " + requested + " " + p.failure +
-                                         (p.ran ? ": install pytest there (" + requested + " -m pip install pytest)" : "") +
-                                         " or give an interpreter that has it with --python PATH");
+      throw PreflightError("python",
+                           "--python " + requested + " " + p.failure +
+                               (p.ran ? ": install pytest there (" + requested + " -m pip install pytest)" : "") +
+                               " or give an interpreter that has it with --python PATH");
     }
     return {requested, p.executable, p.version, true, {}};
   }

@@ -52,8 +52,8 @@ std::string achieved(const rapidjson::Value& row, const char* value_key, const c
 std::string format_results_table(const std::string& results_jsonl) {
   std::ifstream in(results_jsonl);
   std::vector<std::vector<std::string>> rows;
-  const std::vector<std::string> head{"op", "dtype", "shape", "torch ms", "gems ms", "speedup", "timer", "spread %",
-                                     "GB/s (% peak)", "TFLOPS (% peak)", "note"};
+  const std::vector<std::string> head{"op",    "dtype",    "shape",         "torch ms",        "gems ms", "speedup",
+                                      "timer", "spread %", "GB/s (% peak)", "TFLOPS (% peak)", "note"};
   // A line that does not parse is skipped, and the first one is named under
   // the table: the child appends lines, so a torn last line is expected after
   // a crash, and anything else is someone else's file.
@@ -75,8 +75,8 @@ std::string format_results_table(const std::string& results_jsonl) {
     if (note != "-" && note.size() > 60) note = note.substr(0, 57) + "...";
     rows.push_back({field(d, "op"), field(d, "dtype"), field(d, "shape"), field(d, "latency_base_ms"),
                     field(d, "latency_ms"), field(d, "speedup"), field(d, "timer"), field(d, "spread_pct"),
-                    achieved(d, "achieved_gbps", "pct_peak_bandwidth"), achieved(d, "achieved_tflops", "pct_peak_compute"),
-                    note});
+                    achieved(d, "achieved_gbps", "pct_peak_bandwidth"),
+                    achieved(d, "achieved_tflops", "pct_peak_compute"), note});
   }
   std::string skipped;
   if (unreadable > 0) {

@@ -67,7 +67,8 @@ std::optional<RunStatus> from_exit(const ChildFacts& f) {
   if (!c.started) return make_status("failed", 1, "could not start pytest: " + c.spawn_error);
   if (c.timed_out) return make_status("timeout", kExitTimeout, "ran past --timeout; its process group was killed");
   if (c.interrupted) return make_status("interrupted", 130, "interrupted");
-  if (c.term_signal != 0) return make_status("crashed", 128 + c.term_signal, "pytest died of " + signal_text(c.term_signal));
+  if (c.term_signal != 0)
+    return make_status("crashed", 128 + c.term_signal, "pytest died of " + signal_text(c.term_signal));
   if (const std::string pf = preflight_line(f.log_tail); !pf.empty() && c.exit_code != 0) {
     return make_status("preflight_failed", 3, text::one_line(pf, 300));
   }
@@ -83,8 +84,9 @@ RunStatus without_report(const ChildFacts& f) {
                                          : "exit 0 but zlcore's outcome plugin did not report");
   }
   const std::string why = last_error_line(f.log_tail);
-  return make_status("failed", f.child.exit_code,
-                     text::one_line("pytest exit " + std::to_string(f.child.exit_code) + (why.empty() ? "" : ": " + why), 300));
+  return make_status(
+      "failed", f.child.exit_code,
+      text::one_line("pytest exit " + std::to_string(f.child.exit_code) + (why.empty() ? "" : ": " + why), 300));
 }
 
 // The selected tests, sorted by what happened to them.
@@ -97,7 +99,8 @@ struct Tally {
 Tally tally(const rapidjson::Value* o, const RowCounts& rows, const std::function<bool(const std::string&)>& declined) {
   Tally t;
   if (const rapidjson::Value* ce = member(o, "collect_errors"); ce != nullptr && ce->IsArray()) {
-    for (const auto& e : ce->GetArray()) t.collect_errors.push_back(string_of(&e, "node") + ": " + string_of(&e, "message"));
+    for (const auto& e : ce->GetArray())
+      t.collect_errors.push_back(string_of(&e, "node") + ": " + string_of(&e, "message"));
   }
   const rapidjson::Value* tests = member(o, "tests");
   if (tests == nullptr || !tests->IsArray()) return t;
@@ -158,9 +161,8 @@ RunStatus from_tally(const Tally& t, const rapidjson::Value* o, const ChildFacts
     r.status = "passed";
     r.exit_code = 0;
     if (!t.declined.empty()) {
-      r.reason = text::one_line(std::to_string(t.declined.size()) + " test(s) declined by the suite: " +
-                                    text::join_some(t.declined, 3),
-                                400);
+      r.reason = text::one_line(
+          std::to_string(t.declined.size()) + " test(s) declined by the suite: " + text::join_some(t.declined, 3), 400);
     }
   } else if (!t.declined.empty()) {
     // The suite's own words, from the first test it declined.
@@ -178,9 +180,9 @@ RunStatus from_tally(const Tally& t, const rapidjson::Value* o, const ChildFacts
     if (t.skipped > 0) {
       r.reason = text::one_line("all " + std::to_string(t.skipped) + " test(s) skipped: " + t.first_skip, 400);
     } else if (selected == 0) {
-      r.reason = deselected > 0 ? "no test carries the mark: " + std::to_string(deselected) +
-                                      " collected, all deselected"
-                                : "pytest collected no test";
+      r.reason = deselected > 0
+                     ? "no test carries the mark: " + std::to_string(deselected) + " collected, all deselected"
+                     : "pytest collected no test";
     } else {
       r.reason = std::to_string(selected) + " test(s) selected but none ran";
     }
@@ -196,7 +198,8 @@ RunStatus decide_status(const ChildFacts& f, const std::function<bool(const std:
   if (o == nullptr) return without_report(f);
   if (const rapidjson::Value* ie = member(o, "internal_error"); ie != nullptr && ie->IsObject()) {
     const std::string what = string_of(ie, "message");
-    if (bool_of(ie, "harness")) return make_status("harness_error", kExitHarnessError, text::one_line("zlcore plugin error: " + what, 300));
+    if (bool_of(ie, "harness"))
+      return make_status("harness_error", kExitHarnessError, text::one_line("zlcore plugin error: " + what, 300));
     return make_status("failed", f.child.exit_code == 0 ? 1 : f.child.exit_code,
                        text::one_line("pytest internal error: " + what, 300));
   }

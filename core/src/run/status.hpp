@@ -31,7 +31,7 @@ struct ChildFacts {
   ChildResult child;
   const rapidjson::Value* outcomes = nullptr;  // the plugin's JSON, or null when it wrote none
   RowCounts rows;
-  std::string log_tail;  // the end of pytest.log
+  std::string log_tail;            // the end of pytest.log
   bool interrupted_after = false;  // an interrupt reached zlcore after the child ended
 };
 
@@ -39,7 +39,7 @@ struct RunStatus {
   std::string status;  // passed, unsupported, partial, failed, no_tests, empty, harness_error,
                        // preflight_failed, timeout, interrupted, crashed
   int exit_code = 0;
-  std::string reason;  // one line; for passed, a note (tests the suite declined) or empty
+  std::string reason;                       // one line; for passed, a note (tests the suite declined) or empty
   std::vector<std::string> failed_tests;    // "node: message"
   std::vector<std::string> declined_tests;  // node ids
   int passed_tests = 0;

@@ -15,7 +15,9 @@ namespace zl::json {
 using Value = rapidjson::Value;
 using Alloc = rapidjson::Document::AllocatorType;
 
-inline Value str(const std::string& s, Alloc& a) { return Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a); }
+inline Value str(const std::string& s, Alloc& a) {
+  return Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
 
 inline Value str_array(const std::vector<std::string>& v, Alloc& a) {
   Value arr(rapidjson::kArrayType);

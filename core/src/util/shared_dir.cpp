@@ -17,7 +17,10 @@ std::string writable_by_others(const std::string& dir) {
   if (!group && !others) return {};
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  return std::string("writable by ") + (group && others ? "its group and by everyone" : group ? "its group" : "everyone") +
+  return std::string("writable by ") +
+         (group && others ? "its group and by everyone"
+          : group         ? "its group"
+                          : "everyone") +
          " (mode " + mode + ") without the sticky bit";
 }
 

@@ -19,13 +19,14 @@ class JsonParser : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonPa
   std::optional<Json> document(std::string_view text, std::string* error) {
     rapidjson::MemoryStream ms(text.data(), text.size());
     rapidjson::Reader reader;
-    constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag |
-                                rapidjson::kParseStopWhenDoneFlag;
+    constexpr unsigned kFlags =
+        rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
     rapidjson::ParseResult ok = reader.Parse<kFlags>(ms, *this);
     std::string why;
     size_t at = ok.Offset();
     if (ok.IsError()) {
-      why = too_deep_ ? "nesting too deep (more than " + std::to_string(kMaxDepth) + " levels)" : rapidjson::GetParseError_En(ok.Code());
+      why = too_deep_ ? "nesting too deep (more than " + std::to_string(kMaxDepth) + " levels)"
+                      : rapidjson::GetParseError_En(ok.Code());
     } else {
       // StopWhenDone leaves the rest to us: only whitespace may follow.
       at = ms.Tell();

@@ -43,9 +43,7 @@ std::string to_lower(std::string_view s) {
 
 bool iequals(std::string_view a, std::string_view b) { return to_lower(a) == to_lower(b); }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 std::optional<int64_t> parse_int(std::string_view s) {
   std::string t = trim(s);

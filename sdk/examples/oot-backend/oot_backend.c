@@ -52,14 +52,26 @@ static zl_error* query_state(zl_device_state_args* args) {
 }
 
 static const zl_backend_api api = {
-    ZL_BACKEND_API_STRUCT_SIZE, ZL_BACKEND_ABI_MAJOR, ZL_BACKEND_ABI_MINOR,
-    "oot", aliases, NULL, capabilities, 1, "cpu", NULL,
-    enumerate_devices, zl_kit_device_list_free, zl_kit_error_free,
+    ZL_BACKEND_API_STRUCT_SIZE,
+    ZL_BACKEND_ABI_MAJOR,
+    ZL_BACKEND_ABI_MINOR,
+    "oot",
+    aliases,
+    NULL,
+    capabilities,
+    1,
+    "cpu",
+    NULL,
+    enumerate_devices,
+    zl_kit_device_list_free,
+    zl_kit_error_free,
     "oot-example 1.2",
     NULL, /* extension_start: nothing beyond the header */
     NULL, /* initialize: nothing to open */
     NULL, /* shutdown */
-    enumerate, query_state, zl_kit_device_state_free,
+    enumerate,
+    query_state,
+    zl_kit_device_state_free,
 };
 
 ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint32_t minor) {

@@ -82,8 +82,7 @@ extern "C" {
 
 /* True when a struct whose first member is struct_size, as reported by its
  * allocator, is large enough to contain `field`. */
-#define ZL_STRUCT_HAS_FIELD(ptr, type, field) \
-  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+#define ZL_STRUCT_HAS_FIELD(ptr, type, field) ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
 
 /* ------------------------------------------------------------------------ */
 /* Extensions                                                                */
@@ -111,9 +110,9 @@ typedef struct zl_extension_base {
 
 typedef enum zl_error_code {
   ZL_OK = 0,
-  ZL_ERROR_UNAVAILABLE = 1,  /* the driver or tool is absent or failed */
+  ZL_ERROR_UNAVAILABLE = 1, /* the driver or tool is absent or failed */
   ZL_ERROR_INVALID_ARGUMENT = 2,
-  ZL_ERROR_PARSE = 3,        /* a tool answered, but not in a known form */
+  ZL_ERROR_PARSE = 3, /* a tool answered, but not in a known form */
   ZL_ERROR_INTERNAL = 4
 } zl_error_code;
 
@@ -383,8 +382,7 @@ typedef struct zl_backend_api {
 /* Signature of the entry point. The core passes the ABI it speaks; a backend
  * may return NULL to decline (the core reports "entry returned NULL"). The
  * returned table has static lifetime. */
-typedef const zl_backend_api* (*zl_backend_get_api_fn)(uint32_t core_abi_major,
-                                                         uint32_t core_abi_minor);
+typedef const zl_backend_api* (*zl_backend_get_api_fn)(uint32_t core_abi_major, uint32_t core_abi_minor);
 
 /* Each constant reaches the struct's last member: appending a member without
  * moving its constant breaks the build here. */

@@ -103,7 +103,7 @@ static inline void zl_kit_error_free(zl_error* error) { free(error); }
  * struct_size of the input is ignored) into one block. `reason` is kept only
  * when count is 0 ("no devices found" when NULL). */
 static inline zl_error* zl_kit_device_list(const zl_device_info* devices, size_t count, const char* source,
-                                    const char* reason, zl_device_list** out) {
+                                           const char* reason, zl_device_list** out) {
   size_t bytes = zl_kit_align8(sizeof(zl_device_list)) + count * sizeof(zl_device_info);
   size_t i;
   char* block;

@@ -294,7 +294,7 @@ struct Table {
 
 // The one exported symbol, for a backend described by `spec` (a BackendSpec
 // with static storage). Use once, at namespace scope, outside any namespace.
-#define ZL_KIT_BACKEND_ENTRY(spec)                                                                     \
-  extern "C" ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t, uint32_t) {        \
-    return ::zl_kit::Table<spec>::get();                                                               \
+#define ZL_KIT_BACKEND_ENTRY(spec)                                                            \
+  extern "C" ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t, uint32_t) { \
+    return ::zl_kit::Table<spec>::get();                                                      \
   }

@@ -9,9 +9,9 @@
 namespace zl_kit {
 
 struct ToolResult {
-  bool started = false;     // false: not found or not executable
-  int exit_code = -1;       // valid when started and not signalled
-  int term_signal = 0;      // non-zero when the tool died of a signal
+  bool started = false;  // false: not found or not executable
+  int exit_code = -1;    // valid when started and not signalled
+  int term_signal = 0;   // non-zero when the tool died of a signal
   bool timed_out = false;
   std::string out;          // stdout
   std::string err;          // stderr
