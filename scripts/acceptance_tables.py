@@ -97,7 +97,8 @@ def table_timer(work):
                 agree = diff is not None and diff <= limit
                 ok = agree and within_ref((l1, l2), lr)
                 missed += 0 if ok else 1
-                line = (f"| {key[0]} | {key[1]} | {side} | {ms(l1)} | {ms(l2)} | {'' if diff is None else f'{diff:.2f}'} "
+                shown = '' if diff is None else f'{diff:.2f}'
+                line = (f"| {key[0]} | {key[1]} | {side} | {ms(l1)} | {ms(l2)} | {shown} "
                         f"| {limit:g} | {ms(lr)} | {pct(l1, lr)} | {pct(l2, lr)} | {'yes' if ok else 'NO'} |")
                 if twice:
                     r2 = ref2.get(key)
@@ -138,8 +139,9 @@ def table_cost(dirs):
             if measure:
                 # held: the steady pass stood; sustained: a power-limited pace, one reading per placement
                 spread = f"{sum(not x for x in sustained)} / {sum(sustained)}"
-                print(f"| {d.name} | {op} | {len(measure)} | {quantile(measure, 0.5):.1f} | {quantile(measure, 0.9):.1f} "
-                      f"| {max(measure):.1f} | {sum(m > 100 for m in measure)} | {quantile(capture, 0.5):.1f} | {spread} "
+                print(f"| {d.name} | {op} | {len(measure)} | {quantile(measure, 0.5):.1f} "
+                      f"| {quantile(measure, 0.9):.1f} | {max(measure):.1f} | {sum(m > 100 for m in measure)} "
+                      f"| {quantile(capture, 0.5):.1f} | {spread} "
                       f"| {quantile(warmup, 0.5):.1f} |")
         if every:
             print(f"| {d.name} | all | {len(every)} | {quantile(every, 0.5):.1f} | {quantile(every, 0.9):.1f} "
@@ -229,7 +231,8 @@ def table_aa(work, zl):
         total, false, noisy = total + n, false + fs, noisy + c["NOISY"]
         other_fs = sum(1 for r in other if r["verdict"] in ("FASTER", "SLOWER"))
         print(f"| {a.name} | {b.name} | {n} | {c['FASTER']} | {c['SLOWER']} | {fs / max(n, 1) * 100:.1f} % "
-              f"| {c['SAME']} | {c['NOISY']} ({c['NOISY'] / max(n, 1) * 100:.0f} %) | {c['UNCONFIRMED']} | {c['ERROR']} "
+              f"| {c['SAME']} | {c['NOISY']} ({c['NOISY'] / max(n, 1) * 100:.0f} %) | {c['UNCONFIRMED']} "
+              f"| {c['ERROR']} "
               f"| {len(other)} ({other_fs}) {', '.join(sorted(retuned))} |")
     if total:
         print(f"\nall pairs, rows of the same code: {false} of {total} FASTER/SLOWER ({false / total * 100:.2f} %, "

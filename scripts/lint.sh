@@ -34,6 +34,6 @@ else
 fi
 
 echo "lint: flake8"
-git ls-files -z '*.py' | xargs -0 python3 -m flake8 --config .flake8 || fail=1
+git ls-files -z '*.py' | xargs -0 /usr/bin/python3 -m flake8 --config .flake8 || fail=1
 
 exit $fail

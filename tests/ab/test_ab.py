@@ -30,8 +30,8 @@ def env():
 
 
 def ab(*args, check=None, timeout=600, threshold=5):
-    r = subprocess.run([ZLCORE, "ab", *COMMON, "--threshold", str(threshold), *map(str, args)], capture_output=True, text=True, env=env(),
-                       timeout=timeout)
+    r = subprocess.run([ZLCORE, "ab", *COMMON, "--threshold", str(threshold), *map(str, args)],
+                       capture_output=True, text=True, env=env(), timeout=timeout)
     print(r.stdout[-3000:], r.stderr[-2000:])
     if check is not None:
         assert r.returncode == check, r.stdout + r.stderr
@@ -86,10 +86,10 @@ def test_a_against_a_gives_no_verdict_and_states_its_false_verdict_rate(tmp_path
     # A row's test values are its 8 rounds a side, each the median of its placements.
     assert rows(out) and all(row["samples_a"] == row["samples_b"] == 8 for row in rows(out))
     lines = rounds(out)
-    order = [(int(l["round"]), l["side"]) for l in lines if l["side"] != "*" and l["round"] != "0"]
+    order = [(int(row["round"]), row["side"]) for row in lines if row["side"] != "*" and row["round"] != "0"]
     assert order[:6] == [(1, "A"), (1, "B"), (1, "A2"), (2, "A2"), (2, "B"), (2, "A")]
-    done = [l for l in lines if l["side"] == "*" and l["status"] == "done"]
-    assert sorted(int(l["round"]) for l in done) == list(range(0, 9))
+    done = [row for row in lines if row["side"] == "*" and row["status"] == "done"]
+    assert sorted(int(row["round"]) for row in done) == list(range(0, 9))
     ident = json.loads((out / "ab_identity.json").read_text())
     assert ident["status"] == "done" and ident["caliber"].startswith("fair")
     # The report is recomputed from the rounds on every invocation: a resume
@@ -113,7 +113,7 @@ def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path)
     r = ab(*args, "--resume", "--expect-diff", "ZL_KNOWN_EFFECT_PCT", "--fail-on-regression", check=1, threshold=3)
     assert "REGRESSION" in r.stderr
     v = verdicts(out)
-    n = sum(v.values())
+
     print(f"known effect 10 % through ab: {v}")
     # One value per round: on a loaded 2-core machine a round's noise can be
     # 10-30 %, so not every row reaches a verdict; none may point the wrong
@@ -123,8 +123,8 @@ def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path)
     overall = json.loads((out / "report.json").read_text())["geomean"]["overall"]
     print(f"geomean: {overall}")
     assert overall["speedup"] < 1
-    done = [l for l in rounds(out) if l["side"] == "*" and l["status"] == "done" and l["round"] != "0"]
-    assert sorted(int(l["round"]) for l in done) == list(range(1, 13))
+    done = [row for row in rounds(out) if row["side"] == "*" and row["status"] == "done" and row["round"] != "0"]
+    assert sorted(int(row["round"]) for row in done) == list(range(1, 13))
 
 
 def crashing_suite(tmp_path):
@@ -133,7 +133,8 @@ def crashing_suite(tmp_path):
     ini = suite / "pytest.ini"
     ini.write_text(ini.read_text() + "    crash_loop: operator crash_loop\n")
     shapes = suite / "benchmark" / "core_shapes.yaml"
-    shapes.write_text(shapes.read_text() + "\ncrash_loop:\n  shapes: [[64, 100], [256, 100]]\n  shape_desc: \"N, ITERS\"\n")
+    shapes.write_text(shapes.read_text()
+                      + "\ncrash_loop:\n  shapes: [[64, 100], [256, 100]]\n  shape_desc: \"N, ITERS\"\n")
     (suite / "benchmark" / "test_crash_loop.py").write_text(
         "import os\n\nimport pytest\n\nimport knowneffect\n\nfrom . import base\n\n\n"
         "@pytest.mark.crash_loop\n"
@@ -155,11 +156,11 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop,fma_loop", "--rounds", 2, "--out", out,
            "--b-env", f"AB_TEST_CRASH={once}", check=0)
     lines = rounds(out)
-    crashed = [l for l in lines if l["op"] == "crash_loop" and l["status"] == "crashed"]
+    crashed = [row for row in lines if row["op"] == "crash_loop" and row["status"] == "crashed"]
     assert len(crashed) == 1 and crashed[0]["side"] == "B" and crashed[0]["round"] == "1"
     # The round ran again on both sides, as attempt 2, and counted.
-    again = [l for l in lines if l["op"] == "crash_loop" and l["round"] == "1" and l["attempt"] == "2"]
-    assert {l["side"] for l in again} == {"A", "B", "*"}
+    again = [row for row in lines if row["op"] == "crash_loop" and row["round"] == "1" and row["attempt"] == "2"]
+    assert {row["side"] for row in again} == {"A", "B", "*"}
     assert "ran again on every side" in r.stdout
 
     out2 = tmp_path / "crash2"
@@ -167,8 +168,9 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
            "--b-env", "AB_TEST_CRASH=always", check=1)
     assert "AB_FAILED" in r.stderr and "FAILED op crash_loop" in r.stdout
     lines = rounds(out2)
-    assert [l["status"] for l in lines if l["op"] == "crash_loop" and l["side"] == "B"] == ["crashed", "crashed"]
-    assert [l["status"] for l in lines if l["op"] == "crash_loop" and l["side"] == "*" and l["round"] != "0"] == ["failed"]
+    crash = [row for row in lines if row["op"] == "crash_loop"]
+    assert [row["status"] for row in crash if row["side"] == "B"] == ["crashed", "crashed"]
+    assert [row["status"] for row in crash if row["side"] == "*" and row["round"] != "0"] == ["failed"]
     summary = json.loads((out2 / "ab_summary.json").read_text())
     assert "crash_loop" in summary["failed_ops"] and summary["rounds_measured"]["fma_loop"] == 2
     assert {row["op"] for row in rows(out2)} == {"fma_loop"}
@@ -176,15 +178,16 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
 
 def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     out = tmp_path / "int"
-    cmd = [ZLCORE, "ab", *COMMON, "--threshold", "5", "--a", str(SUITE), "--b", str(SUITE), "--ops", "fma_loop", "--rounds", "4",
-           "--out", str(out)]
+    cmd = [ZLCORE, "ab", *COMMON, "--threshold", "5", "--a", str(SUITE), "--b", str(SUITE), "--ops", "fma_loop",
+           "--rounds", "4", "--out", str(out)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     # Wait until round 1 is whole and round 2 has started, then interrupt.
     deadline = time.time() + 300
     while time.time() < deadline:
         if (out / "rounds.csv").exists():
             lines = rounds(out)
-            if any(l["side"] == "*" and l["round"] == "1" for l in lines) and (out / "runs" / "fma_loop" / "r2-t1").exists():
+            round_one_done = any(row["side"] == "*" and row["round"] == "1" for row in lines)
+            if round_one_done and (out / "runs" / "fma_loop" / "r2-t1").exists():
                 break
         time.sleep(0.05)
     p.send_signal(signal.SIGINT)
@@ -193,17 +196,17 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     assert p.returncode == 130, stdout + stderr
     assert json.loads((out / "ab_identity.json").read_text())["status"] == "interrupted"
     before = rounds(out)
-    assert not any(l["side"] == "*" and l["round"] == "2" for l in before)
+    assert not any(row["side"] == "*" and row["round"] == "2" for row in before)
     assert (out / "rounds.csv").read_text().endswith("\n")
 
     ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume", check=0)
     after = rounds(out)
-    done = [l for l in after if l["side"] == "*" and l["status"] == "done"]
-    assert sorted(int(l["round"]) for l in done) == [0, 1, 2, 3, 4]
+    done = [row for row in after if row["side"] == "*" and row["status"] == "done"]
+    assert sorted(int(row["round"]) for row in done) == [0, 1, 2, 3, 4]
     # Round 1 was not run again; round 2 ran as a new attempt beside the interrupted one.
-    assert [l["attempt"] for l in done if l["round"] == "1"] == ["1"]
+    assert [row["attempt"] for row in done if row["round"] == "1"] == ["1"]
     assert (out / "runs" / "fma_loop" / "r2-t1").is_dir()
-    assert [l["attempt"] for l in done if l["round"] == "2"] == ["2"]
+    assert [row["attempt"] for row in done if row["round"] == "2"] == ["2"]
     # A resume that changes a setting that changes numbers is refused.
     r = ab("--a", SUITE, "--b", SUITE, "--b-env", "X=1", "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume")
     assert r.returncode == 2 and "b-env" in r.stderr
@@ -223,9 +226,9 @@ def test_rounds_spread_over_devices_and_each_round_stays_on_one(tmp_path):
                        capture_output=True, text=True, env=e, timeout=600)
     print(r.stdout[-2000:], r.stderr[-2000:])
     assert r.returncode == 0, r.stdout + r.stderr
-    runs = [l for l in rounds(out) if l["side"] in ("A", "B")]
-    assert {l["device"] for l in runs} == {"0", "1"}
+    runs = [row for row in rounds(out) if row["side"] in ("A", "B")]
+    assert {row["device"] for row in runs} == {"0", "1"}
     by_round = {}
-    for l in runs:
-        by_round.setdefault((l["round"], l["attempt"]), set()).add(l["device"])
+    for row in runs:
+        by_round.setdefault((row["round"], row["attempt"]), set()).add(row["device"])
     assert all(len(devices) == 1 for devices in by_round.values()), by_round

@@ -39,7 +39,8 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         if pre:
             # Relative paths in, so the output names data/... the same on every machine.
-            p = subprocess.run([zlcore] + pre.replace("{out}", out).split(), cwd=data_dir, capture_output=True, text=True)
+            p = subprocess.run([zlcore] + pre.replace("{out}", out).split(), cwd=data_dir,
+                               capture_output=True, text=True)
             if p.returncode != 0:
                 print(f"--pre {pre} exited {p.returncode}:\n{p.stdout}{p.stderr}")
                 return 1

@@ -72,7 +72,8 @@ class Cluster:
         os.chmod(key, 0o400)
         # --force: munged refuses root and lax log-dir ownership otherwise.
         subprocess.run([_which("munged"), "--force", "--socket", str(self.munge_socket), "--key-file", str(key),
-                        "--pid-file", str(self.pid_files["munged"]), "--log-file", str(self.root / "log" / "munged.log"),
+                        "--pid-file", str(self.pid_files["munged"]),
+                        "--log-file", str(self.root / "log" / "munged.log"),
                         "--seed-file", str(self.root / "munge" / "munged.seed")],
                        check=True, capture_output=True, timeout=30)
         ctld_port, slurmd_port = _free_port(), _free_port()

@@ -153,8 +153,8 @@ def caliber_runs():
         env={"GEMS_VENDOR": "example", "ZL_ENABLE_CUDAGRAPH": "0", "TRITON_SWITCH": "1"})
     write_run(os.path.join(HERE, "caliber/all_differ"), everything, rows)
     env_only = identity("mul", "run-env", "replay", "run-base", env=dict(BASE_IDENTITY["env"], TRITON_SWITCH="1"))
-    write_run(os.path.join(HERE, "caliber/env_only"), env_only, [row("mul", "float16", [[1024]], 0.0090, 0.0200),
-                                                                row("mul", "float16", [[4096]], 0.0270, 0.0600)])
+    write_run(os.path.join(HERE, "caliber/env_only"), env_only,
+              [row("mul", "float16", [[1024]], 0.0090, 0.0200), row("mul", "float16", [[4096]], 0.0270, 0.0600)])
 
 
 def autotune_runs():
@@ -195,18 +195,22 @@ def fallback_runs():
     with its numbers normalized). `a` and `b` list the same ten fallbacks in
     another order and with other call counts: no difference. `c` has one shape
     more and another reason: a difference, one line per op."""
-    def entry(n, calls, side="gems", reason="graph capture of {} calls failed: operation not permitted when stream is capturing"):
+    capture_failed = "graph capture of {} calls failed: operation not permitted when stream is capturing"
+
+    def entry(n, calls, side="gems", reason=capture_failed):
         return {"op": "softmax", "dtype": "float16", "shape": json.dumps([[64 * (n + 1), 1024]]), "side": side,
                 "reason": reason.format(calls), "timer": "direct"}
     ten = [entry(n, 100 + 7 * n) for n in range(10)]
     rows = [row("softmax", "float16", [[64 * (n + 1), 1024]], 0.02, 0.02, timer="direct") for n in range(10)]
-    write_run(os.path.join(HERE, "fallback/a"), identity("softmax", "run-fb-a", "record", timer__fallback_shapes=ten), rows)
+    write_run(os.path.join(HERE, "fallback/a"),
+              identity("softmax", "run-fb-a", "record", timer__fallback_shapes=ten), rows)
     shuffled = [entry(n, 250 - 3 * n) for n in reversed(range(10))]
-    write_run(os.path.join(HERE, "fallback/b"), identity("softmax", "run-fb-b", "replay", "run-fb-a",
-                                                                  timer__fallback_shapes=shuffled), rows)
-    more = ten + [entry(10, 12), entry(3, 5, side="torch", reason="graph replay failed after {} replays: illegal address")]
-    write_run(os.path.join(HERE, "fallback/c"), identity("softmax", "run-fb-c", "replay", "run-fb-a",
-                                                                  timer__fallback_shapes=more), rows)
+    write_run(os.path.join(HERE, "fallback/b"),
+              identity("softmax", "run-fb-b", "replay", "run-fb-a", timer__fallback_shapes=shuffled), rows)
+    more = ten + [entry(10, 12),
+                  entry(3, 5, side="torch", reason="graph replay failed after {} replays: illegal address")]
+    write_run(os.path.join(HERE, "fallback/c"),
+              identity("softmax", "run-fb-c", "replay", "run-fb-a", timer__fallback_shapes=more), rows)
 
 
 def report_batches():
@@ -308,7 +312,8 @@ def legacy_pair():
          row("abs", "float16", [[256, 256]], 0.2, 0.4, repeats=10, spread=0.2, samples=[]),
          row("abs", "float16", [[1024, 1024]], 0.3, 0.6, repeats=10, spread=0.2, samples=[v * 3 for v in reps_a])]
     b = [row("abs", "float16", [[64, 64]], 0.103, 0.2, repeats=10, spread=0.2, samples=reps_b),  # SLOWER on repeats
-         row("abs", "float16", [[256, 256]], 0.2, 0.4, repeats=10, spread=0.2, samples=[]),   # UNCONFIRMED: nothing to test
+         # UNCONFIRMED: nothing to test
+         row("abs", "float16", [[256, 256]], 0.2, 0.4, repeats=10, spread=0.2, samples=[]),
          row("abs", "float16", [[1024, 1024]], 0.3, 0.6, spread=0.2)]                         # repeats vs placements
     write_run(os.path.join(HERE, "legacy/a"), identity("abs", "run-old-a", "record"), a)
     write_run(os.path.join(HERE, "legacy/b"), identity("abs", "run-old-b", "replay", "run-old-a"), b)

@@ -64,7 +64,8 @@ def place(row, moved, peak):
     gbps, source = row.get("gbps"), "suite"
     latency = row.get("latency_ms")
     if gbps is None and moved and moved[0] > 0 and latency:
-        gbps, source = (moved[0] + moved[1]) / (latency * 1e-3) / 1e9, "derived: inputs + one output of the largest input's size"
+        gbps = (moved[0] + moved[1]) / (latency * 1e-3) / 1e9
+        source = "derived: inputs + one output of the largest input's size"
     row["achieved_gbps"] = gbps
     row["achieved_gbps_source"] = source if gbps is not None else None
     row["achieved_tflops"] = row.get("tflops")

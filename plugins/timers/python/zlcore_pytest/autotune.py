@@ -450,7 +450,8 @@ def replay_config(tuner, nargs, kwargs):
     if record is None or ks not in record["entries"]:
         _miss(name, ks)
     if record.get("source_hash") and source_hash and record["source_hash"] != source_hash and not STATE.force:
-        _refuse(name, f"source changed since the record (recorded {record['source_hash'][:12]}, now {source_hash[:12]})")
+        _refuse(name, f"source changed since the record (recorded {record['source_hash'][:12]}, "
+                      f"now {source_hash[:12]})")
     return config_from_record(tuner, record["entries"][ks])
 
 

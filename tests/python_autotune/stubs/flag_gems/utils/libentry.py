@@ -84,7 +84,8 @@ class LibTuner(triton.runtime.Autotuner):
         cols = {f"key_{i}": v for i, v in enumerate(key)}
         values = {k: v for k, v in config.all_kwargs().items() if isinstance(v, (int, float, str, bool))}
         table = _table(self.config_table_name, list(cols))
-        defs = [f"{_q(k)} {_type(v)} NOT NULL" for k, v in cols.items()] + [f"{_q(k)} {_type(v)}" for k, v in values.items()]
+        defs = [f"{_q(k)} {_type(v)} NOT NULL" for k, v in cols.items()]
+        defs += [f"{_q(k)} {_type(v)}" for k, v in values.items()]
         db = _db()
         try:
             db.execute(f"CREATE TABLE IF NOT EXISTS {_q(table)} ({', '.join(defs)}, "

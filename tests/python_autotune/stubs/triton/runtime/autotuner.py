@@ -78,9 +78,9 @@ class Config:
         self.ir_override = ir_override
 
     def all_kwargs(self):
-        return {**self.kwargs, **{k: v for (k, v) in (("num_warps", self.num_warps), ("num_ctas", self.num_ctas),
-                                                       ("num_stages", self.num_stages), ("maxnreg", self.maxnreg),
-                                                       ("ir_override", self.ir_override)) if v is not None}}
+        fields = (("num_warps", self.num_warps), ("num_ctas", self.num_ctas), ("num_stages", self.num_stages),
+                  ("maxnreg", self.maxnreg), ("ir_override", self.ir_override))
+        return {**self.kwargs, **{k: v for (k, v) in fields if v is not None}}
 
     def __str__(self):
         res = [f"{k}: {v}" for k, v in self.kwargs.items()]
