@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "../util/text.hpp"
 #include "command.hpp"
 #include "plan_options.hpp"
 #include "zlcore/ab.hpp"
@@ -16,18 +17,6 @@ namespace {
 
 // `zlcore run` flags both sides get alike.
 const char* const kSharedRunFlags[] = {"level", "mode", "timer", "enable-cudagraph", "direct-repeat"};
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
 
 int parse_positive(const po::variables_map& vm, const char* flag, int fallback, int min) {
   if (!vm.count(flag)) return fallback;
@@ -209,7 +198,7 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
     if (vm.count(flag)) o.run_flags.emplace_back(std::string("--") + flag, vm[flag].as<std::string>());
   }
   if (vm.count("force-replay")) o.run_flags.emplace_back("--force-replay", "");
-  if (vm.count("dtypes")) o.dtypes = split(vm["dtypes"].as<std::string>());
+  if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
 
   // What --resume must find unchanged. Rounds, ops, devices, retries and the
   // report's options are not here: more rounds or ops extend an A/B, and the
