@@ -210,3 +210,14 @@ def test_plain_autotune_winners_are_kept_in_the_tuner_cache_unless_the_user_says
     r = zl(*run_args(tmp_path / "off"), env={"TRITON_CACHE_AUTOTUNING": "0"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert identity(tmp_path / "off")["env"]["TRITON_CACHE_AUTOTUNING"] == "0"
+
+
+def test_the_library_version_and_git_state_reach_the_caliber_keys(tmp_path):
+    # compare's caliber reads versions.flaggems.{version,git_sha,dirty}: the run must write
+    # them, from the plugin's module version and git's view, or a changed library goes unseen.
+    r = zl(*run_args(tmp_path / "r"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    v = identity(tmp_path / "r")["versions"]
+    assert v["flaggems"]["version"] == v["flag_gems"]
+    assert v["flaggems"]["git_sha"] == v["flaggems_git"]["sha"]
+    assert v["flaggems"]["dirty"] == v["flaggems_git"]["dirty"]

@@ -94,6 +94,26 @@ void record_git(Identity& id, const GitInfo& gi) {
     id.set_null(key::versions_flaggems_git_dirty);
   }
   if (!gi.note.empty()) id.set(key::versions_flaggems_git_note, gi.note);
+  // The caliber compares versions.flaggems.{version,git_sha,dirty}; the facts
+  // come from two writers (device_setup's module version, git's view of the
+  // tree), so they are copied here, after both, or no A/B would ever see the
+  // library change.
+  const rapidjson::Value* library = id.get("versions.flag_gems");
+  if (library != nullptr && library->IsString()) {
+    id.set(key::versions_flaggems_version, std::string(library->GetString()));
+  } else {
+    id.set_null(key::versions_flaggems_version);
+  }
+  if (gi.sha) {
+    id.set(key::versions_flaggems_git_sha, *gi.sha);
+  } else {
+    id.set_null(key::versions_flaggems_git_sha);
+  }
+  if (gi.dirty) {
+    id.set(key::versions_flaggems_dirty, *gi.dirty);
+  } else {
+    id.set_null(key::versions_flaggems_dirty);
+  }
 }
 
 // The tuner cache and autotune bookkeeping: what the child compiled, tuned,
