@@ -66,6 +66,10 @@ std::vector<OpSpec> parse_ops_yaml(const std::string& text, const std::string& b
 std::vector<OpSpec> load_ops_file(const std::string& path);
 // Rejects duplicates and an empty list (`what` names the input).
 void check_ops(const std::vector<OpSpec>& ops, const std::string& what);
+// The ops of `--ops LIST` or `--ops-file F`, whichever `command` was given
+// (null: absent); neither or both is a UsageError prefixed with `command`.
+std::vector<OpSpec> ops_from_flags(const std::string* ops_flag, const std::string* ops_file,
+                                   const std::string& command);
 // True when some entry is `all` or a file still to expand.
 bool needs_expansion(const std::vector<OpSpec>& ops);
 // Replaces `all` by every mark of the index and a file by each mark it holds

@@ -225,6 +225,18 @@ std::vector<OpSpec> expand_ops(const std::vector<OpSpec>& ops, const SuiteIndex&
   return out;
 }
 
+std::vector<OpSpec> ops_from_flags(const std::string* ops_flag, const std::string* ops_file,
+                                   const std::string& command) {
+  if (ops_flag != nullptr && ops_file != nullptr) throw UsageError(command + ": give --ops or --ops-file, not both");
+  if (ops_flag != nullptr) {
+    std::vector<OpSpec> ops = parse_ops_flag(*ops_flag);
+    check_ops(ops, "--ops");
+    return ops;
+  }
+  if (ops_file != nullptr) return load_ops_file(*ops_file);
+  throw UsageError(command + ": give the ops with --ops a,b,c or --ops-file F");
+}
+
 void check_ops(const std::vector<OpSpec>& ops, const std::string& what) {
   if (ops.empty()) throw UsageError(what + ": no operators");
   std::set<std::string> names, dirs;

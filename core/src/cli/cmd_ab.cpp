@@ -165,15 +165,8 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
         std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
   }
 
-  if (vm.count("ops") && vm.count("ops-file")) throw UsageError("ab: give --ops or --ops-file, not both");
-  if (vm.count("ops")) {
-    o.ops = batch::parse_ops_flag(vm["ops"].as<std::string>());
-    batch::check_ops(o.ops, "--ops");
-  } else if (vm.count("ops-file")) {
-    o.ops = batch::load_ops_file(vm["ops-file"].as<std::string>());
-  } else {
-    throw UsageError("ab: give the ops with --ops a,b,c or --ops-file F");
-  }
+  const auto flag = [&vm](const char* name) { return vm.count(name) ? &vm[name].as<std::string>() : nullptr; };
+  o.ops = batch::ops_from_flags(flag("ops"), flag("ops-file"), "ab");
   if (batch::needs_expansion(o.ops)) {
     throw UsageError("ab: --ops names ops one by one (the suite's marks); `all` and benchmark files are for batch");
   }

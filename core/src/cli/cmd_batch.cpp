@@ -201,15 +201,8 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
                      ": the cluster allocates devices (see --gpus-per-shard)");
   }
 
-  if (vm.count("ops") && vm.count("ops-file")) throw UsageError("give --ops or --ops-file, not both");
-  if (vm.count("ops")) {
-    o.ops = batch::parse_ops_flag(vm["ops"].as<std::string>());
-    batch::check_ops(o.ops, "--ops");
-  } else if (vm.count("ops-file")) {
-    o.ops = batch::load_ops_file(vm["ops-file"].as<std::string>());
-  } else {
-    throw UsageError("batch: give the ops with --ops a,b,c or --ops-file F");
-  }
+  const auto flag = [&vm](const char* name) { return vm.count(name) ? &vm[name].as<std::string>() : nullptr; };
+  o.ops = batch::ops_from_flags(flag("ops"), flag("ops-file"), "batch");
   // No suite given: every op runs on the embedded example suite, named once
   // here so the warm workers and the runs agree on it.
   // (A cluster launcher leaves both to each shard, which runs on its node.)
