@@ -15,11 +15,12 @@ build directory:
     ZL_REGEN_GOLDEN=1 ctest -R compare_golden
 then review `git diff tests/compare/golden`.
 """
-import difflib
 import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import golden_file  # noqa: E402  (tests/golden_file.py)
 
 
 def main():
@@ -54,22 +55,7 @@ def main():
         if list_out:
             actual += "--- files in {out}: " + (" ".join(sorted(os.listdir(out))) or "none") + "\n"
         actual = actual.replace(out, "{out}")
-    if os.environ.get("ZL_REGEN_GOLDEN") == "1":
-        with open(golden, "w") as f:
-            f.write(actual)
-        print(f"wrote {golden}")
-        return 0
-    try:
-        with open(golden) as f:
-            expected = f.read()
-    except FileNotFoundError:
-        expected = ""
-    if actual == expected:
-        return 0
-    sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
-                                               golden, "actual"))
-    print(f"\n{golden} differs; if the change is intended: ZL_REGEN_GOLDEN=1 ctest -R compare_golden")
-    return 1
+    return golden_file.check(golden, actual, "compare_golden")
 
 
 if __name__ == "__main__":

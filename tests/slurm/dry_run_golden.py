@@ -25,11 +25,12 @@ build directory:
     ZL_REGEN_GOLDEN=1 ctest -R slurm_dry_run_golden
 then review `git diff tests/slurm/golden`.
 """
-import difflib
 import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import golden_file  # noqa: E402  (tests/golden_file.py)
 
 
 def main():
@@ -49,22 +50,7 @@ def main():
     for path, name in sorted([(tmp, "<tmp>"), (prefix, "<prefix>"), (src, "<src>")],
                              key=lambda x: -len(x[0])):
         actual = actual.replace(path, name)
-    if os.environ.get("ZL_REGEN_GOLDEN") == "1":
-        with open(golden, "w") as f:
-            f.write(actual)
-        print(f"wrote {golden}")
-        return 0
-    try:
-        with open(golden) as f:
-            expected = f.read()
-    except FileNotFoundError:
-        expected = ""
-    if actual == expected:
-        return 0
-    sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
-                                               golden, "actual"))
-    print(f"\n{golden} differs; if the change is intended: ZL_REGEN_GOLDEN=1 ctest -R slurm_dry_run_golden")
-    return 1
+    return golden_file.check(golden, actual, "slurm_dry_run_golden")
 
 
 if __name__ == "__main__":
