@@ -24,8 +24,8 @@ def measure(pace, state):
     reads = []
 
     def reader():
-        reads.append(1)
-        return state
+        reads.append((mech.replayed, len(mech.rests)))  # when it was asked
+        return lambda: state
 
     reading = graph_policy.measure(mech, Placements(), pace(0, 1e9, None), SETTINGS, state_reader=reader)
     return reading, reads
@@ -37,15 +37,37 @@ def steady(placement, load, rest):
 
 def test_a_reported_power_cap_sends_a_steady_looking_side_to_sustained_readings():
     reading, reads = measure(steady, {"throttle_reasons": "sw_power_cap", "clock_sm_mhz": 1500})
-    assert reads == [1]  # once per side, under load
+    assert len(reads) == 1  # once per side
     assert reading.sustained == "device reports sw_power_cap under load"
     assert reading.device_state == {"throttle_reasons": "sw_power_cap", "clock_sm_mhz": 1500}
 
 
-def test_without_a_power_reason_the_probe_boost_is_not_a_power_limit():
+def test_the_state_is_asked_before_the_last_window_replays_and_no_rest_came_before():
+    mech = FakeReplayer(steady)
+    asked = []
+
+    def reader():
+        asked.append((mech.replayed, len(mech.rests)))
+        return lambda: {"throttle_reasons": "none"}
+
+    reading = graph_policy.measure(mech, Placements(), steady(0, 1e9, None), SETTINGS, state_reader=reader)
+    (replayed_before, rests_before), = asked
+    last = reading.windows[-1]
+    assert last.placement == SETTINGS.placements - 1
+    # Every replay after the question is the last window's: its lead replay
+    # (the graph's discarded first run) and its samples; no probe followed.
+    assert mech.replayed - replayed_before == 1 + len(last.samples)
+    assert rests_before == 0 and mech.rests == []
+
+
+def test_a_state_that_answers_skips_the_probe_and_its_rest():
     reading, _ = measure(power_limited, {"throttle_reasons": "none", "clock_sm_mhz": 1980})
-    assert reading.sustained is None
-    assert reading.after_rest_pct == pytest.approx(12.0)  # the probe still ran and is on record
+    assert reading.sustained is None  # the device says no power cap: the boost after a rest is not one
+    assert reading.after_rest_pct is None  # and the probe did not run
+    mech = FakeReplayer(steady)
+    graph_policy.measure(mech, Placements(), steady(0, 1e9, None), SETTINGS,
+                         state_reader=lambda: (lambda: {"throttle_reasons": "none"}))
+    assert mech.rests == []
 
 
 def test_without_state_the_probe_decides_as_before():
@@ -54,6 +76,7 @@ def test_without_state_the_probe_decides_as_before():
     assert reading.device_state is None
     reading, _ = measure(power_limited, {"clock_sm_mhz": 1980})  # state, but no throttle reading
     assert reading.sustained == "ran 12.0 % faster after a 100 ms rest"
+    assert reading.after_rest_pct == pytest.approx(12.0)
 
 
 def test_power_limited_names_only_power_reasons():
@@ -70,15 +93,62 @@ def test_no_state_argv_means_no_reader(monkeypatch):
     assert _device_state.reader() is None
 
 
-def test_the_reader_runs_the_argv_and_picks_the_device(monkeypatch, tmp_path):
-    listing = {"devices": [{"id": "GPU-0", "state": {"clock_sm_mhz": 1}},
-                           {"id": "GPU-1", "state": {"clock_sm_mhz": 1980, "throttle_reasons": "none"}}]}
+FAKE_SERVER = """#!/usr/bin/python3
+import json, sys, time
+mode, n = sys.argv[1], 0
+for line in sys.stdin:
+    n += 1
+    if mode == "hang":
+        time.sleep(60)
+    if mode == "die" and n == 2:
+        sys.exit(1)
+    device = "GPU-other" if mode == "wrong_id" else "GPU-1"
+    answer = {"id": device, "state": {"clock_sm_mhz": 1980 + n, "throttle_reasons": "none"}}
+    print("garbage" if mode == "garbage" else json.dumps(answer), flush=True)
+"""
+
+
+def server(monkeypatch, tmp_path, mode):
     script = tmp_path / "fake_zlcore"
-    script.write_text("#!/bin/sh\ncat <<'J'\n" + json.dumps(listing) + "\nJ\n")
+    script.write_text(FAKE_SERVER)
     script.chmod(0o755)
-    monkeypatch.setenv("ZL_DEVICE_STATE_ARGV", json.dumps([str(script), "devices", "--json"]))
+    monkeypatch.setenv("ZL_DEVICE_STATE_ARGV", json.dumps([str(script), mode]))
     monkeypatch.setenv("ZL_DEVICE_STATE_ID", "GPU-1")
-    assert _device_state.reader()() == {"clock_sm_mhz": 1980, "throttle_reasons": "none"}
+    return _device_state.reader()
+
+
+def test_one_server_answers_every_read_in_order(monkeypatch, tmp_path):
+    reader = server(monkeypatch, tmp_path, "ok")
+    try:
+        first = reader()
+        assert first() == {"clock_sm_mhz": 1981, "throttle_reasons": "none"}
+        assert first() == {"clock_sm_mhz": 1981, "throttle_reasons": "none"}  # an answer is kept, not read twice
+        assert reader()() == {"clock_sm_mhz": 1982, "throttle_reasons": "none"}  # the same process: n counts on
+    finally:
+        reader.close()
+
+
+def test_a_server_that_dies_or_answers_nonsense_means_no_state_from_then_on(monkeypatch, tmp_path):
+    for mode in ("die", "garbage", "wrong_id"):
+        reader = server(monkeypatch, tmp_path, mode)
+        first = reader()()
+        assert (first is None) == (mode != "die"), mode
+        assert reader()() is None, mode
+        assert reader()() is None, mode  # and it is not started again
+        reader.close()
+
+
+def test_a_server_that_does_not_answer_in_time_is_stopped(monkeypatch, tmp_path):
+    reader = server(monkeypatch, tmp_path, "hang")
+    reader._timeout_s = 0.3
+    assert reader()() is None
+    assert reader()() is None
+
+
+def test_a_server_that_cannot_start_means_no_state(monkeypatch, tmp_path):
+    monkeypatch.setenv("ZL_DEVICE_STATE_ARGV", json.dumps([str(tmp_path / "missing")]))
+    monkeypatch.setenv("ZL_DEVICE_STATE_ID", "GPU-1")
+    assert _device_state.reader()()() is None
 
 
 class Tensor:

@@ -9,6 +9,7 @@
 
 #include "../util/json.hpp"
 #include "../util/named_value_json.hpp"
+#include "../util/printable.hpp"
 #include "command.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/visible_devices.hpp"
@@ -25,12 +26,49 @@ bool is_hidden(const VisibleDevices& v, const Device& d) {
   return false;
 }
 
+// One line of JSON per line read on stdin, until EOF: the state of one
+// device, asked the moment the line arrives. The graph timer keeps one of
+// these per worker so a reading costs a pipe round trip, not a process start
+// and a library open, and lands while its replays run (docs/graph-timer.md).
+int serve_state(const Backend& b, const std::vector<Device>& all, const std::string& id) {
+  const Device* device = nullptr;
+  std::string ids;
+  for (const Device& d : all) {
+    if (d.id == id) device = &d;
+    ids += (ids.empty() ? "" : ", ") + d.id;
+  }
+  if (device == nullptr) {
+    std::cerr << "zlcore: devices --serve-state " << printable(id) << ": " << b.name() << " reports no such device"
+              << (ids.empty() ? std::string(" (it lists none)") : "; ids: " + ids) << "\n";
+    return kExitUsage;
+  }
+  if (!b.has_state()) {
+    std::cerr << "zlcore: devices --serve-state: " << b.name() << " answers no state queries (ABI " << b.abi()
+              << "; state needs 1.2)\n";
+    return kExitUsage;
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    const DeviceState st = b.query_state(*device);
+    rapidjson::Document doc(rapidjson::kObjectType);
+    auto& a = doc.GetAllocator();
+    doc.AddMember("id", json::str(device->id, a), a);
+    doc.AddMember("state", json::named_values(st.values, a), a);
+    if (!st.error.empty()) doc.AddMember("state_error", json::str(st.error, a), a);
+    std::cout << json::compact(doc) << "\n" << std::flush;
+    if (!std::cout) return kExitFailed;  // the reader went away
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
   po::options_description desc("devices: list one backend's devices");
   desc.add_options()("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")(
-      "json", "print one JSON object");
+      "json", "print one JSON object")(
+      "serve-state", po::value<std::string>(),
+      "answer each line read on stdin with one JSON line of this device's state (by id), until EOF");
   add_help(desc);
   po::variables_map vm;
   if (!parse("devices", desc, args, vm)) return 0;
@@ -49,6 +87,13 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
   all.insert(all.end(), v.hidden.begin(), v.hidden.end());
   std::sort(all.begin(), all.end(), [](const Device& x, const Device& y) { return x.index < y.index; });
   const DeviceQuery& q = v.query;
+  if (vm.count("serve-state")) {
+    if (!q.error.empty()) {
+      std::cerr << "zlcore: devices: " << b.name() << " could not list its devices: " << q.error << "\n";
+      return kExitFailed;
+    }
+    return serve_state(b, all, vm["serve-state"].as<std::string>());
+  }
   const int code = !q.error.empty() ? kExitFailed : !pin_error.empty() ? kExitUsage : kExitOk;
 
   if (vm.count("json")) {

@@ -50,7 +50,7 @@ void add_device_env(std::map<std::string, std::string>& env, const Backend& back
   rapidjson::Document argv(rapidjson::kArrayType);
   auto& a = argv.GetAllocator();
   for (const std::string& s : {exe.string(), std::string("--backend-dir"), dir, std::string("devices"),
-                               std::string("--backend"), backend.name(), std::string("--json")}) {
+                               std::string("--backend"), backend.name(), std::string("--serve-state"), device.id}) {
     argv.PushBack(json::str(s, a), a);
   }
   env["ZL_DEVICE_STATE_ARGV"] = json::compact(argv);

@@ -19,8 +19,9 @@ void record_device_end(Identity& id, const Backend& backend, const Device& devic
 
 // ZL_DEVICE_PEAKS (the numeric peak attributes, one JSON object) and, where
 // the backend answers state queries, ZL_DEVICE_STATE_ARGV (a JSON array: the
-// argv of `zlcore devices --backend B --json`, no shell) with
-// ZL_DEVICE_STATE_ID (the device's id in that output).
+// argv of `zlcore devices --backend B --serve-state ID`, no shell, a server
+// the child starts once and asks a line at a time) with ZL_DEVICE_STATE_ID
+// (the device's id, which every answer repeats).
 void add_device_env(std::map<std::string, std::string>& env, const Backend& backend, const Device& device);
 
 }  // namespace zl

@@ -15,6 +15,9 @@ reasons in docs/graph-timer.md:
     with the probe: the device
     idles probe_rest_ms, then a few replays, and if the fastest beats that
     placement's median by more than boost_pct the side is power-limited.
+    Where the backend reads the device's state, it is asked during the last
+    window, and when its throttle reasons answer the question (decide_by_state)
+    the probe is skipped: its rest and replays would decide nothing.
   held: the latency is the mean of the placements' medians.
   power-limited (the first placement's windows moved, or the probe found a
     boost): the sustained procedure, `readings` readings on fresh placements:
@@ -120,14 +123,21 @@ class _Side:
         self.replay_ms = 0.0  # per replay, once sized
         self.load = 0.0
         self.windows: List[Window] = []
-        self.state_reader = None  # callable -> state dict, where the backend reads state
+        # Where the backend reads state: asks now, returns a callable that
+        # waits for the answer (a state dict, or None): _device_state.StateReader.
+        self.state_reader = None
         self.state_under_load = None
 
     # -- pieces ------------------------------------------------------------------
 
-    def _window(self, graph, placement, count, untimed):
+    def _window(self, graph, placement, count, untimed, watch=False):
         lead = 0 if untimed else 1
+        # The state is asked for before the replays and read after them, so
+        # the backend reads the device while they run (under load).
+        pending = self.state_reader() if watch and self.state_reader is not None else None
         times = self.mech.replays(graph, count + lead, untimed)
+        if pending is not None:
+            self.state_under_load = pending()
         self.load += untimed * self.replay_ms + sum(times[:lead])
         window = Window(placement, self.load, [t / self.calls for t in times[lead:]])
         self.load += sum(times[lead:])
@@ -177,15 +187,17 @@ class _Side:
                 else:
                     graph = self.mech.capture(placed, self.calls)
                 try:
+                    last = index == s.placements - 1
                     if index == 0:
                         count = _count(WINDOW_MS, self.replay_ms, s)
                         settle = int(math.ceil(s.settle_ms / self.replay_ms)) if self.replay_ms > 0 else 0
-                        mine = [self._window(graph, index, count, settle)]
-                        mine += [self._window(graph, index, count, 0) for _ in range(s.min_windows - 1)]
+                        mine = [self._window(graph, index, count, settle, watch=last and s.min_windows == 1)]
+                        mine += [self._window(graph, index, count, 0, watch=last and k == s.min_windows - 2)
+                                 for k in range(s.min_windows - 1)]
                         drift = _stats.range_pct([w.median for w in mine])
                     else:
                         count = _count(s.placement_ms, self.replay_ms, s)
-                        mine = [self._window(graph, index, count, 1)]  # after the discarded replay
+                        mine = [self._window(graph, index, count, 1, watch=last)]  # after the discarded replay
                     taken = [x for w in mine for x in w.samples]
                     placements.append(_stats.median(taken))
                     samples += taken
@@ -193,14 +205,16 @@ class _Side:
                         # The pace moves with load: later placements would be
                         # read at other paces, so their factors would mean nothing.
                         return placements, samples, discarded, f"window medians {drift:.1f} % apart", None
-                    if index == s.placements - 1:
-                        if self.state_reader is not None:
-                            self.state_under_load = self.state_reader()
+                    if last and power_limited(self.state_under_load) is None:
+                        # Only where the device does not say whether it holds
+                        # the clocks down for power: its answer decides
+                        # (decide_by_state), so the probe's rest would be paid
+                        # for nothing.
                         after_rest = self._faster_after_rest_pct(graph, placements[-1])
                 finally:
                     self.mech.release(graph)
         why = None
-        if after_rest > s.boost_pct:
+        if after_rest is not None and after_rest > s.boost_pct:
             why = f"ran {after_rest:.1f} % faster after a {s.probe_rest_ms:g} ms rest"
         return placements, samples, discarded, why, after_rest
 
