@@ -249,6 +249,50 @@ def test_health_device_checks(monkeypatch):
     assert "Offset increment outside graph capture" in _health.check_device("cuda")
 
 
+class _MemoryDevice(_FakeDevice):
+    """Holds `held` bytes of which `cached` go back on empty_cache."""
+
+    def __init__(self, held, cached):
+        super().__init__()
+        self.held, self.cached, self.emptied = held, cached, 0
+
+    def empty_cache(self):
+        self.emptied += 1
+        self.held -= self.cached
+        self.cached = 0
+
+    def memory_reserved(self):
+        return self.held
+
+    def memory_allocated(self):
+        return self.held
+
+
+def test_health_hands_cached_memory_back_and_replaces_a_worker_that_still_holds_too_much(monkeypatch):
+    from zlcore_pytest import _health
+
+    gib = 1 << 30
+    cached = _MemoryDevice(held=30 * gib, cached=29 * gib)  # the allocator kept what the op freed
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(cached))
+    memory = {}
+    assert _health.check_device("cuda", memory) is None
+    assert cached.emptied == 1 and memory == {"reserved_bytes": gib, "allocated_bytes": gib}
+
+    leaked = _MemoryDevice(held=30 * gib, cached=0)  # the op left it reachable
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(leaked))
+    why = _health.check_device("cuda")
+    assert why == ("the worker still holds 30720 MiB of cuda memory after the op (collected and emptied; "
+                   "limit ZL_WARM_MEMORY_LIMIT_MB=2048)")
+    monkeypatch.setenv("ZL_WARM_MEMORY_LIMIT_MB", "40000")
+    assert _health.check_device("cuda") is None
+    monkeypatch.setenv("ZL_WARM_MEMORY_LIMIT_MB", "lots")  # said, and the worker does not go on
+    assert "ZL_WARM_MEMORY_LIMIT_MB='lots' is not a positive number of MiB" in _health.check_device("cuda")
+    monkeypatch.setenv("ZL_WARM_MEMORY_LIMIT_MB", "2048")
+
+    result = _health.check("cuda", "", _health.threads_now(), [])
+    assert result["ok"] is False and result["memory"]["reserved_bytes"] == 30 * gib
+
+
 def test_health_reads_the_ops_device_errors(tmp_path):
     from zlcore_pytest import _health
 

@@ -12,6 +12,12 @@ Checks, each returning None when fine or one line saying what is wrong:
     npu, ...), when it was initialized: no stream capture open, a synchronize,
     a tiny kernel whose answer is checked, and a draw from the device's random
     generator (which a failed capture can leave believing it is capturing);
+  - memory: after the collector and the device's empty_cache, the device memory
+    this process still holds (memory_reserved) must stay under
+    ZL_WARM_MEMORY_LIMIT_MB (2048). Memory the op left reachable, or pools the
+    allocator could not hand back, would be missing for every op after it: on
+    an H200 a worker grew by 15-30 GB per op over a dozen large-shape ops until
+    every later op failed with an out-of-memory error;
   - failures: the op's own failures (the outcomes plugin's facts) that were
     device errors; such an op is rerun in a fresh process even when the device
     answers again;
@@ -19,6 +25,7 @@ Checks, each returning None when fine or one line saying what is wrong:
     suite's code after a short grace.
 """
 
+import gc
 import json
 import os
 import sys
@@ -26,6 +33,8 @@ import threading
 import time
 
 THREAD_GRACE_S = 1.0
+MEMORY_LIMIT_MB = 2048
+MIB = 1 << 20
 
 
 def threads_now():
@@ -46,7 +55,7 @@ def _device_module(device):
     return torch, (module if initialized else None)
 
 
-def check_device(device):
+def check_device(device, memory=None):
     torch, module = _device_module(device)
     if module is None:
         return None
@@ -67,9 +76,49 @@ def check_device(device):
             return f"a tiny {device} kernel computed {value}, not 16"
         if not in_range:
             return f"the {device} random generator gave values outside [0, 1)"
+        del probe, noise
+        return check_memory(device, module, memory)
     except Exception as exc:  # noqa: BLE001 - whatever the device says is the answer
         text = " ".join(str(exc).split())[:300]
         return f"the {device} device fails after the op: {type(exc).__name__}: {text}"
+
+
+def memory_limit_mb(env=None):
+    """ZL_WARM_MEMORY_LIMIT_MB (the default when unset or empty); ValueError
+    naming the variable for anything but a positive number."""
+    raw = ((env if env is not None else os.environ).get("ZL_WARM_MEMORY_LIMIT_MB") or "").strip()
+    if not raw:
+        return MEMORY_LIMIT_MB
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"ZL_WARM_MEMORY_LIMIT_MB={raw!r} is not a positive number of MiB")
+    return value
+
+
+def check_memory(device, module, memory=None, limit_mb=None):
+    """Hands cached blocks back, then: None when what the process still holds
+    is under the limit, else why not. `memory` (a dict) receives the figures."""
+    reserved = getattr(module, "memory_reserved", None)
+    if reserved is None:
+        return None  # a device module that cannot say
+    gc.collect()
+    empty = getattr(module, "empty_cache", None)
+    if empty is not None:
+        empty()
+    held = int(reserved())
+    allocated = getattr(module, "memory_allocated", None)
+    if memory is not None:
+        memory["reserved_bytes"] = held
+        memory["allocated_bytes"] = int(allocated()) if allocated is not None else None
+    limit = limit_mb if limit_mb is not None else memory_limit_mb()
+    if held > limit * MIB:
+        in_use = f", {memory['allocated_bytes'] / MIB:.0f} MiB of it allocated" \
+            if memory is not None and memory.get("allocated_bytes") is not None else ""
+        return (f"the worker still holds {held / MIB:.0f} MiB of {device} memory after the op "
+                f"(collected and emptied{in_use}; limit ZL_WARM_MEMORY_LIMIT_MB={limit:g})")
     return None
 
 
@@ -116,10 +165,13 @@ def check_threads(before, suite_roots, grace_s=THREAD_GRACE_S):
 
 
 def check(device, child_dir, threads_before, suite_roots):
-    """{"ok": bool, "why": str or None, "seconds": float} after one op."""
+    """{"ok": bool, "why": str or None, "seconds": float, "memory": {...}} after
+    one op; "memory" (reserved and allocated bytes after emptying) where the
+    device module reports them."""
     started = time.monotonic()
     why = None
-    for probe in (lambda: check_device(device), lambda: check_failures(child_dir),
+    memory = {}
+    for probe in (lambda: check_device(device, memory), lambda: check_failures(child_dir),
                   lambda: check_threads(threads_before, suite_roots)):
         try:
             why = probe()
@@ -127,4 +179,7 @@ def check(device, child_dir, threads_before, suite_roots):
             why = f"health check raised {type(exc).__name__}: {exc}"
         if why:
             break
-    return {"ok": why is None, "why": why, "seconds": round(time.monotonic() - started, 4)}
+    out = {"ok": why is None, "why": why, "seconds": round(time.monotonic() - started, 4)}
+    if memory:
+        out["memory"] = memory
+    return out
