@@ -268,9 +268,11 @@ TEST_F(CudaModule, NvmlAttributesAndPeaks) {
   EXPECT_EQ(at.at("runtime_version"), "13.0");
   EXPECT_EQ(at.at("compute_units"), "132");
   EXPECT_EQ(at.at("clock_sm_max_mhz"), "1980");
-  EXPECT_EQ(at.at("memory_bus_width_bits"), "6144");
-  // 3201 MHz x 2 (double data rate) x 6144 bits / 8 = 4916.7 GB/s.
-  EXPECT_EQ(at.at("memory_bandwidth_peak_gbps"), "4916.74");
+  // NVML's answer on a real H200 (6016, not the 6144 of six full stacks):
+  // 3201 MHz x 2 (double data rate) x 6016 bits / 8 = 4814.3 GB/s, the
+  // figure `zlcore devices` printed there (datasheet: 4.8 TB/s).
+  EXPECT_EQ(at.at("memory_bus_width_bits"), "6016");
+  EXPECT_EQ(at.at("memory_bandwidth_peak_gbps"), "4814.3");
   // 132 SMs x 1980 MHz x 4096 dense fp16 operations per SM per clock.
   EXPECT_EQ(at.at("compute_peak_tflops.float16"), "1070.53");
   EXPECT_EQ(at.at("power_limit_w"), "700");
@@ -321,6 +323,26 @@ TEST(CudaParse, SmiAttributesAndStateByUuid) {
   EXPECT_EQ(s[6].integer, 1024 * static_cast<int64_t>(kMiB));
   EXPECT_FALSE(zl_cuda::parse_smi_state("GPU-x, 1, 2\n", state, error));
   EXPECT_EQ(error, "line 1: expected 8 fields, got 3");
+}
+
+// nvidia-smi's own answers on an H200 (session 8, driver 580.159.04, idle),
+// recorded by `scripts/acceptance.sh abi` with the backend's field lists.
+TEST(CudaParse, RecordedH200Answers) {
+  zl_cuda::ValuesByUuid attrs, state;
+  std::string error;
+  ASSERT_TRUE(zl_cuda::parse_smi_attributes(read_testdata("smi_attributes_h200_recorded.txt"), attrs, error)) << error;
+  ASSERT_EQ(attrs.count("GPU-765d8652-190c-2afc-a912-c353311f4958"), 1u);
+  const auto& a = attrs.begin()->second;
+  ASSERT_EQ(a.size(), 7u);
+  EXPECT_EQ(a[0].text, "580.159.04");
+  EXPECT_EQ(a[1].text, "9.0");
+  EXPECT_EQ(a[4].real, 700.0);
+  EXPECT_EQ(a[5].integer, 1);  // ECC Enabled
+  ASSERT_TRUE(zl_cuda::parse_smi_state(read_testdata("smi_state_h200_idle_recorded.txt"), state, error)) << error;
+  const auto& s = state.begin()->second;
+  EXPECT_EQ(s[0].integer, 1980);
+  EXPECT_EQ(s[1].integer, 3201);
+  EXPECT_EQ(s[4].text, "none");  // 0x0000000000000000
 }
 
 TEST(CudaPeaks, ThrottleReasonNamesAndUnknownCapabilities) {
