@@ -26,7 +26,9 @@
 #              were never run before), plus layer_norm; batches AA_RUNS (AA1 AA2 AA3)
 #              back to back on one tuner cache kept in WORK (a name that exists is
 #              resumed: the stage spans calls, and AA4 in a later call is the other
-#              machine); then the known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10);
+#              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
+#              without aa_cache but with aa_winners.tgz starts from them); then the
+#              known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10);
 #              then every pair compared, calibrated, and the cost (aa_check.md)
 #   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205) plus abs
 #              (scripts/sample_ops.py; seed and list printed). AB1: FlagGems against itself,
@@ -281,6 +283,13 @@ PY
       fi
       tr '\n' ' ' < "$WORK/aa_ops.txt"; echo
       # One tuner cache for every A/A batch: the same winners, the same binaries.
+      # On a fresh machine (AA4, "another machine") the winners the earlier
+      # calls saved are put back first, so it times the same kernels instead
+      # of tuning its own (the binaries are compiled again).
+      if [ ! -d "$WORK/aa_cache" ] && [ -f "$WORK/aa_winners.tgz" ]; then
+        say "aa: restoring the A/A winners from aa_winners.tgz"
+        tar xzf "$WORK/aa_winners.tgz" -C "$WORK" || exit 1
+      fi
       export FLAGGEMS_CACHE_DIR=$WORK/aa_cache/flaggems TRITON_CACHE_DIR=$WORK/aa_cache/triton
       start=$(date +%s)
       left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
@@ -292,6 +301,12 @@ PY
           "${again[@]}" | tail -3
       done
       unset FLAGGEMS_CACHE_DIR TRITON_CACHE_DIR
+      # The winners alone (FlagGems' tuner database, Triton's autotune results and
+      # kernel metadata: small), for the call that runs AA4 on another machine.
+      if [ -d "$WORK/aa_cache" ]; then
+        (cd "$WORK" && find aa_cache \( -name '*.db' -o -name '*.json' \) -print0 | tar czf aa_winners.tgz --null -T -) &&
+          cp "$WORK/aa_winners.tgz" "$OUT/aa_winners.tgz"
+      fi
       KE=$(dirname "$0")/../examples/known-effect
       for pct in 0 3 10; do
         [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "aa: budget spent before KE$pct"; break; }
