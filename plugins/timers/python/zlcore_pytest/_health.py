@@ -15,9 +15,8 @@ Checks, each returning None when fine or one line saying what is wrong:
   - memory: after the collector and the device's empty_cache, the device memory
     this process still holds (memory_reserved) must stay under
     ZL_WARM_MEMORY_LIMIT_MB (2048). Memory the op left reachable, or pools the
-    allocator could not hand back, would be missing for every op after it: on
-    an H200 a worker grew by 15-30 GB per op over a dozen large-shape ops until
-    every later op failed with an out-of-memory error;
+    allocator could not hand back, would be missing for every op after it, and
+    every later op would fail out of memory (docs/warm-workers.md);
   - failures: the op's own failures (the outcomes plugin's facts) that were
     device errors; such an op is rerun in a fresh process even when the device
     answers again;

@@ -108,9 +108,8 @@ class GraphSettings:
     boost_pct: float = 2.0
     # A power-limited side: sustained readings, each on its own placement:
     # idle rest_ms, replay until sustained_ms of load, the median of the
-    # samples after sustained_from_ms. Two (~1.5 s each): their mean moved by
-    # about half as much between runs as one reading on the H200; 0 means one
-    # per placement.
+    # samples after sustained_from_ms. Two (~1.5 s each; why two:
+    # docs/graph-timer.md); 0 means one per placement.
     readings: int = 2
     rest_ms: float = 300.0
     sustained_ms: float = 1200.0
