@@ -11,6 +11,7 @@ import pytest
 
 ZLCORE = os.environ.get("ZLCORE", "zlcore")
 VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
+MINORS = os.environ.get("ZL_MINORS_DIR", "")
 SRC = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(SRC / "plugins" / "timers" / "python"))
 
@@ -64,3 +65,11 @@ def test_the_timers_client_reads_through_the_real_server(monkeypatch):
         assert reader()()["temperature_c"] == 40  # the same server, asked again
     finally:
         reader.close()
+
+
+def test_a_backend_without_state_queries_is_refused_in_one_line():
+    p = subprocess.run([ZLCORE, "--backend-dir", MINORS, "devices", "--backend", "vone", "--serve-state", "FAKE-0000"],
+                       input="\n", capture_output=True, text=True, env=env(), timeout=30)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    assert p.stderr == "zlcore: devices --serve-state: vone answers no state queries (ABI 1.1; state needs 1.2)\n"
