@@ -124,6 +124,7 @@ std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStat
   std::optional<double> power;  // the NPU row's readings, for each of its chips
   std::optional<int64_t> temperature;
   std::string name;
+  std::string driver;
   for (const std::string& raw : zl_kit::split_lines(text)) {
     const std::string line = zl_kit::trim(raw);
     if (line.empty() || line.front() != '|') {
@@ -133,6 +134,12 @@ std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStat
     if (line.find("Process id") != std::string::npos || line.find("Process ID") != std::string::npos) break;
     std::vector<std::string> cells = zl_kit::split(line.substr(1, line.size() - (line.back() == '|' ? 2 : 1)), '|');
     for (std::string& c : cells) c = zl_kit::trim(c);
+    if (!header && cells.size() == 1) {
+      // "| npu-smi 23.0.6    Version: 23.0.6 |": above the table, once.
+      const size_t at = cells[0].find("Version:");
+      if (at != std::string::npos) driver = zl_kit::trim(cells[0].substr(at + 8));
+      continue;
+    }
     if (cells.size() < 3) continue;
     if (zl_kit::starts_with(cells[0], "NPU") && cells[1].find("Health") != std::string::npos) {
       header = true;
@@ -162,6 +169,7 @@ std::string parse_npu_smi_info(std::string_view text, std::map<ChipKey, ChipStat
     if (!chip) return "chip id is not a number: " + cells[0];
     ChipStatus s;
     s.name = name;
+    s.driver_version = driver;
     if (power) s.power_w = *power;
     if (temperature) s.temperature_c = *temperature;
     s.bus_id = cells[1];
@@ -204,6 +212,7 @@ void merge_npu_smi_info(const std::map<ChipKey, ChipStatus>& status, std::vector
       d.memory_used_bytes = s.memory_used_mb * static_cast<int64_t>(kMiB);
     d.utilization_percent = s.aicore_percent;
     if (!s.bus_id.empty() && s.bus_id != "NA") d.attributes.push_back(zl_kit::Value::str("bus_id", s.bus_id));
+    if (!s.driver_version.empty()) d.attributes.push_back(zl_kit::Value::str("driver_version", s.driver_version));
     if (s.power_w >= 0) d.state.push_back(zl_kit::Value::f64("power_draw_w", s.power_w));
     if (s.temperature_c >= 0) d.state.push_back(zl_kit::Value::i64("temperature_c", s.temperature_c));
   }

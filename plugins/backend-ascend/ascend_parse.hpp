@@ -28,6 +28,7 @@ struct ChipStatus {
   int32_t aicore_percent = -1;
   double power_w = -1;         // the NPU row's Power(W); -1: not shown
   int64_t temperature_c = -1;  // the NPU row's Temp(C)
+  std::string driver_version;  // the table's "Version: 23.0.6" (the driver package npu-smi ships with)
 };
 using ChipKey = std::pair<int64_t, int64_t>;  // (NPU ID, Chip ID)
 

@@ -108,6 +108,8 @@ zl_kit::ParseResult build(const std::vector<Fields>& gpus) {
     const std::string arch = field(f, "Product Architecture");
     if (!missing(arch)) d.attributes.push_back(zl_kit::Value::str("architecture", zl_kit::to_lower(arch)));
     if (!missing(bus)) d.attributes.push_back(zl_kit::Value::str("bus_id", bus));
+    const std::string driver = field(f, "Driver Version");
+    if (!missing(driver)) d.attributes.push_back(zl_kit::Value::str("driver_version", driver));
     if (auto t = leading_number(field(f, "Temperature/GPU Current Temp"))) {
       d.state.push_back(zl_kit::Value::i64("temperature_c", static_cast<int64_t>(*t)));
     }
@@ -154,6 +156,13 @@ zl_kit::ParseResult parse_gmi_json(std::string_view text) {
     add(*gpu);  // one GPU may be printed as an object rather than a list
   } else {
     return zl_kit::ParseResult::fail("\"GPU\" is neither a list nor an object");
+  }
+  // The driver is reported once for the host, not per GPU.
+  if (const zl_kit::Json* driver = doc->iget("Driver Version")) {
+    const std::string version = zl_kit::trim(driver->scalar_text());
+    if (!missing(version)) {
+      for (Fields& f : gpus) f.emplace("driver version", version);
+    }
   }
   return build(gpus);
 }

@@ -130,6 +130,44 @@ zl_kit::ParseResult parse_amd_smi_list(std::string_view text) {
   return result;
 }
 
+// amd-smi static's vram.max_bandwidth in GB/s: {"value": 5300, "unit": "GB/s"}
+// (the vendor's figure for the board), or "5300 GB/s" as text.
+std::optional<double> bandwidth_gbps(const zl_kit::Json& v) {
+  std::string number, unit;
+  if (v.is_object()) {
+    const zl_kit::Json* value = v.iget("value");
+    const zl_kit::Json* u = v.iget("unit");
+    if (value == nullptr) return std::nullopt;
+    number = value->scalar_text();
+    unit = u != nullptr ? u->scalar_text() : "GB/s";
+  } else {
+    auto parts = zl_kit::split(zl_kit::trim(v.scalar_text()), ' ');
+    if (parts.empty()) return std::nullopt;
+    number = parts[0];
+    unit = parts.size() > 1 ? parts[1] : "GB/s";
+  }
+  auto n = zl_kit::parse_double(number);
+  if (!n || *n <= 0) return std::nullopt;
+  const std::string u = zl_kit::to_lower(unit);
+  if (u == "gb/s") return *n;
+  if (u == "tb/s") return *n * 1000.0;
+  if (u == "mb/s") return *n / 1000.0;
+  return std::nullopt;  // a unit we do not know is no figure, not a guess
+}
+
+// The instruction-set generation behind a gfx target, where AMD names one.
+std::string architecture_of(const std::string& target) {
+  static const std::pair<const char*, const char*> kByTarget[] = {
+      {"gfx908", "cdna"},   {"gfx90a", "cdna2"},  {"gfx940", "cdna3"},  {"gfx941", "cdna3"},
+      {"gfx942", "cdna3"},  {"gfx950", "cdna4"},  {"gfx1030", "rdna2"}, {"gfx1100", "rdna3"},
+      {"gfx1101", "rdna3"}, {"gfx1102", "rdna3"}, {"gfx1200", "rdna4"}, {"gfx1201", "rdna4"},
+  };
+  for (const auto& [gfx, arch] : kByTarget) {
+    if (target == gfx) return arch;
+  }
+  return "";
+}
+
 std::string merge_amd_smi_static(std::string_view text, std::vector<zl_kit::Device>& devices) {
   std::string error;
   auto doc = parse_json(text, text.find('{') < text.find('[') ? '{' : '[', error);
@@ -148,6 +186,9 @@ std::string merge_amd_smi_static(std::string_view text, std::vector<zl_kit::Devi
         // The gfx target is ROCm's compute capability ("gfx942").
         const std::string target = text_of(*asic, "target_graphics_version");
         if (!missing(target)) d.attributes.push_back(zl_kit::Value::str("compute_capability", target));
+        if (const std::string arch = architecture_of(target); !arch.empty()) {
+          d.attributes.push_back(zl_kit::Value::str("architecture", arch));
+        }
         if (auto cus = asic->iget("num_compute_units") ? asic->iget("num_compute_units")->as_int() : std::nullopt) {
           d.attributes.push_back(zl_kit::Value::i64("compute_units", *cus));
         }
@@ -159,6 +200,16 @@ std::string merge_amd_smi_static(std::string_view text, std::vector<zl_kit::Devi
           if (auto bytes = size_bytes(*size)) d.memory_total_bytes = *bytes;
         } else if (const zl_kit::Json* mb = vram->iget("vram_size_mb")) {
           if (auto v = mb->as_int(); v && *v >= 0) d.memory_total_bytes = static_cast<uint64_t>(*v) * kMiB;
+        }
+        if (const zl_kit::Json* bits = vram->iget("bit_width")) {
+          if (auto v = bits->as_int(); v && *v > 0)
+            d.attributes.push_back(zl_kit::Value::i64("memory_bus_width_bits", *v));
+        }
+        if (const zl_kit::Json* bw = vram->iget("max_bandwidth")) {
+          if (auto gbps = bandwidth_gbps(*bw)) {
+            d.attributes.push_back(zl_kit::Value::f64("memory_bandwidth_peak_gbps", *gbps));
+            d.attributes.push_back(zl_kit::Value::str("memory_bandwidth_source", "amd-smi static vram.max_bandwidth"));
+          }
         }
       }
     }

@@ -31,6 +31,7 @@ TEST(AscendParse, InfoReadsHbmAndStopsAtProcesses) {
   EXPECT_EQ(s.memory_total_mb, 65536);
   EXPECT_EQ(s.aicore_percent, 87);
   EXPECT_EQ(s.name, "910B3");
+  EXPECT_EQ(s.driver_version, "23.0.6");  // "Version: 23.0.6" above the table
 }
 
 TEST(AscendParse, MapAndInfoMerge) {
@@ -43,6 +44,9 @@ TEST(AscendParse, MapAndInfoMerge) {
   EXPECT_EQ(r.devices[0].memory_total_bytes, 65536 * kMiB);
   EXPECT_EQ(r.devices[0].memory_used_bytes, static_cast<int64_t>(3396 * kMiB));
   EXPECT_EQ(r.devices[2].utilization_percent, 87);
+  bool driver = false;
+  for (const auto& v : r.devices[0].attributes) driver = driver || (v.name == "driver_version" && v.text == "23.0.6");
+  EXPECT_TRUE(driver);
 }
 
 TEST(AscendParse, DuoCardTwoChipsWithoutHbm) {

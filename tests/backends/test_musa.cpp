@@ -19,6 +19,12 @@ TEST(MusaParse, JsonEightS4000) {
   EXPECT_EQ(r.devices[3].memory_used_bytes, static_cast<int64_t>(40960 * kMiB));
   EXPECT_EQ(r.devices[7].index, 7);
   EXPECT_EQ(r.devices[7].visibility_value, "7");
+  // The host's driver, reported once at the top, is every GPU's attribute.
+  for (const auto& d : r.devices) {
+    bool found = false;
+    for (const auto& v : d.attributes) found = found || (v.name == "driver_version" && v.text == "2.7.0");
+    EXPECT_TRUE(found) << d.id;
+  }
 }
 
 TEST(MusaParse, JsonSingleGpuAsAnObjectWithUnknowns) {

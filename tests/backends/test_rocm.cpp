@@ -32,6 +32,23 @@ TEST(RocmParse, AmdSmiStaticAddsNamesAndMemory) {
     EXPECT_EQ(d.name, "AMD Instinct MI300X");
     EXPECT_EQ(d.memory_total_bytes, 196592 * kMiB);
   }
+  // ABI 1.2 attributes from the same answer: the gfx target, its generation,
+  // the bus width and AMD's own peak bandwidth figure for the board.
+  auto find = [&](const char* name) -> const zl_kit::Value* {
+    for (const auto& v : r.devices[0].attributes) {
+      if (v.name == name) return &v;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(find("architecture"), nullptr);
+  EXPECT_EQ(find("compute_capability")->text, "gfx942");
+  EXPECT_EQ(find("architecture")->text, "cdna3");
+  EXPECT_EQ(find("compute_units")->integer, 304);
+  ASSERT_NE(find("memory_bus_width_bits"), nullptr);
+  EXPECT_EQ(find("memory_bus_width_bits")->integer, 8192);
+  ASSERT_NE(find("memory_bandwidth_peak_gbps"), nullptr);
+  EXPECT_EQ(find("memory_bandwidth_peak_gbps")->real, 5300.0);
+  EXPECT_EQ(find("memory_bandwidth_source")->text, "amd-smi static vram.max_bandwidth");
 }
 
 TEST(RocmParse, AmdSmiWrappedListWithoutUuidPinsByHipId) {
