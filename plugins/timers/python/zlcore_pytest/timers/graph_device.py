@@ -19,8 +19,9 @@ synchronized, and the stream's capture status checked.
 The device's random generator too: a failed capture can leave it registered
 as capturing, and then every later random draw in the process raises ("Offset
 increment outside graph capture encountered unexpectedly"), so the op's next
-shape fails at its randn although FlagGems alone passes (docs/warm-workers.md). After a failed capture the generator is tried; if it fails, the dead
-graphs are collected (dropping their capture states) and an empty capture is
+shape fails at its randn although FlagGems alone passes (docs/warm-workers.md).
+After a failed capture the generator is tried; if it fails, the dead graphs are
+collected (dropping their capture states) and an empty capture is
 run (whose prologue and epilogue reset a per-generator capture flag), and the
 generator is tried again. A generator that stays broken is named in the reason.
 """
