@@ -8,17 +8,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))  # zltest: tests/support/README.md
-from zltest import STUBS as _STUB_TREES, clean_env, read_jsonl, run_pytest  # noqa: E402
+from zltest import FAKEGEMS_SUITE as FAKEGEMS, STUBS as _STUB_TREES, clean_env, read_jsonl, run_pytest  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PLUGINS = REPO / "plugins" / "timers" / "python"
 STUBS = _STUB_TREES / "gpu"  # torch, triton, flag_gems on a fake clock (tests/support/stubs/README.md)
-FAKEGEMS = HERE / "fixtures" / "fakegems"
 UUID = "967ef875-e3f7-55c2-abf0-64b93b0c7e36"
-
-# The fixture suite is run by the tests, never collected as tests.
-collect_ignore = ["fixtures"]
 
 ALL_PLUGINS = ["device_setup", "cluster_fix", "autotune", "timing", "results", "outcomes"]
 

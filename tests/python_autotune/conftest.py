@@ -2,6 +2,3 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))  # zltest: tests/support/README.md
-
-# The fixture suite is run by the tests, never collected as tests.
-collect_ignore = ["fixtures"]

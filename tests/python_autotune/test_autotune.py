@@ -1,7 +1,7 @@
 """Autotune record/replay, end to end through the zlcore binary.
 
-fixtures/tunesuite has one plain @triton.autotune kernel and one LibTuner
-kernel (stubs/: triton's Autotuner laid out like 3.6, FlagGems' LibTuner on a
+tests/fixtures/tunesuite has one plain @triton.autotune kernel and one LibTuner
+kernel (tests/support/stubs/autotune: triton's Autotuner laid out like 3.6, FlagGems' LibTuner on a
 real SQLite DB); the example suite's mm has its own LibTuner-like tuner. Each
 test records on side A and replays on side B.
 """
@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from zltest import EXAMPLE_SUITE as EXAMPLE, PY, SRC as REPO, STUBS as STUB_TREES, clean_env, identity, read_jsonl, zl
+from zltest import (EXAMPLE_SUITE as EXAMPLE, PY, SRC as REPO, STUBS as STUB_TREES, TUNE_SUITE as TUNESUITE, clean_env,
+                    identity, read_jsonl, zl)
 
-HERE = Path(__file__).resolve().parent
 STUBS = STUB_TREES / "autotune"  # triton 3.6's Autotuner and FlagGems' LibTuner (tests/support/stubs/README.md)
-TUNESUITE = HERE / "fixtures" / "tunesuite"
 # The tune suite's test exercises the tuners and writes its own rows to FIX_OUT;
 # it writes no result row, so a run of it that went through ends `empty`, exit 7
 # (docs/cli.md). The example suite's mm measures, and passes with 0.

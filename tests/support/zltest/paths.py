@@ -7,7 +7,10 @@ from pathlib import Path
 SRC = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[3]))
 EXAMPLE_SUITE = SRC / "examples" / "suite"
 KNOWN_EFFECT_SUITE = SRC / "examples" / "known-effect"
+# tests/fixtures/README.md says what each suite is for and why they are not one.
 FAULT_SUITE = SRC / "tests" / "fixtures" / "fault_suite"
+FAKEGEMS_SUITE = SRC / "tests" / "fixtures" / "fakegems"
+TUNE_SUITE = SRC / "tests" / "fixtures" / "tunesuite"
 STUBS = SRC / "tests" / "support" / "stubs"
 PY = "/usr/bin/python3"
 # The built zlcore and the fake backends of tests/loader; empty when not run through ctest.
