@@ -11,7 +11,7 @@ import pytest
 
 from test_batch_e2e import batch_argv, env_for, run_batch
 from zltest import (EXAMPLE_SUITE, SRC as SOURCE, VENDOR, ZLCORE, batch_identity, by_op, clean_env, fake_tool,
-                    identity, ops_status_rows)
+                    identity, ops_status_rows, zl)
 
 pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through ctest (needs ZLCORE, ZL_VENDOR_DIR)")
 
@@ -89,17 +89,14 @@ def test_a_preflight_failure_in_the_child_is_preflight_failed_with_its_check(tmp
     # needs torch, which this Python lacks.
     smi = fake_tool(tmp_path / "nvidia-smi", SOURCE / "plugins" / "backend-cuda" / "testdata" / "smi_h200_1gpu.txt")
     env = clean_env(ZL_CUDA_SMI=smi, ZL_CUDA_NO_NVML="1", HOME=tmp_path / "home")
-    common = ["--backend-dir", str(PLUGINS)]
-    suite = ["--backend", "cuda", "--flaggems-dir", str(EXAMPLE_SUITE), "--python", "/usr/bin/python3"]
-    r = subprocess.run([ZLCORE, *common, "run", *suite, "--op", "abs", "--out", str(tmp_path / "r")], env=env,
-                       capture_output=True, text=True, timeout=120)
+    suite = ["--backend", "cuda", "--flaggems-dir", EXAMPLE_SUITE, "--python", "/usr/bin/python3"]
+    r = zl("run", *suite, "--op", "abs", "--out", tmp_path / "r", env=env, backend_dir=PLUGINS)
     assert r.returncode == 3, r.stdout + r.stderr
     run_id = identity(tmp_path / "r")
     assert run_id["status"] == "preflight_failed" and run_id["exit_code"] == 3
     assert run_id["reason"] == "PREFLIGHT_FAILED check=device_setup: ModuleNotFoundError: No module named 'torch'"
 
-    r = subprocess.run([ZLCORE, *common, "batch", *suite, "--ops", "abs", "--no-idle-check", "--out",
-                        str(tmp_path / "b")], env=env, capture_output=True, text=True, timeout=120)
+    r = zl("batch", *suite, "--ops", "abs", "--no-idle-check", "--out", tmp_path / "b", env=env, backend_dir=PLUGINS)
     assert r.returncode == 1, r.stdout + r.stderr
     row = ops_status_rows(tmp_path / "b")[0]
     assert (row["status"], row["exit_code"]) == ("preflight_failed", "3"), row
