@@ -8,30 +8,23 @@ retried and reported, an interrupted A/B continued), and print the numbers.
 
 import csv
 import json
-import os
 import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "zlcore")
-SRC = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-SUITE = SRC / "examples" / "known-effect"
-PY = "/usr/bin/python3"
+import zltest
+from zltest import EXAMPLE_SUITE, KNOWN_EFFECT_SUITE as SUITE, VENDOR, ZLCORE, clean_env
+
 COMMON = ["--backend", "host", "--dtypes", "float32"]
-
-
-def env():
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "REPLAY_FROM", "FLAGGEMS_DIR"))}
+# What an A/B must not inherit: zlcore's knobs, FlagGems' selectors and a replay or suite from the caller.
+STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "REPLAY_FROM", "FLAGGEMS_DIR")
 
 
 def ab(*args, check=None, timeout=600, threshold=5):
-    r = subprocess.run([ZLCORE, "ab", *COMMON, "--threshold", str(threshold), *map(str, args)],
-                       capture_output=True, text=True, env=env(), timeout=timeout)
+    r = zltest.zl("ab", *COMMON, "--threshold", threshold, *args, env=clean_env(STRIP), timeout=timeout)
     print(r.stdout[-3000:], r.stderr[-2000:])
     if check is not None:
         assert r.returncode == check, r.stdout + r.stderr
@@ -178,9 +171,9 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
 
 def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     out = tmp_path / "int"
-    cmd = [ZLCORE, "ab", *COMMON, "--threshold", "5", "--a", str(SUITE), "--b", str(SUITE), "--ops", "fma_loop",
-           "--rounds", "4", "--out", str(out)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    cmd = [ZLCORE or "zlcore", "ab", *COMMON, "--threshold", "5", "--a", str(SUITE), "--b", str(SUITE),
+           "--ops", "fma_loop", "--rounds", "4", "--out", str(out)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(STRIP))
     # Wait until round 1 is whole and round 2 has started, then interrupt.
     deadline = time.time() + 300
     while time.time() < deadline:
@@ -212,18 +205,15 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     assert r.returncode == 2 and "b-env" in r.stderr
 
 
-@pytest.mark.skipif(not os.environ.get("ZL_VENDOR_DIR"), reason="run through ctest (needs the fake backend)")
+@pytest.mark.skipif(not VENDOR, reason="run through ctest (needs the fake backend)")
 def test_rounds_spread_over_devices_and_each_round_stays_on_one(tmp_path):
     # The multi-device fake backend of tests/loader, timed by the host timer
     # on the example suite (NumPy): what is checked is where rounds ran.
     out = tmp_path / "multi"
-    suite = SRC / "examples" / "suite"
-    e = env()
-    e["ZL_FAKE_DEVICE_COUNT"] = "2"
-    r = subprocess.run([ZLCORE, "--backend-dir", os.environ["ZL_VENDOR_DIR"], "ab", "--backend", "fakegpu",
-                        "--timer", "host", "--devices", "0,1", "--a", str(suite), "--b", str(suite), "--ops", "abs",
-                        "--dtypes", "float32", "--rounds", "5", "--out", str(out)],
-                       capture_output=True, text=True, env=e, timeout=600)
+    suite = EXAMPLE_SUITE
+    r = zltest.zl("ab", "--backend", "fakegpu", "--timer", "host", "--devices", "0,1", "--a", suite, "--b", suite,
+                  "--ops", "abs", "--dtypes", "float32", "--rounds", "5", "--out", out,
+                  env=clean_env(STRIP, ZL_FAKE_DEVICE_COUNT="2"), timeout=600, backend_dir=VENDOR)
     print(r.stdout[-2000:], r.stderr[-2000:])
     assert r.returncode == 0, r.stdout + r.stderr
     runs = [row for row in rounds(out) if row["side"] in ("A", "B")]

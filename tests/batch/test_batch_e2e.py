@@ -4,8 +4,6 @@
 Run by ctest (batch_e2e), which sets ZLCORE, ZL_VENDOR_DIR and ZL_SOURCE_DIR.
 """
 
-import csv
-import io
 import os
 import random
 import signal
@@ -16,13 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "")
-VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
-SOURCE = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-FAULT_SUITE = SOURCE / "tests" / "fixtures" / "fault_suite"
-EXAMPLE_SUITE = SOURCE / "examples" / "suite"
-COLUMNS = ["op", "test_node", "status", "exit_code", "signal", "backend", "device_index", "device_id", "timer",
-           "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason"]
+from zltest import EXAMPLE_SUITE, FAULT_SUITE, VENDOR, ZLCORE, by_op, clean_env, ops_status_rows, tagged_pids
 
 pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through ctest (needs ZLCORE, ZL_VENDOR_DIR)")
 
@@ -35,48 +27,15 @@ def batch_argv(out, ops, suite=FAULT_SUITE, extra=()):
 
 
 def env_for(devices=2, tag=None, **more):
-    env = dict(os.environ, ZL_FAKE_DEVICE_COUNT=str(devices))
-    env.pop("ZL_FAKE_BUSY", None)
-    env.pop("PARALLEL_WARMUP_GPUS", None)
-    if tag:
-        env["ZL_BATCH_TEST_TAG"] = tag
-    env.update({k: str(v) for k, v in more.items()})
-    return env
+    """The caller's environment with `devices` fake devices, none busy, no parallel warm-up; tag marks our children."""
+    tagged = {"ZL_BATCH_TEST_TAG": tag} if tag else {}
+    return clean_env(strip_names=("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS"),
+                     **{"ZL_FAKE_DEVICE_COUNT": devices, **tagged, **more})
 
 
 def run_batch(out, ops, devices=2, suite=FAULT_SUITE, extra=(), timeout=120, **env):
     return subprocess.run(batch_argv(out, ops, suite, extra), env=env_for(devices, **env), capture_output=True,
                           text=True, timeout=timeout)
-
-
-def read_rows(out):
-    """ops_status.csv, parsed strictly: the exact header, whole records only."""
-    text = (Path(out) / "ops_status.csv").read_text()
-    assert text.endswith("\n"), repr(text[-200:])
-    rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
-    assert rows[0] == COLUMNS
-    for r in rows[1:]:
-        assert len(r) == len(COLUMNS), r
-    return [dict(zip(COLUMNS, r)) for r in rows[1:]]
-
-
-def by_op(rows):
-    return {r["op"]: r for r in rows}
-
-
-def tagged_pids(tag):
-    """Processes that carry our tag in their environment (our batch's children)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if f"ZL_BATCH_TEST_TAG={tag}".encode() in f.read().split(b"\0"):
-                    pids.append(int(entry))
-        except OSError:
-            pass
-    return pids
 
 
 def kill_tagged(tag):
@@ -107,7 +66,7 @@ def test_example_suite_spreads_over_devices_at_once(tmp_path):
     ops = "abs,add,mm,mul,exp,softmax,sum,layer_norm"
     r = run_batch(tmp_path / "b", ops, devices=4, suite=EXAMPLE_SUITE, extra=["--dtypes", "float32"])
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = read_rows(tmp_path / "b")
+    rows = ops_status_rows(tmp_path / "b")
     assert sorted(x["op"] for x in rows) == sorted(ops.split(","))
     assert all(x["status"] == "passed" and x["exit_code"] == "0" for x in rows)
     assert len({x["device_index"] for x in rows}) >= 3
@@ -133,7 +92,8 @@ def test_gpus_is_devices(tmp_path):
     a = run_batch(tmp_path / "a", "ok1", devices=3, extra=["--gpus", "2"])
     b = run_batch(tmp_path / "b", "ok1", devices=3, extra=["--devices", "2"])
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
-    assert read_rows(tmp_path / "a")[0]["device_index"] == read_rows(tmp_path / "b")[0]["device_index"] == "2"
+    first_a, first_b = ops_status_rows(tmp_path / "a")[0], ops_status_rows(tmp_path / "b")[0]
+    assert first_a["device_index"] == first_b["device_index"] == "2"
     for flag, value, expect in [("--gpus", "0,0", "listed twice"), ("--devices", "7", "device 7 does not exist"),
                                 ("--gpus", "1-9", "does not exist"), ("--devices", "x", "not an index")]:
         r = run_batch(tmp_path / "bad", "ok1", devices=3, extra=[flag, value])
@@ -147,7 +107,7 @@ def test_hanging_op_times_out_and_the_rest_finish(tmp_path):
     tag = uuid.uuid4().hex
     r = run_batch(tmp_path / "b", "hang,ok1,ok2,ok3", extra=["--timeout", "3"], tag=tag)
     assert r.returncode == 1, r.stdout + r.stderr
-    rows = by_op(read_rows(tmp_path / "b"))
+    rows = by_op(ops_status_rows(tmp_path / "b"))
     assert rows["hang"]["status"] == "timeout"
     assert 2.5 < float(rows["hang"]["seconds"]) < 20
     assert all(rows[o]["status"] == "passed" for o in ("ok1", "ok2", "ok3"))
@@ -158,7 +118,7 @@ def test_hanging_op_times_out_and_the_rest_finish(tmp_path):
 def test_crashing_op_is_recorded_and_the_rest_finish(tmp_path):
     r = run_batch(tmp_path / "b", "crash,ok1,fail,ok2")
     assert r.returncode == 1
-    rows = by_op(read_rows(tmp_path / "b"))
+    rows = by_op(ops_status_rows(tmp_path / "b"))
     assert rows["crash"]["status"] == "crashed" and rows["crash"]["signal"] == "11"
     assert rows["fail"]["status"] == "failed" and rows["fail"]["exit_code"] == "1"
     assert rows["ok1"]["status"] == rows["ok2"]["status"] == "passed"
@@ -177,14 +137,14 @@ def test_interrupt_then_resume_passes_every_op_exactly_once(tmp_path):
     p.send_signal(signal.SIGINT)  # a second Ctrl-C must not corrupt anything
     output, _ = p.communicate(timeout=60)
     assert p.returncode == 130, output
-    rows = read_rows(out)
+    rows = ops_status_rows(out)
     assert any(x["status"] == "interrupted" for x in rows), output
     assert tagged_pids(tag) == []
     assert "not run" in output or len(rows) < 7
 
     r = run_batch(out, ops, extra=["--resume"])
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = read_rows(out)
+    rows = ops_status_rows(out)
     passed = [x["op"] for x in rows if x["status"] == "passed"]
     assert sorted(passed) == sorted(ops.split(",")), rows
     for x in rows:
@@ -201,7 +161,7 @@ def test_interrupt_then_resume_passes_every_op_exactly_once(tmp_path):
     # A third pass has nothing left to do.
     r = run_batch(out, ops, extra=["--resume"])
     assert r.returncode == 0 and "0 to run" in r.stdout
-    assert len(read_rows(out)) == len(rows)
+    assert len(ops_status_rows(out)) == len(rows)
 
 
 def test_status_csv_parses_after_a_kill_at_a_random_moment(tmp_path):
@@ -222,10 +182,10 @@ def test_status_csv_parses_after_a_kill_at_a_random_moment(tmp_path):
         p.wait(timeout=60)
         kill_tagged(tag)  # a SIGKILLed batch cannot stop its children itself
         if (out / "ops_status.csv").exists():
-            read_rows(out)
+            ops_status_rows(out)
     r = run_batch(out, ops, extra=["--resume"])
     assert r.returncode == 1, r.stdout + r.stderr  # `fail` fails
-    rows = read_rows(out)
+    rows = ops_status_rows(out)
     passed = sorted(x["op"] for x in rows if x["status"] == "passed")
     assert passed == ["ok1", "ok2", "ok3", "ok4", "sleep"]
     assert by_op(rows)["fail"]["status"] == "failed"
@@ -234,14 +194,14 @@ def test_status_csv_parses_after_a_kill_at_a_random_moment(tmp_path):
 def test_busy_device_is_skipped_with_the_reason_logged(tmp_path):
     r = run_batch(tmp_path / "b", "ok1,ok2,ok3", devices=2, ZL_FAKE_BUSY="1")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert {x["device_index"] for x in read_rows(tmp_path / "b")} == {"0"}
+    assert {x["device_index"] for x in ops_status_rows(tmp_path / "b")} == {"0"}
     log = (tmp_path / "b" / "batch.log").read_text()
     assert "device 1 (FAKE-0001) busy: utilization 97% > 10%, memory in use 8192 MiB > 2048 MiB" in log
 
     r = run_batch(tmp_path / "c", "ok1,ok2", devices=2, ZL_FAKE_BUSY="01",
                   extra=["--busy-recheck", "0.2", "--busy-give-up", "1"])
     assert r.returncode == 1
-    rows = read_rows(tmp_path / "c")
+    rows = ops_status_rows(tmp_path / "c")
     assert [x["status"] for x in rows] == ["skipped", "skipped"] and "no idle device" in rows[0]["reason"]
 
     r = run_batch(tmp_path / "d", "ok1", devices=2, ZL_FAKE_BUSY="01", extra=["--no-idle-check"])
@@ -251,7 +211,7 @@ def test_busy_device_is_skipped_with_the_reason_logged(tmp_path):
 def test_parallel_warmup_runs_a_first_pass_and_says_where(tmp_path):
     r = run_batch(tmp_path / "b", "ok1,ok2,ok3", devices=2, PARALLEL_WARMUP_GPUS=1)
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = read_rows(tmp_path / "b")
+    rows = ops_status_rows(tmp_path / "b")
     assert all(x["warmed_on"] == "FAKE-0000" for x in rows)
     for x in rows:
         assert (tmp_path / "b" / "warmup" / x["op"] / "run_identity.json").exists()
@@ -259,7 +219,7 @@ def test_parallel_warmup_runs_a_first_pass_and_says_where(tmp_path):
         assert "FAKE-0000" in ident and '"warmed": true' in ident
     # A crash in the warm-up ends that op there; the others go on.
     r = run_batch(tmp_path / "c", "crash,ok1", devices=2, extra=["--parallel-warmup-gpus", "2"])
-    rows = by_op(read_rows(tmp_path / "c"))
+    rows = by_op(ops_status_rows(tmp_path / "c"))
     assert rows["crash"]["status"] == "crashed" and rows["crash"]["run_dir"] == "warmup/crash"
     assert rows["ok1"]["status"] == "passed" and rows["ok1"]["warmed_on"]
 
@@ -270,7 +230,7 @@ def test_ops_file_yaml_and_refusals(tmp_path):
     r = subprocess.run([*batch_argv(tmp_path / "b", "x")[:6], "--ops-file", str(f),
                         *batch_argv(tmp_path / "b", "x")[8:]], env=env_for(2), capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert sorted(x["op"] for x in read_rows(tmp_path / "b")) == ["ok1", "ok2"]
+    assert sorted(x["op"] for x in ops_status_rows(tmp_path / "b")) == ["ok1", "ok2"]
     # An existing batch is never overwritten without --resume.
     r = run_batch(tmp_path / "b", "ok1")
     assert r.returncode == 2 and "--resume" in r.stderr

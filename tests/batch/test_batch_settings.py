@@ -4,22 +4,18 @@ keep (items 3, 5 and 6), and a preflight failure inside the child (item 4).
 Run by ctest (batch_settings_e2e) with the same environment as batch_e2e.
 """
 
-import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from test_batch_e2e import EXAMPLE_SUITE, SOURCE, VENDOR, ZLCORE, batch_argv, by_op, env_for, read_rows, run_batch
+from test_batch_e2e import batch_argv, env_for, run_batch
+from zltest import (EXAMPLE_SUITE, SRC as SOURCE, VENDOR, ZLCORE, batch_identity, by_op, clean_env, fake_tool,
+                    identity, ops_status_rows, zl)
 
 pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through ctest (needs ZLCORE, ZL_VENDOR_DIR)")
 
 PLUGINS = Path(ZLCORE).parent.parent / "lib" / "zlcore" / "plugins"
-
-
-def identity(out):
-    return json.loads((Path(out) / "batch_identity.json").read_text())
 
 
 def batch(out, ops, extra=(), **env):
@@ -37,7 +33,7 @@ def test_resume_with_another_level_is_refused_naming_it(tmp_path):
     out = tmp_path / "b"
     r = batch(out, "ok1,fail", extra=["--level", "comprehensive"])
     assert r.returncode == 1, r.stdout + r.stderr
-    before_rows, before_identity = read_rows(out), (out / "batch_identity.json").read_text()
+    before_rows, before_identity = ops_status_rows(out), (out / "batch_identity.json").read_text()
 
     # The default level (core) and an exported timer knob: refused, each named, nothing written.
     r = batch(out, "ok1,fail", extra=["--resume"], ZL_PLACEMENTS="2")
@@ -46,14 +42,14 @@ def test_resume_with_another_level_is_refused_naming_it(tmp_path):
     assert "was started with other settings that change numbers" in r.stderr
     assert "level comprehensive (now core)" in r.stderr and "ZL_PLACEMENTS unset (now 2)" in r.stderr, r.stderr
     assert "--force-resume" in r.stderr
-    assert read_rows(out) == before_rows
+    assert ops_status_rows(out) == before_rows
     assert (out / "batch_identity.json").read_text() == before_identity
 
     # --force-resume mixes them, says so, and the identity keeps both invocations.
     r = batch(out, "ok1,fail", extra=["--force-resume"])
     assert r.returncode == 1, r.stdout + r.stderr
     assert "--force-resume: this batch's rows now mix settings: level comprehensive (now core)" in r.stdout
-    ident = identity(out)
+    ident = batch_identity(out)
     first, second = ident["invocations"]
     assert first["caliber"]["level"] == "comprehensive" and first["differs"] == []
     assert second["caliber"]["level"] == "core" and second["force_resume"] is True
@@ -61,7 +57,7 @@ def test_resume_with_another_level_is_refused_naming_it(tmp_path):
     # A third with the first one's settings is not refused: the batch's settings are its first invocation's.
     r = batch(out, "ok1,fail", extra=["--resume", "--level", "comprehensive"])
     assert r.returncode == 1, r.stdout + r.stderr
-    assert len(identity(out)["invocations"]) == 3
+    assert len(batch_identity(out)["invocations"]) == 3
 
 
 def test_every_setting_that_changes_numbers_is_recorded(tmp_path):
@@ -71,7 +67,7 @@ def test_every_setting_that_changes_numbers_is_recorded(tmp_path):
                                                 "--dtypes", "float32", "--direct-repeat", "2"],
                   ZL_GRAPH_SAMPLES="7")
     assert r.returncode == 0, r.stdout + r.stderr
-    caliber = identity(tmp_path / "b")["invocations"][0]["caliber"]
+    caliber = batch_identity(tmp_path / "b")["invocations"][0]["caliber"]
     for key in ("backend", "level", "mode", "dtypes", "shape_mode", "shape_file", "shape_file_sha256", "timer",
                 "autotune", "isolate_tuner_cache", "enable_cudagraph", "direct_repeat"):
         assert key in caliber, (key, caliber)
@@ -91,23 +87,18 @@ def test_every_setting_that_changes_numbers_is_recorded(tmp_path):
 def test_a_preflight_failure_in_the_child_is_preflight_failed_with_its_check(tmp_path):
     # The cuda backend over a recorded nvidia-smi: the child's device_setup
     # needs torch, which this Python lacks.
-    smi = tmp_path / "nvidia-smi"
-    smi.write_text("#!/bin/sh\ncat '%s'\n" % (SOURCE / "plugins" / "backend-cuda" / "testdata" / "smi_h200_1gpu.txt"))
-    smi.chmod(0o755)
-    env = dict(os.environ, ZL_CUDA_SMI=str(smi), ZL_CUDA_NO_NVML="1", HOME=str(tmp_path / "home"))
-    common = ["--backend-dir", str(PLUGINS)]
-    suite = ["--backend", "cuda", "--flaggems-dir", str(EXAMPLE_SUITE), "--python", "/usr/bin/python3"]
-    r = subprocess.run([ZLCORE, *common, "run", *suite, "--op", "abs", "--out", str(tmp_path / "r")], env=env,
-                       capture_output=True, text=True, timeout=120)
+    smi = fake_tool(tmp_path / "nvidia-smi", SOURCE / "plugins" / "backend-cuda" / "testdata" / "smi_h200_1gpu.txt")
+    env = clean_env(ZL_CUDA_SMI=smi, ZL_CUDA_NO_NVML="1", HOME=tmp_path / "home")
+    suite = ["--backend", "cuda", "--flaggems-dir", EXAMPLE_SUITE, "--python", "/usr/bin/python3"]
+    r = zl("run", *suite, "--op", "abs", "--out", tmp_path / "r", env=env, backend_dir=PLUGINS)
     assert r.returncode == 3, r.stdout + r.stderr
-    run_id = json.loads((tmp_path / "r" / "run_identity.json").read_text())
+    run_id = identity(tmp_path / "r")
     assert run_id["status"] == "preflight_failed" and run_id["exit_code"] == 3
     assert run_id["reason"] == "PREFLIGHT_FAILED check=device_setup: ModuleNotFoundError: No module named 'torch'"
 
-    r = subprocess.run([ZLCORE, *common, "batch", *suite, "--ops", "abs", "--no-idle-check", "--out",
-                        str(tmp_path / "b")], env=env, capture_output=True, text=True, timeout=120)
+    r = zl("batch", *suite, "--ops", "abs", "--no-idle-check", "--out", tmp_path / "b", env=env, backend_dir=PLUGINS)
     assert r.returncode == 1, r.stdout + r.stderr
-    row = read_rows(tmp_path / "b")[0]
+    row = ops_status_rows(tmp_path / "b")[0]
     assert (row["status"], row["exit_code"]) == ("preflight_failed", "3"), row
     assert row["reason"] == "PREFLIGHT_FAILED check=device_setup: ModuleNotFoundError: No module named 'torch'"
 
@@ -139,10 +130,10 @@ def test_replay_from_variable_accepts_a_batch_directory(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     r = run_batch(b, "ok1,ok2", REPLAY_FROM=str(a))
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = by_op(read_rows(b))
+    rows = by_op(ops_status_rows(b))
     for op in ("ok1", "ok2"):
         assert rows[op]["status"] == "passed", rows[op]
-        run_id = json.loads((b / rows[op]["run_dir"] / "run_identity.json").read_text())
+        run_id = identity(b / rows[op]["run_dir"])
         assert run_id["autotune"]["mode"] == "replay"
         assert run_id["autotune"]["source"] == str(a / "runs" / op / "autotune_records")
-    assert identity(b)["invocations"][0]["caliber"]["replay_from"] == str(a)
+    assert batch_identity(b)["invocations"][0]["caliber"]["replay_from"] == str(a)

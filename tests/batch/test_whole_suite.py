@@ -4,34 +4,23 @@ and a warm worker that an op poisoned is replaced without costing the ops after 
 Run by ctest (batch_e2e), which sets ZLCORE, ZL_VENDOR_DIR and ZL_SOURCE_DIR.
 """
 
-import csv
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "")
-VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
-SOURCE = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-FAULT_SUITE = SOURCE / "tests" / "fixtures" / "fault_suite"
-EXAMPLE_SUITE = SOURCE / "examples" / "suite"
+import zltest
+from zltest import EXAMPLE_SUITE, FAULT_SUITE, VENDOR, ZLCORE, identity, ops_status as rows, read_jsonl
 
 pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through ctest (needs ZLCORE, ZL_VENDOR_DIR)")
-
-
-def env(tmp_path, **more):
-    e = dict(os.environ, ZL_FAKE_DEVICE_COUNT="1", ZL_CACHE_DIR=str(tmp_path / "cache"))
-    for k in ("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS", "OP", "OP_FILE", "TEST_NODE"):
-        e.pop(k, None)
-    e.update({k: str(v) for k, v in more.items()})
-    return e
+# Selectors a caller may have exported, and the fake backend's busy list: none may reach these batches.
+STRIP_NAMES = ("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS", "OP", "OP_FILE", "TEST_NODE")
 
 
 def zl(tmp_path, *args, timeout=120):
-    return subprocess.run([ZLCORE, "--backend-dir", VENDOR, *args], env=env(tmp_path), capture_output=True, text=True,
-                          timeout=timeout)
+    """zlcore --backend-dir VENDOR ARGS: one fake device, the suite index cached under tmp_path."""
+    env = zltest.clean_env(strip_names=STRIP_NAMES, ZL_FAKE_DEVICE_COUNT="1", ZL_CACHE_DIR=tmp_path / "cache")
+    return zltest.zl(*args, env=env, timeout=timeout, backend_dir=VENDOR)
 
 
 def batch(tmp_path, out, ops, suite=FAULT_SUITE, extra=()):
@@ -45,18 +34,8 @@ def run(tmp_path, out, *args, suite=FAULT_SUITE):
               "--level", "core", "--dtypes", "float32", "--timer", "host", "--out", str(out), *args)
 
 
-def rows(out):
-    with open(Path(out) / "ops_status.csv", newline="") as f:
-        return {r["op"]: r for r in csv.DictReader(f)}
-
-
-def identity(run_dir):
-    return json.loads((Path(run_dir) / "run_identity.json").read_text())
-
-
 def result_ops(run_dir):
-    lines = (Path(run_dir) / "results.jsonl").read_text().splitlines()
-    return sorted({json.loads(line)["op"] for line in lines})
+    return sorted({row["op"] for row in read_jsonl(Path(run_dir) / "results.jsonl")})
 
 
 def marks(tmp_path, suite):

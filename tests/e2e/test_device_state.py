@@ -5,14 +5,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "zlcore")
-VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
-MINORS = os.environ.get("ZL_MINORS_DIR", "")
-SRC = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+import zltest
+from zltest import SRC, VENDOR, ZLCORE
+
+MINORS = os.environ.get("ZL_MINORS_DIR", "")  # tests/loader's 1.1 and wide backends
 sys.path.insert(0, str(SRC / "plugins" / "timers" / "python"))
 
 from zlcore_pytest import _device_state  # noqa: E402
@@ -20,19 +19,17 @@ from zlcore_pytest import _device_state  # noqa: E402
 pytestmark = pytest.mark.skipif(not VENDOR, reason="needs ZL_VENDOR_DIR (run through ctest)")
 
 
-def env(**more):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ZL_", "FAKE_"))}
-    e.update(more)
-    return e
+# The server gets none of the caller's ZL_ or FAKE_ variables: the fake backend reads them.
+STRIP = ("ZL_", "FAKE_")
 
 
 def server_argv(device_id):
-    return [ZLCORE, "--backend-dir", VENDOR, "devices", "--backend", "fakegpu", "--serve-state", device_id]
+    return [ZLCORE or "zlcore", "--backend-dir", VENDOR, "devices", "--backend", "fakegpu", "--serve-state", device_id]
 
 
 def test_each_line_gets_one_answer_and_eof_ends_the_server():
     p = subprocess.run(server_argv("FAKE-0001"), input="\n\n\n", capture_output=True, text=True,
-                       env=env(ZL_FAKE_THROTTLE="sw_power_cap"), timeout=30)
+                       env=zltest.clean_env(STRIP, ZL_FAKE_THROTTLE="sw_power_cap"), timeout=30)
     assert p.returncode == 0, p.stderr
     answers = [json.loads(line) for line in p.stdout.splitlines()]
     assert len(answers) == 3
@@ -44,7 +41,8 @@ def test_each_line_gets_one_answer_and_eof_ends_the_server():
 
 
 def test_an_unknown_device_is_one_line_naming_the_ids_and_exit_2():
-    p = subprocess.run(server_argv("FAKE-0009"), input="\n", capture_output=True, text=True, env=env(), timeout=30)
+    p = subprocess.run(server_argv("FAKE-0009"), input="\n", capture_output=True, text=True,
+                       env=zltest.clean_env(STRIP), timeout=30)
     assert p.returncode == 2
     assert p.stdout == ""
     assert p.stderr == ("zlcore: devices --serve-state FAKE-0009: fakegpu reports no such device; "
@@ -52,7 +50,7 @@ def test_an_unknown_device_is_one_line_naming_the_ids_and_exit_2():
 
 
 def test_the_timers_client_reads_through_the_real_server(monkeypatch):
-    for key, value in env(ZL_FAKE_THROTTLE="none").items():
+    for key, value in zltest.clean_env(STRIP, ZL_FAKE_THROTTLE="none").items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("ZL_DEVICE_STATE_ARGV", json.dumps(server_argv("FAKE-0000")))
     monkeypatch.setenv("ZL_DEVICE_STATE_ID", "FAKE-0000")
@@ -68,8 +66,9 @@ def test_the_timers_client_reads_through_the_real_server(monkeypatch):
 
 
 def test_a_backend_without_state_queries_is_refused_in_one_line():
-    p = subprocess.run([ZLCORE, "--backend-dir", MINORS, "devices", "--backend", "vone", "--serve-state", "FAKE-0000"],
-                       input="\n", capture_output=True, text=True, env=env(), timeout=30)
+    p = subprocess.run([ZLCORE or "zlcore", "--backend-dir", MINORS, "devices", "--backend", "vone", "--serve-state",
+                        "FAKE-0000"], input="\n", capture_output=True, text=True, env=zltest.clean_env(STRIP),
+                       timeout=30)
     assert p.returncode == 2
     assert p.stdout == ""
     assert p.stderr == "zlcore: devices --serve-state: vone answers no state queries (ABI 1.1; state needs 1.2)\n"

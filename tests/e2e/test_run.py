@@ -1,33 +1,25 @@
 """`zlcore run` end to end on the example suite (host backend, NumPy)."""
 import json
-import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "zlcore")
-SRC = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-SUITE = SRC / "examples" / "suite"
-FAULTS = SRC / "tests" / "fixtures" / "fault_suite"
-PY = "/usr/bin/python3"
+import zltest
+from zltest import EXAMPLE_SUITE as SUITE, FAULT_SUITE as FAULTS, PY, identity
+
+# What a run must not inherit from the caller: zlcore's knobs and FlagGems' selectors.
+STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "TEST_NODE")
 
 
 def zl(*args, env=None, timeout=120):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "TEST_NODE"))}
-    e.update(env or {})
-    return subprocess.run([ZLCORE, *args], capture_output=True, text=True, env=e, timeout=timeout)
+    return zltest.zl(*args, env=zltest.clean_env(STRIP, **(env or {})), timeout=timeout)
 
 
 def run_args(out, *extra, suite=SUITE, op="abs"):
     return ["run", "--backend", "host", "--flaggems-dir", str(suite), "--op", op, "--python", PY,
             "--dtypes", "float32", "--out", str(out), *extra]
-
-
-def identity(run_dir):
-    return json.loads((Path(run_dir) / "run_identity.json").read_text())
 
 
 def test_run_writes_the_whole_run_directory(tmp_path):
@@ -169,8 +161,8 @@ def test_existing_run_directory_is_refused(tmp_path):
 
 
 def test_sigint_mid_run_leaves_no_child_and_an_interrupted_identity(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZL_")}
-    p = subprocess.Popen([ZLCORE, *run_args(tmp_path / "r", suite=FAULTS, op="hang")], env=env,
+    env = zltest.clean_env(("ZL_",))
+    p = subprocess.Popen([zltest.ZLCORE or "zlcore", *run_args(tmp_path / "r", suite=FAULTS, op="hang")], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log = tmp_path / "r" / "pytest.log"
     deadline = time.monotonic() + 60

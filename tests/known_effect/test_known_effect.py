@@ -5,29 +5,23 @@ numbers are printed: the test checks behaviour (every op runs, every row has
 its placements, the slowdown shows in the aggregate), not precision.
 """
 
-import json
 import math
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "zlcore")
-SRC = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-SUITE = SRC / "examples" / "known-effect"
+import zltest
+from zltest import KNOWN_EFFECT_SUITE as SUITE, PY, identity, read_jsonl
+
 OPS = ["fma_loop", "sin_loop", "copy_loop", "sum_loop", "norm_loop"]
-PY = "/usr/bin/python3"
+# What a run must not inherit: zlcore's knobs and FlagGems' selectors.
+STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_")
 
 
 def run_op(out, op, pct, **env):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ZL_", "BENCH_LEVEL", "OP", "SHAPE_"))}
-    e.update(ZL_KNOWN_EFFECT_PCT=str(pct), **env)
-    r = subprocess.run([ZLCORE, "run", "--backend", "host", "--flaggems-dir", str(SUITE), "--op", op,
-                        "--python", PY, "--out", str(out)], capture_output=True, text=True, env=e, timeout=300)
+    r = zltest.zl("run", "--backend", "host", "--flaggems-dir", SUITE, "--op", op, "--python", PY, "--out", out,
+                  env=zltest.clean_env(STRIP, ZL_KNOWN_EFFECT_PCT=pct, **env), timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    return rows, json.loads((out / "run_identity.json").read_text())
+    return read_jsonl(out / "results.jsonl"), identity(out)
 
 
 @pytest.fixture(scope="module")

@@ -2,21 +2,19 @@
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))  # zltest: tests/support/README.md
+from zltest import FAKEGEMS_SUITE as FAKEGEMS, STUBS as _STUB_TREES, clean_env, read_jsonl, run_pytest  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PLUGINS = REPO / "plugins" / "timers" / "python"
-STUBS = HERE / "stubs"
-FAKEGEMS = HERE / "fixtures" / "fakegems"
+STUBS = _STUB_TREES / "gpu"  # torch, triton, flag_gems on a fake clock (tests/support/stubs/README.md)
 UUID = "967ef875-e3f7-55c2-abf0-64b93b0c7e36"
-
-# The fixture suite and the stubs are run by the tests, never collected as tests.
-collect_ignore = ["fixtures", "stubs"]
 
 ALL_PLUGINS = ["device_setup", "cluster_fix", "autotune", "timing", "results", "outcomes"]
 
@@ -30,9 +28,7 @@ class ChildRun:
 
     def rows(self):
         path = self.run_dir / "results.jsonl"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return read_jsonl(path, skip_blank=True) if path.exists() else []
 
     def child(self, name):
         path = self.run_dir / ".child" / (name + ".json")
@@ -48,8 +44,9 @@ class ChildRun:
 
 
 def child_env(run_dir, **overrides):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ZL_", "STUB_", "GEMS_", "FLAGGEMS_", "CUDA_"))}
-    env.update({
+    """The child's environment: the caller's without ZL_/STUB_/GEMS_/FLAGGEMS_/CUDA_ variables, a CUDA
+    device as zlcore would set it up, then overrides (None removes a variable)."""
+    return clean_env(strip_prefixes=("ZL_", "STUB_", "GEMS_", "FLAGGEMS_", "CUDA_"), **{
         "PYTHONPATH": os.pathsep.join([str(PLUGINS), str(STUBS)]),
         "PYTHONDONTWRITEBYTECODE": "1",
         "ZL_RUN_DIR": str(run_dir),
@@ -73,13 +70,8 @@ def child_env(run_dir, **overrides):
         "ZL_DIRECT_REPEAT": "1",
         "STUB_STATE_FILE": str(run_dir / "stub_state.json"),
         "FAKE_UPDATE_RESULT_FILE": str(run_dir / "update_result.json"),
+        **overrides,
     })
-    for key, value in overrides.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = str(value)
-    return env
 
 
 @pytest.fixture
@@ -90,12 +82,8 @@ def run_child(tmp_path):
         counter[0] += 1
         run_dir = tmp_path / f"run{counter[0]}"
         run_dir.mkdir()
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s"]
-        for name in plugins:
-            command += ["-p", "zlcore_pytest." + name]
-        command += list(args)
-        proc = subprocess.run(command, cwd=str(cwd), env=child_env(run_dir, **env), capture_output=True,
-                              text=True, timeout=120)
+        proc = run_pytest(["-q", "-s", *args], cwd, child_env(run_dir, **env), python=sys.executable,
+                          plugins=["zlcore_pytest." + name for name in plugins])
         return ChildRun(proc, run_dir)
 
     return run

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import PLUGINS
+from zltest import executable
 
 sys.path[:0] = [str(PLUGINS)]
 
@@ -109,9 +110,7 @@ for line in sys.stdin:
 
 
 def server(monkeypatch, tmp_path, mode):
-    script = tmp_path / "fake_zlcore"
-    script.write_text(FAKE_SERVER)
-    script.chmod(0o755)
+    script = executable(tmp_path / "fake_zlcore", FAKE_SERVER)
     monkeypatch.setenv("ZL_DEVICE_STATE_ARGV", json.dumps([str(script), mode]))
     monkeypatch.setenv("ZL_DEVICE_STATE_ID", "GPU-1")
     return _device_state.reader()

@@ -1,7 +1,7 @@
 """Autotune record/replay, end to end through the zlcore binary.
 
-fixtures/tunesuite has one plain @triton.autotune kernel and one LibTuner
-kernel (stubs/: triton's Autotuner laid out like 3.6, FlagGems' LibTuner on a
+tests/fixtures/tunesuite has one plain @triton.autotune kernel and one LibTuner
+kernel (tests/support/stubs/autotune: triton's Autotuner laid out like 3.6, FlagGems' LibTuner on a
 real SQLite DB); the example suite's mm has its own LibTuner-like tuner. Each
 test records on side A and replays on side B.
 """
@@ -11,16 +11,14 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-STUBS = HERE / "stubs"
-TUNESUITE = HERE / "fixtures" / "tunesuite"
-EXAMPLE = REPO / "examples" / "suite"
+from zltest import (EXAMPLE_SUITE as EXAMPLE, PY, SRC as REPO, STUBS as STUB_TREES, TUNE_SUITE as TUNESUITE, clean_env,
+                    identity, read_jsonl, zl)
+
+STUBS = STUB_TREES / "autotune"  # triton 3.6's Autotuner and FlagGems' LibTuner (tests/support/stubs/README.md)
 # The tune suite's test exercises the tuners and writes its own rows to FIX_OUT;
 # it writes no result row, so a run of it that went through ends `empty`, exit 7
 # (docs/cli.md). The example suite's mm measures, and passes with 0.
@@ -36,20 +34,12 @@ def _zlcore():
 
 
 def zl_run(tmp_path, out, *args, suite=TUNESUITE, op="fused", **env):
-    full_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("ZL_", "FLAGGEMS_", "TRITON_", "GEMS_", "REPLAY_", "STUB_", "FIX_"))}
-    full_env.update({"HOME": str(tmp_path / "home"), "PYTHONPATH": str(STUBS), "PYTHONDONTWRITEBYTECODE": "1"})
-    full_env.update({k: str(v) for k, v in env.items()})
-    cmd = [_zlcore(), "run", "--backend", "host", "--flaggems-dir", str(suite), "--op", op,
-           "--python", "/usr/bin/python3", "--out", str(out), *args]
-    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=300)
-    ident_path = Path(out) / "run_identity.json"
-    ident = json.loads(ident_path.read_text()) if ident_path.exists() else None
+    full_env = clean_env(strip_prefixes=("ZL_", "FLAGGEMS_", "TRITON_", "GEMS_", "REPLAY_", "STUB_", "FIX_"),
+                         **{"HOME": tmp_path / "home", "PYTHONPATH": STUBS, "PYTHONDONTWRITEBYTECODE": "1", **env})
+    proc = zl("run", "--backend", "host", "--flaggems-dir", suite, "--op", op, "--python", PY, "--out", out, *args,
+              env=full_env, timeout=300, exe=_zlcore())
+    ident = identity(out) if (Path(out) / "run_identity.json").exists() else None
     return proc, ident
-
-
-def lines(path):
-    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture
@@ -115,7 +105,7 @@ def test_replay_pins_recorded_configs_and_tunes_nothing(tmp_path, recorded):
     assert at["replay_misses"] == 0
     assert ident["tuner_cache"]["kind"] == "isolated"  # a replay always isolates
     assert at["plugin"]["pinned"] == 2 and at["plugin"]["replayed_lookups"] == 2
-    assert lines(tmp_path / "B.out") == lines(tmp_path / "A.out")
+    assert read_jsonl(tmp_path / "B.out", skip_blank=True) == read_jsonl(tmp_path / "A.out", skip_blank=True)
     stub = json.loads(Path(str(tmp_path / "B.out") + ".stub").read_text())
     assert stub["benched"] == []
     assert len(stub["compiled"]) == 4  # only the 4 recorded winners were compiled
@@ -139,7 +129,7 @@ def test_missing_key_fails_with_replay_miss(tmp_path, recorded):
     proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(a), FIX_NS="256,512,1024",
                          FIX_OUT=tmp_path / "B.out")
     assert proc.returncode != 0
-    rows = lines(tmp_path / "B.out")
+    rows = read_jsonl(tmp_path / "B.out", skip_blank=True)
     assert "error" not in rows[0] and "error" not in rows[1]
     assert rows[2]["error"].startswith("replay_miss: kernel=scale_kernel key=1024,float16")
     plugin = ident["autotune"]["plugin"]
@@ -158,7 +148,7 @@ def test_missing_libtuner_key_fails_with_replay_miss(tmp_path, recorded):
     lib_file.write_text(json.dumps(doc))
     proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(src), FIX_OUT=tmp_path / "B.out")
     assert proc.returncode != 0
-    rows = lines(tmp_path / "B.out")
+    rows = read_jsonl(tmp_path / "B.out", skip_blank=True)
     assert rows[1]["error"].startswith("replay_miss: kernel=sum_kernel key=512,float16")
     assert ident["autotune"]["records_hash_modified"] is True
     assert ident["autotune"]["tuning_benchmarks"] == 0
@@ -180,7 +170,7 @@ def test_triton_version_mismatch_is_refused_unless_forced(tmp_path, recorded):
                          STUB_TRITON_VERSION="3.5.1", FIX_OUT=tmp_path / "C.out")
     assert proc.returncode == MEASURED_NOTHING, proc.stdout + proc.stderr
     assert ident["autotune"]["force"] is True
-    assert lines(tmp_path / "C.out") == lines(tmp_path / "A.out")
+    assert read_jsonl(tmp_path / "C.out", skip_blank=True) == read_jsonl(tmp_path / "A.out", skip_blank=True)
     assert ident["autotune"]["tuning_benchmarks"] == 0
 
 
@@ -194,14 +184,14 @@ def test_kernel_source_change_is_refused_unless_forced(tmp_path, recorded):
     f.write_text(json.dumps(doc))
     proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(src), FIX_OUT=tmp_path / "B.out")
     assert proc.returncode != 0
-    rows = lines(tmp_path / "B.out")
+    rows = read_jsonl(tmp_path / "B.out", skip_blank=True)
     assert rows[0]["error"].startswith("replay_refused: kernel=scale_kernel source changed")
     assert ident["autotune"]["replay_refused"] >= 1
 
     proc, ident = zl_run(tmp_path, tmp_path / "C", "--replay-from", str(src), "--force-replay",
                          FIX_OUT=tmp_path / "C.out")
     assert proc.returncode == MEASURED_NOTHING, proc.stdout + proc.stderr
-    assert lines(tmp_path / "C.out") == lines(tmp_path / "A.out")
+    assert read_jsonl(tmp_path / "C.out", skip_blank=True) == read_jsonl(tmp_path / "A.out", skip_blank=True)
 
 
 def test_shared_cache_counts_inherited_winners_and_records_what_was_used(tmp_path):
@@ -279,5 +269,5 @@ def test_example_suite_record_then_replay(tmp_path):
     assert ic["autotune"]["replay_misses"] >= 1
     assert ic["autotune"]["tuning_benchmarks"] == 0
     assert any(f"replay_miss: kernel=mm_kernel key={dropped}" in m for m in ic["autotune"]["replay_miss_examples"])
-    rows = lines(tmp_path / "C" / "results.jsonl")
+    rows = read_jsonl(tmp_path / "C" / "results.jsonl", skip_blank=True)
     assert any((r.get("error") or "").startswith("replay_miss: kernel=mm_kernel") for r in rows)

@@ -2,16 +2,15 @@
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "suite"
-FAULT = REPO / "tests" / "fixtures" / "fault_suite"
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))  # zltest: tests/support/README.md
+from zltest import EXAMPLE_SUITE as EXAMPLE, FAULT_SUITE as FAULT, PY, clean_env, run_pytest  # noqa: E402,F401
+
+PYTHON = PY if os.path.exists(PY) else sys.executable
 
 # Variables that would change what a child does; each test sets what it needs.
 _SCRUBBED = (
@@ -56,23 +55,10 @@ def run_suite(tmp_path):
     def run(args, suite=EXAMPLE, cwd=None, env=None, timeout=120):
         n = next(counter)
         child_dir = tmp_path / f"child{n}"
-        full_env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
-        full_env.update(
-            PYTHONDONTWRITEBYTECODE="1",
-            FLAGGEMS_CACHE_DIR=str(tmp_path / "flaggems"),
-            ZL_CHILD_DIR=str(child_dir),
-        )
-        full_env.update(env or {})
-        cmd = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *args]
-        proc = subprocess.run(
-            cmd,
-            cwd=str(cwd or suite),
-            env=full_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=timeout,
-        )
+        full_env = clean_env(strip_names=_SCRUBBED, **{
+            "PYTHONDONTWRITEBYTECODE": "1", "FLAGGEMS_CACHE_DIR": tmp_path / "flaggems", "ZL_CHILD_DIR": child_dir,
+            **(env or {})})
+        proc = run_pytest(args, cwd or suite, full_env, python=PYTHON, timeout=timeout, merge_stderr=True)
         return Child(proc, str(child_dir))
 
     return run

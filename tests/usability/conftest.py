@@ -1,19 +1,17 @@
 """Helpers for the issue-22 tests: the built zlcore, run with a clean
 environment (no knob of the caller's leaks in), its own caches under tmp."""
-import json
 import os
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "")
-VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))  # zltest: tests/support/README.md
+import zltest  # noqa: E402
+from zltest import (EXAMPLE_SUITE as SUITE, FAULT_SUITE as FAULTS, PY, SRC, VENDOR, ZLCORE,  # noqa: E402,F401
+                    fake_tool, identity)
+
 BUILD = Path(os.environ.get("ZL_BUILD_DIR", ""))
-SRC = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-SUITE = SRC / "examples" / "suite"
-FAULTS = SRC / "tests" / "fixtures" / "fault_suite"
-PY = "/usr/bin/python3"
 # Variables a FlagGems user may have exported, and zlcore's own: none may
 # reach a test unless it sets them.
 LEAKY_PREFIXES = ("ZL_", "SHAPE_", "FLAGGEMS_", "TRITON_")
@@ -22,27 +20,16 @@ LEAKY_NAMES = {"BENCH_LEVEL", "OP", "OP_FILE", "TEST_NODE", "REPLAY_FROM", "PARA
 
 
 def clean_env(tmp_path, **more):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LEAKY_PREFIXES) and k not in LEAKY_NAMES}
-    env.update(ZL_CACHE_DIR=str(tmp_path / "zlcache"), FLAGGEMS_CACHE_DIR=str(tmp_path / "flaggems_cache"),
-               TRITON_CACHE_DIR=str(tmp_path / "triton_cache"))
-    env.update({k: str(v) for k, v in more.items()})
-    return env
+    """zltest.clean_env without the leaky variables, with zlcore's, FlagGems' and Triton's caches under tmp_path."""
+    return zltest.clean_env(LEAKY_PREFIXES, LEAKY_NAMES, **{
+        "ZL_CACHE_DIR": tmp_path / "zlcache", "FLAGGEMS_CACHE_DIR": tmp_path / "flaggems_cache",
+        "TRITON_CACHE_DIR": tmp_path / "triton_cache", **more})
 
 
 def zl(tmp_path, *args, env=None, timeout=180, exe=None):
-    return subprocess.run([exe or ZLCORE, *map(str, args)], capture_output=True, text=True,
-                          env=env if env is not None else clean_env(tmp_path), timeout=timeout, cwd=tmp_path)
-
-
-def identity(run_dir):
-    return json.loads((Path(run_dir) / "run_identity.json").read_text())
-
-
-def fake_tool(path, recorded, code=0):
-    """A vendor tool that prints a recorded output (as tests/backends does)."""
-    path.write_text(f"#!/bin/sh\ncat '{recorded}'\nexit {code}\n")
-    path.chmod(0o755)
-    return path
+    """zlcore ARGS in tmp_path, by default with clean_env(tmp_path)."""
+    return zltest.zl(*args, env=env if env is not None else clean_env(tmp_path), timeout=timeout, cwd=tmp_path,
+                     exe=exe)
 
 
 @pytest.fixture(autouse=True)

@@ -6,15 +6,14 @@ import os
 import subprocess
 
 from conftest import BUILD, PY, SUITE, clean_env, identity, zl
+from zltest import executable
 
 
 def python_without_pytest(tmp_path):
     """A python3 first on PATH that cannot import pytest (no site-packages)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    fake = bin_dir / "python3"
-    fake.write_text(f"#!/bin/sh\nexec {PY} -S \"$@\"\n")
-    fake.chmod(0o755)
+    fake = executable(bin_dir / "python3", f"#!/bin/sh\nexec {PY} -S \"$@\"\n")
     return bin_dir, fake
 
 

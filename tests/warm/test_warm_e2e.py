@@ -5,61 +5,34 @@ One fake device, so every op of a batch goes through the same worker and the
 isolation claims are actually exercised.
 """
 
-import csv
 import json
-import os
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
-ZLCORE = os.environ.get("ZLCORE", "")
-VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
-SOURCE = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-FAULT_SUITE = SOURCE / "tests" / "fixtures" / "fault_suite"
-EXAMPLE_SUITE = SOURCE / "examples" / "suite"
+import zltest
+from zltest import (EXAMPLE_SUITE, FAULT_SUITE, VENDOR, ZLCORE, batch_identity, clean_env, identity,
+                    ops_status as rows, read_jsonl, run_pytest, tagged_pids)
+
 EXAMPLE_OPS = "abs,add,mm,mul,exp,softmax,sum,layer_norm"
 
 pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through ctest (needs ZLCORE, ZL_VENDOR_DIR)")
 
 
 def run_batch(out, ops, suite=FAULT_SUITE, extra=(), devices=1, **env):
-    argv = [ZLCORE, "--backend-dir", VENDOR, "batch", "--backend", "fakegpu", "--ops", ops, "--flaggems-dir",
-            str(suite), "--python", "/usr/bin/python3", "--level", "core", "--timer", "host", "--out", str(out), *extra]
-    e = dict(os.environ, ZL_FAKE_DEVICE_COUNT=str(devices))
-    for k in ("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS", "ZL_WORKER_PREIMPORT"):
-        e.pop(k, None)
-    e.update({k: str(v) for k, v in env.items()})
-    return subprocess.run(argv, env=e, capture_output=True, text=True, timeout=120)
-
-
-def rows(out):
-    with open(Path(out) / "ops_status.csv", newline="") as f:
-        return {r["op"]: r for r in csv.DictReader(f)}
-
-
-def identity(out, op):
-    return json.loads((Path(out) / "runs" / op / "run_identity.json").read_text())
+    """A batch on `devices` fake devices, none busy, no parallel warm-up, the worker's default pre-imports."""
+    env = clean_env(strip_names=("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS", "ZL_WORKER_PREIMPORT"),
+                    **{"ZL_FAKE_DEVICE_COUNT": devices, **env})
+    return zltest.zl("batch", "--backend", "fakegpu", "--ops", ops, "--flaggems-dir", suite, "--python",
+                     "/usr/bin/python3", "--level", "core", "--timer", "host", "--out", out, *extra, env=env,
+                     backend_dir=VENDOR)
 
 
 def shapes(out, op):
     """(dtype, shape) of every result row, in order, without the numbers."""
-    lines = (Path(out) / "runs" / op / "results.jsonl").read_text().splitlines()
-    return [(r.get("dtype"), json.dumps(r.get("shape"), sort_keys=True)) for r in map(json.loads, lines)]
-
-
-def tagged_pids(tag):
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if f"ZL_BATCH_TEST_TAG={tag}".encode() in f.read().split(b"\0"):
-                        found.append(int(entry))
-            except OSError:
-                pass
-    return found
+    return [(r.get("dtype"), json.dumps(r.get("shape"), sort_keys=True))
+            for r in read_jsonl(Path(out) / "runs" / op / "results.jsonl")]
 
 
 def test_warm_and_cold_give_the_same_shapes_and_statuses(tmp_path):
@@ -79,8 +52,8 @@ def test_warm_and_cold_give_the_same_shapes_and_statuses(tmp_path):
     # One device, one worker: it ran them all, counting up.
     assert len({x["pid"] for x in warm_ids}) == 1
     assert sorted(x["ops_before"] for x in warm_ids) == list(range(8))
-    assert json.loads((tmp_path / "w" / "batch_identity.json").read_text())["executor"] == "warm"
-    assert json.loads((tmp_path / "c" / "batch_identity.json").read_text())["executor"] == "cold"
+    assert batch_identity(tmp_path / "w")["executor"] == "warm"
+    assert batch_identity(tmp_path / "c")["executor"] == "cold"
 
 
 def test_crash_costs_only_its_op_and_the_worker_is_replaced(tmp_path):
@@ -128,9 +101,8 @@ def test_state_planted_by_one_op_is_not_seen_by_the_next(tmp_path, preimport):
 
 def test_probe_does_see_planted_state_without_the_reset(tmp_path):
     # The fixture works: in one plain pytest process, probe after plant fails.
-    r = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "benchmark/test_plant.py", "benchmark/test_probe.py", "--level", "core"],
-                       cwd=FAULT_SUITE, capture_output=True, text=True, timeout=60)
+    r = run_pytest(["-q", "benchmark/test_plant.py", "benchmark/test_probe.py", "--level", "core"], FAULT_SUITE,
+                   None, timeout=60)
     assert r.returncode == 1 and "carries state an earlier op planted" in r.stdout, r.stdout + r.stderr
 
 
@@ -161,10 +133,9 @@ def test_isolated_tuner_cache_runs_cold_and_says_why(tmp_path):
 
 
 def test_zlcore_run_stays_cold(tmp_path):
-    r = subprocess.run([ZLCORE, "--backend-dir", VENDOR, "run", "--backend", "fakegpu", "--op", "ok1",
-                        "--flaggems-dir", str(FAULT_SUITE), "--python", "/usr/bin/python3", "--level", "core",
-                        "--timer", "host", "--out", str(tmp_path / "r"), "--quiet"],
-                       env=dict(os.environ, ZL_FAKE_DEVICE_COUNT="1"), capture_output=True, text=True, timeout=60)
+    r = zltest.zl("run", "--backend", "fakegpu", "--op", "ok1", "--flaggems-dir", FAULT_SUITE, "--python",
+                  "/usr/bin/python3", "--level", "core", "--timer", "host", "--out", tmp_path / "r", "--quiet",
+                  env=clean_env(ZL_FAKE_DEVICE_COUNT="1"), timeout=60, backend_dir=VENDOR)
     assert r.returncode == 0, r.stdout + r.stderr
-    ident = json.loads((tmp_path / "r" / "run_identity.json").read_text())
+    ident = identity(tmp_path / "r")
     assert ident["worker"] == {"kind": "cold", "ops_before": 0}

@@ -1,0 +1,9 @@
+"""Helpers shared by zlcore's Python test areas (tests/support/README.md)."""
+
+from .cli import run_pytest, zl  # noqa: F401
+from .env import clean_env  # noqa: F401
+from .fakes import executable, fake_tool  # noqa: F401
+from .paths import (EXAMPLE_SUITE, FAKEGEMS_SUITE, FAULT_SUITE, KNOWN_EFFECT_SUITE, PY, SRC, STUBS,  # noqa: F401
+                    TUNE_SUITE, VENDOR, ZLCORE)
+from .records import (OPS_STATUS_COLUMNS, batch_identity, by_op, identity, ops_status, ops_status_rows,  # noqa: F401
+                      read_jsonl, tagged_pids)
