@@ -42,13 +42,18 @@ struct Plan {
   std::string backend;
   std::vector<std::string> ops;                      // names, in batch order
   std::vector<std::vector<std::string>> assignment;  // shard -> op names
+  // The batch's options, every field: the shards and the merge read them
+  // here, never from flags (a plan by a zlcore before schema 2 has none).
+  BatchOptions options;
+  bool has_options = false;
   std::vector<Submission> submissions;
   int shards() const { return static_cast<int>(assignment.size()); }
 };
 
-std::string plan_json(const Plan& p, const BatchOptions& o);
-// <dir>/plan.json; a missing or malformed one is a UsageError naming it.
-Plan read_plan(const fs::path& dir);
+std::string plan_json(const Plan& p);
+// A plan file; a missing or malformed one (a wrong type, a missing key) is
+// one UsageError naming the file and the key.
+Plan read_plan(const fs::path& file);
 // An ops file `zlcore batch --ops-file` reads back as the same OpSpecs.
 std::string ops_yaml(const std::vector<OpSpec>& ops);
 
@@ -63,6 +68,14 @@ std::vector<int> all_shards(const Plan& p);
 // The shards with an op that has no settled row in `rows_by_shard` (indexed
 // like the plan's shards).
 std::vector<int> shards_to_rerun(const Plan& p, const std::vector<std::vector<OpRow>>& rows_by_shard);
+// `--shard TEXT` as a shard of a plan of `k` shards (0 to k-1), else a
+// UsageError.
+int shard_index(const std::string& text, int k);
+// What shard `i` of `plan` runs: the batch's options with its own ops, in
+// its own directory under `dir` (the batch's), always resuming. Still to be
+// filled in on the node: the devices (allocated_devices) and what the batch
+// left to the host (the suite, the Python).
+BatchOptions shard_options(const Plan& plan, int i, const fs::path& dir);
 // The devices Slurm gave this shard (reads the environment; see the .cpp).
 std::vector<int> allocated_devices(const Backend& backend, std::string* how);
 
@@ -81,10 +94,10 @@ struct JobHead {
 };
 
 std::string shell_quote(const std::string& s);
-// The batch options every shard runs with, as flags.
-std::vector<std::string> shard_flags(const BatchOptions& o);
-std::string shard_script(const JobHead& head, const fs::path& dir, int k, const std::vector<std::string>& flags);
-std::string merge_script(const JobHead& head, const fs::path& dir);
+// The job scripts name only the plan and which job they are: every batch
+// option reaches the jobs through the plan file.
+std::string shard_script(const JobHead& head, const fs::path& plan_file, int k);
+std::string merge_script(const JobHead& head, const fs::path& plan_file);
 std::vector<std::string> array_sbatch(const BatchOptions& o, const fs::path& dir, const std::vector<int>& shards);
 std::vector<std::string> merge_sbatch(const BatchOptions& o, const fs::path& dir, const std::string& array_job);
 // The job id `sbatch --parsable` printed; "" when there is none.

@@ -4,10 +4,11 @@
 //   submit  `zlcore batch --launcher slurm ...` writes the plan into the batch
 //           directory (a filesystem every node sees), submits one job array
 //           (one task per shard) and a merge job that depends on it (afterany).
-//   shard   `zlcore batch --launcher slurm --shard i/K` (the array task) runs
-//           its share of the ops with the local launcher on the devices Slurm
-//           allocated, into <batch>/shards/<i>/.
-//   merge   `zlcore batch --launcher slurm --merge` (the final job) merges the
+//   shard   `zlcore batch --launcher slurm --plan P --shard i` (the array
+//           task) runs its share of the ops with the local launcher on the
+//           devices Slurm allocated, into <batch>/shards/<i>/, with the
+//           batch's options as the plan P records them.
+//   merge   `zlcore batch --launcher slurm --plan P --merge` (the final job) merges the
 //           shards' ops_status.csv into <batch>/ops_status.csv and writes the
 //           summary.
 //
@@ -32,30 +33,64 @@
 #include "slurm.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
 #include "zlcore/process.hpp"
+#include "zlcore/python_choice.hpp"
 #include "zlcore/signals.hpp"
+#include "zlcore/visible_devices.hpp"
 
 namespace zl::batch {
 namespace {
 
 namespace fs = std::filesystem;
 
-int run_shard(const BatchOptions& o, const Backend& backend) {
-  const std::string spec = slurm::option(o, "shard");
-  const size_t slash = spec.find('/');
-  if (slash == std::string::npos) throw UsageError("--shard: '" + spec + "' is not i/K");
-  const int k = slurm::positive(spec.substr(slash + 1), "--shard K");
-  const int i = spec.substr(0, slash) == "0" ? 0 : slurm::positive(spec.substr(0, slash), "--shard i");
-  if (i >= k) throw UsageError("--shard: " + spec + ": i must be below K");
+bool has_run_flag(const BatchOptions& o, const std::string& flag) {
+  for (const auto& [f, value] : o.run.flags) {
+    if (f == flag) return true;
+  }
+  return false;
+}
+
+// What a batch that runs on this host settles here, not at the submit (which
+// runs nothing, maybe on a login node without them): the suite when none was
+// named, and one Python for every op, as `zlcore batch` does locally.
+void settle_on_this_node(BatchOptions& o, const Backend& backend) {
+  const char* suite_env = std::getenv("FLAGGEMS_DIR");
+  if (!has_run_flag(o, "--flaggems-dir") && (suite_env == nullptr || *suite_env == '\0')) {
+    const std::string suite = embedded_suite_dir();
+    o.run.flags.emplace_back("--flaggems-dir", suite);
+    o.recorded_options["flaggems-dir"] = suite;
+    std::cout << "suite: " << suite << " (the embedded example suite: no --flaggems-dir / FLAGGEMS_DIR given)\n";
+  }
+  if (!has_run_flag(o, "--python")) {
+    const std::string python = choose_python("").command;
+    o.run.flags.emplace_back("--python", python);
+    o.recorded_options["python"] = python;
+  }
+  for (const auto& [var, value] : visible_devices(backend).pins) o.recorded_options["env:" + var] = value;
+}
+
+// `--plan FILE --shard i`: shard i of the plan, as a local batch in
+// <batch>/shards/<i>/ on the devices Slurm allocated.
+int run_shard(const BatchOptions& job, const Backend& backend) {
+  const fs::path plan_file = fs::absolute(slurm::option(job, "plan"));
+  const slurm::Plan plan = slurm::read_plan(plan_file);
+  if (!plan.has_options) {
+    throw UsageError(plan_file.string() +
+                     " holds no batch options (an older zlcore wrote it): resubmit the batch with --resume");
+  }
+  if (plan.backend != backend.name()) {
+    throw UsageError(plan_file.string() + " is a batch on backend " + plan.backend + ", not " + backend.name());
+  }
+  const int i = slurm::shard_index(slurm::option(job, "shard"), plan.shards());
+  BatchOptions shard = slurm::shard_options(plan, i, plan_file.parent_path());
   std::string how;
-  BatchOptions shard = o;
   shard.device_indices = slurm::allocated_devices(backend, &how);
-  shard.resume = true;  // a shard directory only ever grows; a rerun continues it
-  shard.recorded_options["shard"] = spec;
+  settle_on_this_node(shard, backend);
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  std::cout << "shard " << spec << " on " << host << ": devices " << slurm::join_ints(shard.device_indices, ",") << " ("
-            << how << ")\n"
+  std::cout << "shard " << shard.recorded_options["shard"] << " on " << host << ": devices "
+            << slurm::join_ints(shard.device_indices, ",") << " (" << how << ")\n"
             << std::flush;
   return make_local_launcher()->launch(shard, backend);
 }
@@ -76,6 +111,11 @@ Captured run_tool(const std::vector<std::string>& argv, const Backend& backend) 
 class SlurmSubmit {
  public:
   SlurmSubmit(const BatchOptions& o, const Backend& b) : o_(o), backend_(b), dir_(fs::absolute(o.out_dir)) {
+    // The jobs run in the submit directory, but a plan that outlives it (a
+    // resume from elsewhere) must not depend on it.
+    o_.backend_dir = fs::absolute(o.backend_dir).string();
+    o_.out_dir = dir_.string();
+    if (!o_.run.replay_from.empty()) o_.run.replay_from = fs::absolute(o_.run.replay_from).string();
     head_.exe = fs::read_symlink("/proc/self/exe").string();
     head_.backend_dir = fs::absolute(o.backend_dir).string();
     head_.backend = b.name();
@@ -85,13 +125,18 @@ class SlurmSubmit {
     const bool dry = !slurm::option(o_, "dry-run").empty();
     slurm::Plan plan = o_.resume ? resume_plan() : new_plan();
     std::vector<int> shards = o_.resume ? rerun(plan) : slurm::all_shards(plan);
+    // This invocation's options, a resume's included: the shards submitted
+    // now run with them.
+    plan.options = o_;
+    plan.has_options = true;
 
-    const std::string array_script = slurm::shard_script(head_, dir_, plan.shards(), slurm::shard_flags(o_));
-    const std::string merge_script = slurm::merge_script(head_, dir_);
+    const fs::path plan_file = dir_ / slurm::kPlanFile;
+    const std::string array_script = slurm::shard_script(head_, plan_file, plan.shards());
+    const std::string merge_script = slurm::merge_script(head_, plan_file);
     const std::vector<std::string> array_argv = slurm::array_sbatch(o_, dir_, shards);
     const std::vector<std::string> merge_argv = slurm::merge_sbatch(o_, dir_, "<array job id>");
     if (dry) {
-      std::cout << "# plan (" << (dir_ / slurm::kPlanFile).string() << ")\n" << slurm::plan_json(plan, o_);
+      std::cout << "# plan (" << (dir_ / slurm::kPlanFile).string() << ")\n" << slurm::plan_json(plan);
       for (int i = 0; i < plan.shards(); ++i) {
         std::cout << "# shard " << i << " ops: " << text::join(plan.assignment[static_cast<size_t>(i)], ",") << "\n";
       }
@@ -128,7 +173,7 @@ class SlurmSubmit {
     s.submitted = utc_now_iso();
     s.submitted_epoch = static_cast<double>(std::time(nullptr));
     plan.submissions.push_back(s);
-    write_file_atomic((dir_ / slurm::kPlanFile).string(), slurm::plan_json(plan, o_));
+    write_file_atomic((dir_ / slurm::kPlanFile).string(), slurm::plan_json(plan));
     const std::string list = slurm::join_ints(shards, ",");
     slurm::log_line(dir_, "submitted shards " + list + " of " + std::to_string(plan.shards()) + " as job array " +
                               array_job + ", merge job " + merge_job);
@@ -156,7 +201,7 @@ class SlurmSubmit {
   }
 
   slurm::Plan resume_plan() {
-    slurm::Plan p = slurm::read_plan(dir_);
+    slurm::Plan p = slurm::read_plan(dir_ / slurm::kPlanFile);
     std::set<std::string> given, planned(p.ops.begin(), p.ops.end());
     for (const OpSpec& op : o_.ops) given.insert(op.name);
     if (given != planned) {
@@ -194,7 +239,8 @@ class SlurmSubmit {
       write_file_atomic((dir_ / "plan" / ("shard-" + std::to_string(i) + ".yaml")).string(), slurm::ops_yaml(mine));
     }
     write_file_atomic((dir_ / "plan" / "ops.yaml").string(), slurm::ops_yaml(all));
-    if (!o_.resume) write_file_atomic((dir_ / slurm::kPlanFile).string(), slurm::plan_json(p, o_));
+    // Before any job is submitted: a shard reads its options here.
+    write_file_atomic((dir_ / slurm::kPlanFile).string(), slurm::plan_json(p));
   }
 
   std::string submit(const std::vector<std::string>& argv, const std::string& what) {
@@ -246,7 +292,7 @@ class SlurmSubmit {
     }
   }
 
-  const BatchOptions& o_;
+  BatchOptions o_;
   const Backend& backend_;
   fs::path dir_;
   slurm::JobHead head_;
@@ -262,9 +308,9 @@ class SlurmLauncher : public Launcher {
   int launch(const BatchOptions& o, const Backend& backend) override {
     if (!slurm::option(o, "shard").empty()) return run_shard(o, backend);
     if (!slurm::option(o, "merge").empty()) {
-      const fs::path dir = fs::absolute(o.out_dir);
+      const fs::path plan_file = fs::absolute(slurm::option(o, "plan"));
       const char* job = std::getenv("SLURM_JOB_ID");
-      return slurm::merge(dir, slurm::read_plan(dir), job ? job : "");
+      return slurm::merge(plan_file.parent_path(), slurm::read_plan(plan_file), job ? job : "");
     }
     return SlurmSubmit(o, backend).run();
   }

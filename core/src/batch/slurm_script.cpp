@@ -3,7 +3,6 @@
 // `exec`s zlcore by absolute path with every argument shell-quoted.
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 
 #include "../util/text.hpp"
 #include "slurm.hpp"
@@ -39,46 +38,20 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::vector<std::string> shard_flags(const BatchOptions& o) {
-  std::vector<std::string> f;
-  std::ostringstream t;
-  t << o.timeout_s;
-  f.insert(f.end(), {"--timeout", t.str()});
-  if (o.cold) f.push_back("--cold");
-  if (o.warmup_devices > 0) f.insert(f.end(), {"--parallel-warmup-gpus", std::to_string(o.warmup_devices)});
-  if (!o.idle.check) {
-    f.push_back("--no-idle-check");
-  } else {
-    std::ostringstream r, g;
-    r << o.idle.recheck_s;
-    g << o.idle.give_up_s;
-    f.insert(f.end(), {"--idle-util", std::to_string(o.idle.max_util_percent), "--idle-mem-mib",
-                       std::to_string(o.idle.max_mem_used_mib), "--busy-recheck", r.str(), "--busy-give-up", g.str()});
-  }
-  for (const auto& [flag, value] : o.run.flags) {
-    f.push_back(flag);
-    if (!value.empty()) f.push_back(value);  // empty: a switch (--force-replay)
-  }
-  if (!o.run.dtypes.empty()) f.insert(f.end(), {"--dtypes", text::join(o.run.dtypes, ",")});
-  if (!o.run.replay_from.empty()) f.insert(f.end(), {"--replay-from", fs::absolute(o.run.replay_from).string()});
-  return f;
-}
-
-std::string shard_script(const JobHead& head, const fs::path& dir, int k, const std::vector<std::string>& flags) {
-  const std::string d = dir.string();
+std::string shard_script(const JobHead& head, const fs::path& plan_file, int k) {
+  std::vector<std::string> argv = head.argv();
+  argv.insert(argv.end(), {"--plan", plan_file.string()});
   return "#!/bin/sh\n"
          "# zlcore batch shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " +
          std::to_string(k) +
-         ".\n# Written by zlcore; the sbatch options are on its command line (plan.json).\n"
+         ".\n# Written by zlcore; the batch's options are in the plan, the sbatch options on its command line.\n"
          "exec " +
-         script_line(head.argv()) + " --shard " + kTaskVar + "'/" + std::to_string(k) + "'" + " --ops-file " +
-         shell_quote(d + "/plan/shard-") + kTaskVar + "'.yaml'" + " --out " + shell_quote(d + "/shards/") + kTaskVar +
-         " " + script_line(flags) + "\n";
+         script_line(argv) + " --shard " + kTaskVar + "\n";
 }
 
-std::string merge_script(const JobHead& head, const fs::path& dir) {
+std::string merge_script(const JobHead& head, const fs::path& plan_file) {
   std::vector<std::string> argv = head.argv();
-  argv.insert(argv.end(), {"--merge", "--ops-file", (dir / "plan" / "ops.yaml").string(), "--out", dir.string()});
+  argv.insert(argv.end(), {"--plan", plan_file.string(), "--merge"});
   return "#!/bin/sh\n# zlcore batch merge: the shards' ops_status.csv into the batch's, and the summary.\nexec " +
          script_line(argv) + "\n";
 }

@@ -1,7 +1,9 @@
 // Which op runs in which shard, which shards a resume reruns, and which of
 // the backend's devices Slurm gave a shard.
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include "../util/text.hpp"
@@ -77,6 +79,34 @@ std::vector<int> shards_to_rerun(const Plan& p, const std::vector<std::vector<Op
     }
   }
   return out;
+}
+
+int shard_index(const std::string& text, int k) {
+  const bool digits = !text.empty() && text.size() < 10 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  if (!digits || std::stoi(text) >= k) {
+    throw UsageError("--shard: '" + text + "' is not a shard of this plan (0 to " + std::to_string(k - 1) + ")");
+  }
+  return std::stoi(text);
+}
+
+BatchOptions shard_options(const Plan& plan, int i, const fs::path& dir) {
+  BatchOptions o = plan.options;
+  std::map<std::string, const OpSpec*> by_name;
+  for (const OpSpec& op : plan.options.ops) by_name[op.name] = &op;
+  o.ops.clear();
+  for (const std::string& name : plan.assignment.at(static_cast<size_t>(i))) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      throw UsageError("the plan assigns op '" + name + "' to shard " + std::to_string(i) +
+                       " but 'batch.ops' does not describe it");
+    }
+    o.ops.push_back(*it->second);
+  }
+  o.out_dir = shard_dir(dir, i).string();
+  o.resume = true;  // a shard directory only ever grows; a rerun continues it
+  o.recorded_options["shard"] = std::to_string(i) + "/" + std::to_string(plan.shards());
+  return o;
 }
 
 // The backend's own visibility variable as Slurm set it wins (zlcore strips
