@@ -1,7 +1,10 @@
-// plan.json: what a Slurm batch is (its ops, their shards, its options, every
-// submission), written by the submit and read back by --resume and the merge.
-// It lives on a shared disk that people edit, so reading it checks every
-// field: a wrong one is one line naming the file, not a crash.
+// plan.json: what a Slurm batch is (its ops, their shards, every batch
+// option, every submission), written by the submit and read back by the
+// shards, the merge and --resume. It lives on a shared disk that people edit,
+// so reading it checks every field: a wrong one is one line naming the file
+// and the key, not a crash. Also the ops files written next to it.
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
@@ -9,22 +12,12 @@
 #include "../util/json.hpp"
 #include "../util/json_fields.hpp"
 #include "../util/json_read.hpp"
-#include "../util/text.hpp"
 #include "slurm.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 
 namespace zl::batch::slurm {
 namespace {
-
-std::string yaml_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // 2: the batch's options are in "batch", the shards read them there.
 constexpr int kSchema = 2;
@@ -229,24 +222,30 @@ Plan read_plan(const fs::path& file) {
   }
 }
 
-// Each OpSpec round-trips (name/op, node, dtypes, absolute shape_file).
+// Each OpSpec round-trips (name/op, node, file, dtypes, absolute
+// shape_file). yaml-cpp writes it: every value double-quoted, so no name or
+// path (a ": ", a " #", a leading '&') is ever read back as something else.
 std::string ops_yaml(const std::vector<OpSpec>& ops) {
-  std::string y = "# written by zlcore batch --launcher slurm\nops:\n";
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "ops" << YAML::Value << YAML::BeginSeq;
+  const auto field = [&out](const char* key, const std::string& value) {
+    if (!value.empty()) out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+  };
   for (const OpSpec& op : ops) {
-    y += "  - {";
-    std::vector<std::string> fields;
-    if (!op.op.empty()) fields.push_back("name: " + yaml_quote(op.op));
-    if (!op.test_node.empty()) fields.push_back("node: " + yaml_quote(op.test_node));
-    if (!op.op_file.empty()) fields.push_back("file: " + yaml_quote(op.op_file));
+    out << YAML::Flow << YAML::BeginMap;
+    field("name", op.op);
+    field("node", op.test_node);
+    field("file", op.op_file);
     if (!op.dtypes.empty()) {
-      std::vector<std::string> q;
-      for (const std::string& d : op.dtypes) q.push_back(yaml_quote(d));
-      fields.push_back("dtypes: [" + text::join(q, ", ") + "]");
+      out << YAML::Key << "dtypes" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const std::string& d : op.dtypes) out << YAML::DoubleQuoted << d;
+      out << YAML::EndSeq;
     }
-    if (!op.shape_file.empty()) fields.push_back("shape_file: " + yaml_quote(op.shape_file));
-    y += text::join(fields, ", ") + "}\n";
+    field("shape_file", op.shape_file);
+    out << YAML::EndMap;
   }
-  return y;
+  out << YAML::EndSeq << YAML::EndMap;
+  return "# written by zlcore batch --launcher slurm\n" + std::string(out.c_str()) + "\n";
 }
 
 }  // namespace zl::batch::slurm
