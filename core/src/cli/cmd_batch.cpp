@@ -73,9 +73,10 @@ std::unique_ptr<batch::Launcher> launcher_named(const po::variables_map& vm) {
 const char* const kJobFlags[] = {"shard", "merge", "plan", "backend", "launcher"};
 
 int run_job(Context& ctx, const po::variables_map& vm) {
-  for (const auto& [name, value] : vm) {
-    if (value.defaulted() ||
-        std::any_of(std::begin(kJobFlags), std::end(kJobFlags), [&](const char* f) { return name == f; })) {
+  for (const auto& entry : vm) {
+    const std::string& name = entry.first;
+    if (entry.second.defaulted() ||
+        std::find(std::begin(kJobFlags), std::end(kJobFlags), name) != std::end(kJobFlags)) {
       continue;
     }
     throw UsageError("--" + name + " does not apply to --shard / --merge: a job takes the batch's options from --plan");
