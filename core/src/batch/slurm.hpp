@@ -4,8 +4,9 @@
 //   slurm_shards  ops to shards, shards to rerun, Slurm's devices to ours
 //   slurm_script  the sbatch command lines and the job scripts, as text
 //   slurm_merge   the shards' rows into the batch's ops_status.csv + summary
-// Everything but the merge, shard_rows and allocated_devices is a pure
-// function of its arguments, so tests/batch checks it without a cluster.
+// Everything but what reads or writes files (read_plan, shard_rows, merge,
+// log_line) and allocated_devices (the environment) is a pure function of its
+// arguments, so tests/batch checks it without a cluster.
 #pragma once
 
 #include <filesystem>

@@ -8,9 +8,9 @@
 //           task) runs its share of the ops with the local launcher on the
 //           devices Slurm allocated, into <batch>/shards/<i>/, with the
 //           batch's options as the plan P records them.
-//   merge   `zlcore batch --launcher slurm --plan P --merge` (the final job) merges the
-//           shards' ops_status.csv into <batch>/ops_status.csv and writes the
-//           summary.
+//   merge   `zlcore batch --launcher slurm --plan P --merge` (the final
+//           job) merges the shards' ops_status.csv into
+//           <batch>/ops_status.csv and writes the summary.
 //
 // Only this file and its parts (slurm.hpp) know Slurm. It never goes through
 // a shell itself: sbatch, squeue run from an argv; the job script exists
