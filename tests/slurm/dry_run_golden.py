@@ -18,7 +18,9 @@ be the same on every machine and checkout, so before comparing:
   - longer paths are replaced first, so a build tree inside the source tree
     reads <prefix>, not <src>/build.
 The environment's ZL_* variables are dropped, since batch reads defaults
-from them (ZL_BACKEND, ZL_ISOLATE_TUNER_CACHE, ...). A dry-run plan has no
+from them (ZL_BACKEND, ZL_ISOLATE_TUNER_CACHE, ...), and so are the
+framework knobs the plan's caliber records (TRITON_*, GEMS_*, FLAGGEMS_*,
+FLAGTUNE), which would otherwise make the golden depend on the shell. A dry-run plan has no
 submissions, so it holds no job ids and no timestamps; if it ever does, the
 test fails and shows them. To regenerate after an intended change, from the
 build directory:
@@ -40,7 +42,8 @@ def main():
     zlcore = os.path.realpath(zlcore)
     src = os.path.realpath(src)
     prefix = os.path.dirname(os.path.dirname(zlcore))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZL_")}
+    dropped = ("ZL_", "TRITON_", "GEMS_", "FLAGGEMS_", "USE_FLAGTUNE", "FLAGTUNE_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = os.path.realpath(tmp)
         args = [a.replace("{out}", os.path.join(tmp, "b")).replace("{src}", src) for a in sys.argv[5:]]

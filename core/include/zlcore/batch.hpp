@@ -14,7 +14,8 @@
 //   progress      the progress line, plain event lines, the summary table
 //   local_launcher the whole batch on this host: directory, resume, passes
 //   launcher_registry  --launcher NAME -> a Launcher (local, slurm)
-//   slurm_launcher the batch sharded over a Slurm cluster (job array + merge)
+//   slurm_launcher the batch sharded over a Slurm cluster (job array + merge;
+//                  its parts: slurm.hpp)
 #pragma once
 
 #include <sys/types.h>
@@ -316,7 +317,7 @@ struct BatchOptions {
 };
 
 // Where the batch runs: this host (local), or a cluster that runs shards of
-// it as `zlcore batch --shard i/K` per node (slurm).
+// it as `zlcore batch --plan FILE --shard i` per node (slurm).
 class Launcher {
  public:
   virtual ~Launcher() = default;

@@ -1,8 +1,10 @@
 // `zlcore batch`: many ops over the devices of one host (core/src/batch/).
 // This file turns the command line into BatchOptions; the launcher does the rest.
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 
 #include "../util/clock.hpp"
 #include "../util/text.hpp"
@@ -54,6 +56,47 @@ int parse_count(const std::string& text, const std::string& what) {
   throw UsageError(what + ": '" + text + "' is not a non-negative integer");
 }
 
+std::unique_ptr<batch::Launcher> launcher_named(const po::variables_map& vm) {
+  std::unique_ptr<batch::Launcher> launcher = batch::make_launcher(vm["launcher"].as<std::string>());
+  if (!launcher) {
+    std::string names;
+    for (const std::string& n : batch::launcher_names()) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError("--launcher: '" + vm["launcher"].as<std::string>() + "' is not available (" + names + ")");
+  }
+  return launcher;
+}
+
+// What a job of a cluster batch may be given: which job it is and where the
+// plan is. Everything else it reads from the plan, which the submit wrote
+// with every batch option, so that a new option reaches the jobs without
+// being passed along as a flag.
+const char* const kJobFlags[] = {"shard", "merge", "plan", "backend", "launcher"};
+
+int run_job(Context& ctx, const po::variables_map& vm) {
+  for (const auto& entry : vm) {
+    const std::string& name = entry.first;
+    if (entry.second.defaulted() ||
+        std::find(std::begin(kJobFlags), std::end(kJobFlags), name) != std::end(kJobFlags)) {
+      continue;
+    }
+    throw UsageError("--" + name + " does not apply to --shard / --merge: a job takes the batch's options from --plan");
+  }
+  if (vm.count("shard") && vm.count("merge")) throw UsageError("--shard and --merge: give one");
+  if (!vm.count("plan")) throw UsageError("--shard / --merge need --plan, the plan file the submit wrote");
+  const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
+  std::unique_ptr<batch::Launcher> launcher = launcher_named(vm);
+  batch::BatchOptions o;
+  o.backend = backend.name();
+  o.backend_dir = ctx.backend_dir();
+  o.launcher_options["plan"] = vm["plan"].as<std::string>();
+  if (vm.count("shard")) o.launcher_options["shard"] = vm["shard"].as<std::string>();
+  if (vm.count("merge")) o.launcher_options["merge"] = "1";
+  if (std::string(launcher->name()) == "local") {
+    throw UsageError("--" + std::string(vm.count("shard") ? "shard" : "merge") + " needs a cluster --launcher");
+  }
+  return launcher->launch(o, backend);
+}
+
 // UTC like run directories (util/clock.hpp says why).
 std::string default_out(const std::string& backend) { return "runs/batch-" + utc_stamp_compact() + "-" + backend; }
 
@@ -93,7 +136,8 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
           "slurm: one more sbatch argument, as is (repeatable)")(
           "wait", "slurm: block until the shards are merged and print the summary")(
           "dry-run", "slurm: print the plan and the sbatch scripts, submit nothing")(
-          "shard", po::value<std::string>(), "slurm (in the job): run shard i/K of the plan")(
+          "plan", po::value<std::string>(), "slurm (in the job): the plan.json the job takes every option from")(
+          "shard", po::value<std::string>(), "slurm (in the job): run shard i of the plan")(
           "merge", "slurm (in the job): merge the shards' ops_status.csv")(
           "no-idle-check", "start ops on a device without checking it is idle")(
           "idle-util", po::value<std::string>(), "a device above this utilization % is busy (default 10)")(
@@ -121,6 +165,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse("batch", desc, args, vm)) return 0;
   refuse_per_op_selectors();
+  if (vm.count("shard") || vm.count("merge") || vm.count("plan")) {
+    if (!vm.count("shard") && !vm.count("merge")) {
+      throw UsageError("--plan is for the jobs of a cluster batch (--shard, --merge)");
+    }
+    return run_job(ctx, vm);
+  }
 
   const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
   // Every value each op's run would check (level, mode, shape mode, the
@@ -135,22 +185,17 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
                                " is not a file (SHAPE_MODE=file needs --shape-file / SHAPE_FILE)");
     }
   }
-  std::unique_ptr<batch::Launcher> launcher = batch::make_launcher(vm["launcher"].as<std::string>());
-  if (!launcher) {
-    std::string names;
-    for (const std::string& n : batch::launcher_names()) names += (names.empty() ? "" : ", ") + n;
-    throw UsageError("--launcher: '" + vm["launcher"].as<std::string>() + "' is not available (" + names + ")");
-  }
+  std::unique_ptr<batch::Launcher> launcher = launcher_named(vm);
   // A bad --timer fails here once, not as one preflight failure per op.
   const Plan plan = make_plan(backend, vm);
 
   batch::BatchOptions o;
   o.backend = backend.name();
   o.backend_dir = ctx.backend_dir();
-  for (const char* flag : {"partition", "nodes", "shards", "gpus-per-shard", "time", "shard"}) {
+  for (const char* flag : {"partition", "nodes", "shards", "gpus-per-shard", "time"}) {
     if (vm.count(flag)) o.launcher_options[flag] = vm[flag].as<std::string>();
   }
-  for (const char* flag : {"wait", "dry-run", "merge"}) {
+  for (const char* flag : {"wait", "dry-run"}) {
     if (vm.count(flag)) o.launcher_options[flag] = "1";
   }
   if (vm.count("sbatch-arg")) o.launcher_args = vm["sbatch-arg"].as<std::vector<std::string>>();
