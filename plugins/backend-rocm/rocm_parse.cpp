@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <set>
+#include <utility>
 
 #include "zl_kit/json.hpp"
 #include "zl_kit/text.hpp"
@@ -47,22 +48,24 @@ std::optional<zl_kit::Json> parse_json(std::string_view text, char open, std::st
   return zl_kit::Json::parse(text.substr(at), &error);
 }
 
-// A size written as {"value": 196592, "unit": "MB"} or "196592 MB". amd-smi's
-// "MB" is MiB (196592 MB on a 192 GiB MI300X).
-std::optional<uint64_t> size_bytes(const zl_kit::Json& v) {
-  std::string number, unit;
+// amd-smi prints a quantity as {"value": 5300, "unit": "GB/s"} or, in
+// older versions, as the text "5300 GB/s"; without a unit, `fallback`.
+std::pair<std::string, std::string> number_and_unit(const zl_kit::Json& v, const char* fallback) {
   if (v.is_object()) {
     const zl_kit::Json* value = v.iget("value");
     const zl_kit::Json* u = v.iget("unit");
-    if (value == nullptr) return std::nullopt;
-    number = value->scalar_text();
-    unit = u != nullptr ? u->scalar_text() : "MB";
-  } else {
-    auto parts = zl_kit::split(zl_kit::trim(v.scalar_text()), ' ');
-    if (parts.empty()) return std::nullopt;
-    number = parts[0];
-    unit = parts.size() > 1 ? parts[1] : "MB";
+    if (value == nullptr) return {};
+    return {value->scalar_text(), u != nullptr ? u->scalar_text() : fallback};
   }
+  auto parts = zl_kit::split(zl_kit::trim(v.scalar_text()), ' ');
+  if (parts.empty()) return {};
+  return {parts[0], parts.size() > 1 ? parts[1] : fallback};
+}
+
+// A size written as {"value": 196592, "unit": "MB"} or "196592 MB". amd-smi's
+// "MB" is MiB (196592 MB on a 192 GiB MI300X).
+std::optional<uint64_t> size_bytes(const zl_kit::Json& v) {
+  const auto [number, unit] = number_and_unit(v, "MB");
   auto n = zl_kit::parse_int(number);
   if (!n || *n < 0) return std::nullopt;
   const std::string u = zl_kit::to_lower(unit);
@@ -130,22 +133,9 @@ zl_kit::ParseResult parse_amd_smi_list(std::string_view text) {
   return result;
 }
 
-// amd-smi static's vram.max_bandwidth in GB/s: {"value": 5300, "unit": "GB/s"}
-// (the vendor's figure for the board), or "5300 GB/s" as text.
+// amd-smi static's vram.max_bandwidth (the vendor's figure for the board) in GB/s.
 std::optional<double> bandwidth_gbps(const zl_kit::Json& v) {
-  std::string number, unit;
-  if (v.is_object()) {
-    const zl_kit::Json* value = v.iget("value");
-    const zl_kit::Json* u = v.iget("unit");
-    if (value == nullptr) return std::nullopt;
-    number = value->scalar_text();
-    unit = u != nullptr ? u->scalar_text() : "GB/s";
-  } else {
-    auto parts = zl_kit::split(zl_kit::trim(v.scalar_text()), ' ');
-    if (parts.empty()) return std::nullopt;
-    number = parts[0];
-    unit = parts.size() > 1 ? parts[1] : "GB/s";
-  }
+  const auto [number, unit] = number_and_unit(v, "GB/s");
   auto n = zl_kit::parse_double(number);
   if (!n || *n <= 0) return std::nullopt;
   const std::string u = zl_kit::to_lower(unit);

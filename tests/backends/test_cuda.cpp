@@ -305,10 +305,14 @@ TEST_F(CudaModule, AnOldDriverLeavesDerivedFiguresOut) {
   EXPECT_EQ(at.count("memory_bandwidth_peak_gbps"), 1u);   // clock and width still known
 }
 
-TEST(CudaParse, SmiAttributesAndStateByUuid) {
-  zl_cuda::ValuesByUuid attrs, state;
+namespace {
+
+// The attribute fields every H200 answer has the same: driver, capability,
+// power limit, ECC.
+void expect_h200_attributes(const char* file) {
+  zl_cuda::ValuesByUuid attrs;
   std::string error;
-  ASSERT_TRUE(zl_cuda::parse_smi_attributes(read_testdata("smi_attributes_h200.txt"), attrs, error)) << error;
+  ASSERT_TRUE(zl_cuda::parse_smi_attributes(read_testdata(file), attrs, error)) << error;
   ASSERT_EQ(attrs.size(), 1u);
   const auto& a = attrs.begin()->second;
   ASSERT_EQ(a.size(), 7u);
@@ -316,6 +320,14 @@ TEST(CudaParse, SmiAttributesAndStateByUuid) {
   EXPECT_EQ(a[1].text, "9.0");
   EXPECT_EQ(a[4].real, 700.0);
   EXPECT_EQ(a[5].integer, 1);  // ECC Enabled
+}
+
+}  // namespace
+
+TEST(CudaParse, SmiAttributesAndStateByUuid) {
+  expect_h200_attributes("smi_attributes_h200.txt");
+  zl_cuda::ValuesByUuid state;
+  std::string error;
   ASSERT_TRUE(zl_cuda::parse_smi_state(read_testdata("smi_state_h200.txt"), state, error)) << error;
   const auto& s = state.begin()->second;
   EXPECT_EQ(s[0].integer, 1755);
@@ -328,17 +340,11 @@ TEST(CudaParse, SmiAttributesAndStateByUuid) {
 // nvidia-smi's own answers on an H200 (session 8, driver 580.159.04, idle),
 // recorded by `scripts/acceptance.sh abi` with the backend's field lists.
 TEST(CudaParse, RecordedH200Answers) {
-  zl_cuda::ValuesByUuid attrs, state;
+  expect_h200_attributes("smi_attributes_h200_recorded.txt");
+  zl_cuda::ValuesByUuid state;
   std::string error;
-  ASSERT_TRUE(zl_cuda::parse_smi_attributes(read_testdata("smi_attributes_h200_recorded.txt"), attrs, error)) << error;
-  ASSERT_EQ(attrs.count("GPU-765d8652-190c-2afc-a912-c353311f4958"), 1u);
-  const auto& a = attrs.begin()->second;
-  ASSERT_EQ(a.size(), 7u);
-  EXPECT_EQ(a[0].text, "580.159.04");
-  EXPECT_EQ(a[1].text, "9.0");
-  EXPECT_EQ(a[4].real, 700.0);
-  EXPECT_EQ(a[5].integer, 1);  // ECC Enabled
   ASSERT_TRUE(zl_cuda::parse_smi_state(read_testdata("smi_state_h200_idle_recorded.txt"), state, error)) << error;
+  ASSERT_EQ(state.count("GPU-765d8652-190c-2afc-a912-c353311f4958"), 1u);
   const auto& s = state.begin()->second;
   EXPECT_EQ(s[0].integer, 1980);
   EXPECT_EQ(s[1].integer, 3201);
