@@ -213,3 +213,19 @@ def test_the_library_version_and_git_state_reach_the_caliber_keys(tmp_path):
     assert v["flaggems"]["version"] == v["flag_gems"]
     assert v["flaggems"]["git_sha"] == v["flaggems_git"]["sha"]
     assert v["flaggems"]["dirty"] == v["flaggems_git"]["dirty"]
+
+
+def test_a_check_stopped_by_sigterm_is_interrupted_not_a_preflight_failure(tmp_path):
+    # scancel and Ctrl-C signal the whole process group: a check's child (here
+    # the Python probe, which signals zlcore and itself) dies of it, and the
+    # run must say interrupted (130), which a batch reruns, not preflight_failed.
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nkill -TERM $PPID\nkill -TERM $$\nsleep 5\n")
+    fake.chmod(0o755)
+    env = zltest.clean_env(STRIP)
+    r = subprocess.run([zltest.ZLCORE, "run", "--backend", "host", "--flaggems-dir", str(SUITE), "--op", "abs",
+                        "--python", str(fake), "--out", str(tmp_path / "r")],
+                       capture_output=True, text=True, env=env, timeout=60, start_new_session=True)
+    assert r.returncode == 130, r.stdout + r.stderr
+    assert r.stderr.strip().endswith("zlcore: interrupted during the python check"), r.stderr
+    assert "PREFLIGHT_FAILED" not in r.stderr

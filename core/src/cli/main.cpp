@@ -10,6 +10,7 @@
 #include "zlcore/errors.hpp"
 #include "zlcore/loader.hpp"
 #include "zlcore/paths.hpp"
+#include "zlcore/signals.hpp"
 
 namespace {
 
@@ -89,6 +90,13 @@ int main(int argc, char** argv) {
       return c.run(ctx, args);
     } catch (const zl::PreflightError& e) {
       std::cout.flush();
+      if (zl::signals::interrupt_count() > 0) {
+        // SIGINT/SIGTERM reached the whole process group (Ctrl-C, scancel)
+        // while a check's child ran: the check failed because it was
+        // stopped, and the op was interrupted, not misconfigured.
+        std::cerr << "zlcore: interrupted during the " << e.check() << " check\n";
+        return zl::kExitInterrupted;
+      }
       // Messages quote what was given (an op name, a path): never raw to a terminal.
       std::cerr << "PREFLIGHT_FAILED check=" << e.check() << " " << zl::printable(e.what()) << "\n";
       return zl::kExitPreflight;
