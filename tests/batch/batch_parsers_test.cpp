@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -253,6 +254,13 @@ TEST(Outcome, WithoutAnIdentity) {
   OpOutcome o = make_outcome(f, d.string());
   EXPECT_EQ(o.status, Status::crashed);
   EXPECT_EQ(o.signal, 9);
+  // SIGTERM the batch did not send (scancel reached the run first): stopped,
+  // so --resume reruns it; never a crash.
+  f.term_signal = SIGTERM;
+  o = make_outcome(f, d.string());
+  EXPECT_EQ(o.status, Status::interrupted);
+  EXPECT_NE(o.reason.find("stopped by SIGTERM from outside the batch"), std::string::npos) << o.reason;
+  f.term_signal = 9;
 
   // An identity still saying "running" (killed early) does not override.
   zl::write_file_atomic((d / "run_identity.json").string(),

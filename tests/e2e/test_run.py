@@ -229,3 +229,30 @@ def test_a_check_stopped_by_sigterm_is_interrupted_not_a_preflight_failure(tmp_p
     assert r.returncode == 130, r.stdout + r.stderr
     assert r.stderr.strip().endswith("zlcore: interrupted during the python check"), r.stderr
     assert "PREFLIGHT_FAILED" not in r.stderr
+
+
+def test_a_probe_that_dies_of_sigterm_before_zlcore_gets_it_is_interrupted(tmp_path):
+    # scancel signals the processes of a job one by one: the probe can die of
+    # it before zlcore's own handler has run, and the run is stopped all the same.
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nkill -TERM $$\nsleep 5\n")
+    fake.chmod(0o755)
+    r = subprocess.run([zltest.ZLCORE, "run", "--backend", "host", "--flaggems-dir", str(SUITE), "--op", "abs",
+                        "--python", str(fake), "--out", str(tmp_path / "r")],
+                       capture_output=True, text=True, env=zltest.clean_env(STRIP), timeout=60)
+    assert r.returncode == 130, r.stdout + r.stderr
+    assert r.stderr.strip().endswith("zlcore: interrupted during the python check"), r.stderr
+
+
+def test_pytest_stopped_by_sigterm_from_outside_is_interrupted_not_crashed(tmp_path):
+    # The probe answers as Python; pytest itself dies of a SIGTERM zlcore never sent.
+    fake = tmp_path / "python3"
+    fake.write_text(f'#!/bin/sh\nif [ "$1" = "-m" ]; then kill -TERM $$; sleep 5; fi\nexec {PY} "$@"\n')
+    fake.chmod(0o755)
+    r = subprocess.run([zltest.ZLCORE, "run", "--backend", "host", "--flaggems-dir", str(SUITE), "--op", "abs",
+                        "--python", str(fake), "--out", str(tmp_path / "r")],
+                       capture_output=True, text=True, env=zltest.clean_env(STRIP), timeout=60)
+    assert r.returncode == 130, r.stdout + r.stderr
+    ident = json.loads((tmp_path / "r" / "run_identity.json").read_text())
+    assert ident["status"] == "interrupted", ident
+    assert "stopped by signal 15 (Terminated) from outside" in ident["reason"], ident["reason"]

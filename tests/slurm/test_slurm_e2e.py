@@ -122,7 +122,8 @@ def test_scancel_a_shard_then_resume_reruns_only_what_did_not_pass(slurm, tmp_pa
         time.sleep(0.2)
     first = read_rows(out / "ops_status.csv")
     shard1 = [x for x in first if x["run_dir"].startswith("shards/1/")]
-    assert all(x["status"] in ("passed", "interrupted") for x in shard1), shard1
+    assert all(x["status"] in ("passed", "interrupted") for x in shard1), \
+        [(x["op"], x["status"], x["reason"]) for x in shard1]
     assert len({x["op"] for x in shard1 if x["status"] == "passed"}) < 4, "the scancel came too late to test"
     passed_before = {x["op"]: x for x in first if x["status"] == "passed"}
     keep("killed_ops_status.csv", (out / "ops_status.csv").read_text())

@@ -101,6 +101,7 @@ struct Captured {
   bool started = false;
   std::string spawn_error;  // why it did not start
   int exit_code = -1;       // -1: killed by a signal (or the timeout)
+  int term_signal = 0;      // the signal it died of, 0 if it exited
   bool timed_out = false;
   std::string output;
   bool ok() const { return started && !timed_out && exit_code == 0; }

@@ -242,13 +242,6 @@ class BatchRun : public QueueEvents {
     row.op = op.name;
     row.test_node = !out.test_node.empty() ? out.test_node : op.test_node;
     row.status = out.status;
-    // A cluster scheduler (scancel, a time limit) or `kill` of the whole tree
-    // signals the batch and its ops at once: an op that died of the same
-    // SIGTERM/SIGINT the batch got was interrupted, not crashed.
-    if (row.status == Status::crashed && signals::interrupt_count() > 0 &&
-        (out.signal == SIGTERM || out.signal == SIGINT)) {
-      row.status = Status::interrupted;
-    }
     row.exit_code = out.exit_code;
     row.signal = out.signal;
     row.backend = backend_.name();

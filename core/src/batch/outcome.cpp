@@ -8,6 +8,7 @@
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zlcore/signals.hpp"
 
 namespace zl::batch {
 namespace {
@@ -66,6 +67,12 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
     out.signal = facts.term_signal;
     out.status = facts.interrupted ? Status::interrupted : Status::crashed;
     out.reason = "zlcore run died of " + signal_name(facts.term_signal);
+    // scancel or `kill` of the whole tree reaches a just-started run before
+    // it has its handlers, and before the batch has handled its own copy.
+    if (signals::is_stop_signal(facts.term_signal)) {
+      out.status = Status::interrupted;
+      out.reason = "zlcore run was stopped by " + signal_name(facts.term_signal) + " from outside the batch";
+    }
   } else {
     out.status = status_from_exit(facts.exit_code, &out.signal);
     if (out.status == Status::crashed) out.reason = "pytest died of " + signal_name(out.signal);
@@ -109,6 +116,9 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
     out.status = Status::failed;
     out.reason = "exit 0 but no run_identity.json";
   }
+  // A crash by a stop signal is somebody stopping it (an older run's identity
+  // said crashed for a pytest that died of SIGTERM).
+  if (out.status == Status::crashed && signals::is_stop_signal(out.signal)) out.status = Status::interrupted;
   // The batch sent this op SIGINT: whatever else it became on the way down
   // (pytest's exit 2 "interrupted", a run killed mid-preflight), it did not
   // finish, and --resume must rerun it as interrupted.

@@ -90,10 +90,11 @@ int main(int argc, char** argv) {
       return c.run(ctx, args);
     } catch (const zl::PreflightError& e) {
       std::cout.flush();
-      if (zl::signals::interrupt_count() > 0) {
-        // SIGINT/SIGTERM reached the whole process group (Ctrl-C, scancel)
+      if (zl::signals::interrupt_count() > 0 || zl::signals::children_stopped() > 0) {
+        // SIGINT/SIGTERM reached the whole process tree (Ctrl-C, scancel)
         // while a check's child ran: the check failed because it was
-        // stopped, and the op was interrupted, not misconfigured.
+        // stopped, and the op was interrupted, not misconfigured. The child
+        // may have died of it before our own handler ran.
         std::cerr << "zlcore: interrupted during the " << e.check() << " check\n";
         return zl::kExitInterrupted;
       }

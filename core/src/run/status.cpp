@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "../util/text.hpp"
+#include "zlcore/signals.hpp"
 
 namespace zl {
 namespace {
@@ -67,6 +68,10 @@ std::optional<RunStatus> from_exit(const ChildFacts& f) {
   if (!c.started) return make_status("failed", 1, "could not start pytest: " + c.spawn_error);
   if (c.timed_out) return make_status("timeout", kExitTimeout, "ran past --timeout; its process group was killed");
   if (c.interrupted) return make_status("interrupted", 130, "interrupted");
+  // A stop signal zlcore did not send (scancel, `kill` of the tree) can reach
+  // pytest before zlcore: it was stopped, and a batch reruns it.
+  if (signals::is_stop_signal(c.term_signal))
+    return make_status("interrupted", 130, "pytest was stopped by " + signal_text(c.term_signal) + " from outside");
   if (c.term_signal != 0)
     return make_status("crashed", 128 + c.term_signal, "pytest died of " + signal_text(c.term_signal));
   if (const std::string pf = preflight_line(f.log_tail); !pf.empty() && c.exit_code != 0) {

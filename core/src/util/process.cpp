@@ -350,6 +350,10 @@ Captured capture(const std::vector<std::string>& argv, const CaptureOptions& opt
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) c.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    c.term_signal = WTERMSIG(status);
+    if (!c.timed_out) signals::note_child_stopped(c.term_signal);
+  }
   return c;
 }
 

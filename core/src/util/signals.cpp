@@ -9,6 +9,7 @@ namespace {
 
 std::atomic<int> g_count{0};
 std::atomic<int> g_last{0};
+std::atomic<int> g_children_stopped{0};
 
 extern "C" void on_signal(int sig) {
   g_last.store(sig);
@@ -33,5 +34,12 @@ void install() {
 
 int interrupt_count() { return g_count.load(); }
 int last_signal() { return g_last.load(); }
+
+bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGTERM; }
+
+void note_child_stopped(int sig) {
+  if (is_stop_signal(sig)) g_children_stopped.fetch_add(1);
+}
+int children_stopped() { return g_children_stopped.load(); }
 
 }  // namespace zl::signals
