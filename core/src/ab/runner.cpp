@@ -295,7 +295,11 @@ class Runner {
 
   int run_loop() {
     std::vector<Slot> slots;
-    for (const Device& d : o_.devices) slots.push_back(Slot{d});
+    for (const Device& d : o_.devices) {
+      Slot s;
+      s.device = d;
+      slots.push_back(std::move(s));
+    }
     for (;;) {
       if (signals::interrupt_count() > 0 && !interrupted_) {
         interrupted_ = true;
