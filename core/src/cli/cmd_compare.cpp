@@ -117,13 +117,14 @@ int cmd_compare(Context&, const std::vector<std::string>& args) {
       "noise-floor", po::value<std::string>(),
       "a file from --calibrate --out: widen each known row's bar to its noise floor")(
       "calibrate", "the inputs are runs of the same code: report false verdicts and noise floors")(
-      "out", po::value<std::string>(), "with --calibrate: write the noise-floor file (JSON) here")(
-      "sides", po::value<std::vector<std::string>>(), "A and B, or with --calibrate A1 A2 ... (positional)");
+      "out", po::value<std::string>(), "with --calibrate: write the noise-floor file (JSON) here");
   add_help(desc);
+  po::options_description operands;
+  operands.add_options()("sides", po::value<std::vector<std::string>>(), "");
   po::positional_options_description pos;
   pos.add("sides", -1);
   po::variables_map vm;
-  if (!parse("compare", desc, args, vm, &pos)) return kExitOk;
+  if (!parse("compare", desc, args, vm, &pos, &operands)) return kExitOk;
 
   const std::vector<std::string> sides =
       vm.count("sides") ? vm["sides"].as<std::vector<std::string>>() : std::vector<std::string>{};

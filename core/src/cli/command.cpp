@@ -48,9 +48,11 @@ void print_help(std::ostream& out, const std::string& command, const po::options
 }
 
 bool parse(const std::string& command, const po::options_description& desc, const std::vector<std::string>& args,
-           po::variables_map& vm, const po::positional_options_description* positional) {
+           po::variables_map& vm, const po::positional_options_description* positional,
+           const po::options_description* operands) {
   po::options_description all;
   all.add(desc);
+  if (operands != nullptr) all.add(*operands);
   po::options_description stray;
   stray.add_options()(kStray, po::value<std::vector<std::string>>(), "");
   po::positional_options_description none;

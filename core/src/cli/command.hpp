@@ -47,8 +47,11 @@ void print_help(std::ostream& out, const std::string& command, const po::options
 // Parses a command's arguments; prints help and returns false on --help.
 // Throws UsageError on a bad command line, a positional argument the command
 // does not take included (`positional` null: it takes none).
+// `positional` names options of `operands`: parsed, never listed in --help
+// (the usage line names the operands).
 bool parse(const std::string& command, const po::options_description& desc, const std::vector<std::string>& args,
-           po::variables_map& vm, const po::positional_options_description* positional = nullptr);
+           po::variables_map& vm, const po::positional_options_description* positional = nullptr,
+           const po::options_description* operands = nullptr);
 
 // A flag's value when given, else the environment variable's, else fallback.
 // A value taken from the variable is logged in env_choices().
