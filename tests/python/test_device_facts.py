@@ -71,6 +71,49 @@ def test_a_state_that_answers_skips_the_probe_and_its_rest():
     assert mech.rests == []
 
 
+def jittery(placement, load, rest):
+    # Windows of the first placement read 1 % apart without any change of
+    # clocks: a launch-bound replay's noise. The pace is otherwise steady.
+    return 0.010 * (1.01 if 40.0 < load < 80.0 else 1.0)
+
+
+def test_windows_that_moved_while_the_device_held_its_clocks_are_noise_not_a_pace():
+    reading, reads = measure(jittery, {"throttle_reasons": "none"})
+    assert reading.sustained is None and reading.readings is None
+    assert len(reading.placements_ms) == SETTINGS.placements  # every placement read, for compare's test
+    assert reading.noise_note.startswith("window medians ") and "no throttle reason" in reading.noise_note
+    assert len(reads) == 2  # the extra window's question, then the last window's
+    assert reading.after_rest_pct is None  # the state answered the power question too
+
+
+@pytest.mark.parametrize("reasons", ["sw_power_cap", "hw_thermal", "idle,sw_thermal"])
+def test_windows_that_moved_under_a_throttle_reason_still_go_to_sustained_readings(reasons):
+    reading, reads = measure(jittery, {"throttle_reasons": reasons})
+    assert reading.sustained is not None and reading.sustained.startswith("window medians ")
+    assert reading.noise_note is None
+    assert len(reading.readings) == SETTINGS.sustained_readings
+
+
+def test_windows_that_moved_without_state_go_to_sustained_readings_as_before():
+    reading, reads = measure(jittery, None)
+    assert reading.sustained.startswith("window medians ") and reading.noise_note is None
+    reading, _ = run_without_reader(jittery)
+    assert reading.sustained.startswith("window medians ") and reading.noise_note is None
+
+
+def run_without_reader(pace):
+    mech = FakeReplayer(pace)
+    return graph_policy.measure(mech, Placements(), pace(0, 1e9, None), SETTINGS), mech
+
+
+def test_holds_clocks_only_when_the_state_names_no_reason():
+    assert _device_state.holds_clocks({"throttle_reasons": "none"}) is True
+    assert _device_state.holds_clocks({"throttle_reasons": ""}) is True
+    assert _device_state.holds_clocks({"throttle_reasons": "hw_thermal"}) is False
+    assert _device_state.holds_clocks({"clock_sm_mhz": 1980}) is False
+    assert _device_state.holds_clocks(None) is False
+
+
 def test_without_state_the_probe_decides_as_before():
     reading, _ = measure(power_limited, None)
     assert reading.sustained == "ran 12.0 % faster after a 100 ms rest"

@@ -130,6 +130,15 @@ def reader():
     return StateReader(argv, device_id)
 
 
+def holds_clocks(state):
+    """True when the state's throttle reasons name nothing: the device runs at
+    the clocks it chose, held by no power, thermal or other limit. False when
+    they name something or the state does not say."""
+    if not isinstance(state, dict) or not isinstance(state.get("throttle_reasons"), str):
+        return False
+    return all(r.strip() in ("", "none") for r in state["throttle_reasons"].split(","))
+
+
 def power_limited(state):
     """The power reasons among the state's throttle reasons ("" for none), or
     None when the state does not say (no throttle_reasons reading)."""

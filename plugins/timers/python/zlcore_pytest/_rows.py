@@ -230,6 +230,8 @@ def build_row(row):
         "readings_base": _extra(base, "readings"),
         "device_state": _extra(gems, "device_state"),
         "device_state_base": _extra(base, "device_state"),
+        "noise_note": _extra(gems, "noise_note"),
+        "noise_note_base": _extra(base, "noise_note"),
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,

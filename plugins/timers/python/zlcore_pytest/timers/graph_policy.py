@@ -17,7 +17,10 @@ reasons in docs/graph-timer.md:
     placement's median by more than boost_pct the side is power-limited.
     Where the backend reads the device's state, it is asked during the last
     window, and when its throttle reasons answer the question (decide_by_state)
-    the probe is skipped: its rest and replays would decide nothing.
+    the probe is skipped: its rest and replays would decide nothing. When the
+    first placement's windows disagree, it is asked during one more window:
+    a device that reports no throttle reason at all held its clocks, and the
+    disagreement is noise that the placements carry (noise_note).
   held: the latency is the mean of the placements' medians.
   power-limited (the first placement's windows moved, or the probe found a
     boost): the sustained procedure, `readings` readings on fresh placements:
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from .. import _stats
-from .._device_state import power_limited
+from .._device_state import holds_clocks, power_limited
 from .base import CaptureFailed
 
 # The probe's replays span about this much load (at least one replay): a
@@ -87,6 +90,9 @@ class Reading:
     # The device's state read under load, before the probe's rest (ABI 1.2
     # backends); None where the backend offers none.
     device_state: Optional[dict] = None
+    # The first placement's windows moved while the device reported no
+    # throttle reason: the steady pass went on (None: they agreed).
+    noise_note: Optional[str] = None
 
     @property
     def readings(self):
@@ -127,6 +133,7 @@ class _Side:
         # waits for the answer (a state dict, or None): _device_state.StateReader.
         self.state_reader = None
         self.state_under_load = None
+        self.noise_note = None  # windows that moved while the device held its clocks
 
     # -- pieces ------------------------------------------------------------------
 
@@ -195,6 +202,19 @@ class _Side:
                         mine += [self._window(graph, index, count, 0, watch=last and k == s.min_windows - 2)
                                  for k in range(s.min_windows - 1)]
                         drift = _stats.range_pct([w.median for w in mine])
+                        if drift > s.stable_pct / 2 and self.state_reader is not None:
+                            # Windows that moved on a device that, asked under
+                            # load, reports no throttle reason at all: its
+                            # clocks held, so the move was the replays' own
+                            # noise (a launch-bound graph of a few-us kernel, a
+                            # view op that launches nothing). The placements
+                            # then carry that noise to compare's test, rather
+                            # than two sustained readings too few to test.
+                            mine.append(self._window(graph, index, count, 0, watch=True))
+                            if holds_clocks(self.state_under_load):
+                                self.noise_note = (f"window medians {drift:.1f} % apart with no throttle reason "
+                                                   "under load: read as noise")
+                                drift = None
                     else:
                         count = _count(s.placement_ms, self.replay_ms, s)
                         mine = [self._window(graph, index, count, 1, watch=last)]  # after the discarded replay
@@ -314,4 +334,5 @@ def measure(mech, place, eager_ms, settings, state_reader=None):
         calls=side.calls,
         discarded_ms=discarded,
         device_state=side.state_under_load,
+        noise_note=side.noise_note,
     )
