@@ -334,3 +334,37 @@ def test_health_threads_running_suite_code(tmp_path):
         t.join()
         elsewhere.join()
     assert _health.check_threads(before, [str(suite)], grace_s=0.05) is None
+
+
+def test_the_worker_lets_go_of_what_a_failed_test_held(tmp_path):
+    # pytest keeps a failed test's traceback in sys.last_* (its frames, the
+    # op's inputs); in a warm worker that is device memory the next op lacks.
+    import gc
+    import types
+    import weakref
+
+    import pytest as outer_pytest
+    from zlcore_pytest import worker
+
+    box = types.ModuleType("zl_held_box")
+    sys.modules["zl_held_box"] = box
+    (tmp_path / "test_holds.py").write_text(
+        "import zl_held_box\n\n"
+        "class Inputs:\n    pass\n\n"
+        "def test_fails_holding_inputs():\n"
+        "    inputs = Inputs()\n"
+        "    zl_held_box.ref = __import__('weakref').ref(inputs)\n"
+        "    assert inputs is None\n")
+    saved = {n: getattr(sys, n) for n in ("last_type", "last_value", "last_traceback", "last_exc") if hasattr(sys, n)}
+    try:
+        code = outer_pytest.main(["-q", "-p", "no:cacheprovider", str(tmp_path / "test_holds.py")])
+        assert code == 1
+        gc.collect()
+        assert isinstance(box.ref, weakref.ref) and box.ref() is not None  # pytest still holds it
+        worker.forget_the_last_failure()
+        gc.collect()
+        assert box.ref() is None
+    finally:
+        del sys.modules["zl_held_box"]
+        for name, value in saved.items():
+            setattr(sys, name, value)

@@ -259,6 +259,16 @@ def _release_device_memory():
             pass
 
 
+def forget_the_last_failure():
+    """pytest keeps the last failed test's exception in sys.last_* for a
+    post-mortem debugger; its traceback holds the test's frames and whatever
+    they referenced (a FlagGems op's inputs: gigabytes of device memory). A cold
+    process ends there; a worker takes the next op, so it lets go here."""
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+
+
 def preimport(names):
     imported, missing = [], {}
     tracker = _TunerTracker()
@@ -327,6 +337,7 @@ def run_op(request, snapshot, tracker, suite_root):
         for fd in saved_fds:
             os.close(fd)
     seconds = time.monotonic() - started
+    forget_the_last_failure()
     env = request.get("env", {})
     report = snapshot.restore(suite_root)
     report["tuners_cleared"] = tracker.clear()
