@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,7 +43,8 @@ void write_ab_identity(const Options& o, const std::string& path, const std::str
 void check_resume_settings(const Options& o, const std::string& identity_path);
 
 // Pools the finished rounds per side, writes report.{md,csv,json,html} (and
-// aa.{md,json} with --calibrate), prints the table; returns the exit code.
-int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines);
+// aa.{md,json} with --calibrate), prints the table to `out`; returns the exit
+// code.
+int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines, std::ostream& out);
 
 }  // namespace zl::ab
