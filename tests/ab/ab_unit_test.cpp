@@ -131,7 +131,8 @@ class AbMerge : public AbDir {
     std::string csv = fs::exists(sd / "rounds.csv") ? "" : ab::rounds_csv_header();
     for (int r = 1; r <= rounds; ++r) {
       const std::string rel = "runs/" + op + "/r" + std::to_string(r) + "-t1";
-      for (const auto& [side, ms] : {std::pair<std::string, double>{"A", 1.0 + 0.01 * r}, {"B", (1.0 + 0.01 * r) * ratio}}) {
+      for (const auto& [side, ms] :
+           {std::pair<std::string, double>{"A", 1.0 + 0.01 * r}, {"B", (1.0 + 0.01 * r) * ratio}}) {
         write(sd / rel / side / "run_identity.json", R"({"op": ")" + op + R"(", "status": "passed"})");
         write(sd / rel / side / "results.jsonl", R"({"op": ")" + op +
                                                      R"(", "dtype": "float32", "shape": "[64]", "timer": "host", )"

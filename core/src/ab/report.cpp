@@ -171,8 +171,8 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
   out << "\n";
   compare::write_table(out, report);
   out << "report: " << (dir / "report.md").string() << " (also .csv, .json, .html)" << (aa ? ", A/A: aa.md" : "")
-            << "\n"
-            << std::flush;
+      << "\n"
+      << std::flush;
 
   if (!s.failed.empty()) {
     std::cerr << "AB_FAILED: " << s.failed.size() << " op(s) failed a round after retrying it on every side\n";

@@ -136,8 +136,11 @@ ShardsMerged merge_shards(const Options& o, const std::string& dir,
          << "these)\n";
     if (m.exit_code == kExitOk) m.exit_code = kExitFailed;
   }
-  write_ab_identity(o, identity, !refused.empty() ? "refused" : !incomplete.empty() ? "incomplete" : "done", started,
-                    caliber);
+  write_ab_identity(o, identity,
+                    !refused.empty()      ? "refused"
+                    : !incomplete.empty() ? "incomplete"
+                                          : "done",
+                    started, caliber);
   m.text = text.str();
   return m;
 }

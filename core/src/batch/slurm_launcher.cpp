@@ -130,8 +130,7 @@ class SlurmSubmit {
               << "submitted shards " << slurm::join_ints(shards, ",") << " as job array " << s.array_job
               << ", merge job " << s.merge_job << " (afterany)\n";
     if (slurm::option(o_, "wait").empty()) {
-      slurm::print_follow(sub_, s,
-                          (dir_ / "summary.txt").string() + " and " + (dir_ / slurm::kStatusFile).string());
+      slurm::print_follow(sub_, s, (dir_ / "summary.txt").string() + " and " + (dir_ / slurm::kStatusFile).string());
       return kExitOk;
     }
     return slurm::wait_for_merge(dir_, s.merge_job, "summary.txt");

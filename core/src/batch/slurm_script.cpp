@@ -45,7 +45,8 @@ std::string shard_script(const JobHead& head, const fs::path& plan_file, int k) 
   return "#!/bin/sh\n"
          "# zlcore " +
          head.command + " shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " + std::to_string(k) +
-         ".\n# Written by zlcore; " + whose + " are in the plan, the sbatch options on its command line.\n"
+         ".\n# Written by zlcore; " + whose +
+         " are in the plan, the sbatch options on its command line.\n"
          "exec " +
          script_line(argv) + " --shard " + kTaskVar + "\n";
 }
@@ -54,8 +55,8 @@ std::string merge_script(const JobHead& head, const fs::path& plan_file) {
   std::vector<std::string> argv = head.argv();
   argv.insert(argv.end(), {"--plan", plan_file.string(), "--merge"});
   const std::string what = head.command == "ab" ? "ab merge: the shards' rounds into one A/B report"
-                                                 : "batch merge: the shards' ops_status.csv into the batch's, and the "
-                                                   "summary";
+                                                : "batch merge: the shards' ops_status.csv into the batch's, and the "
+                                                  "summary";
   return "#!/bin/sh\n# zlcore " + what + ".\nexec " + script_line(argv) + "\n";
 }
 

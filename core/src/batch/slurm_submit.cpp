@@ -163,7 +163,7 @@ int wait_for_merge(const fs::path& dir, const std::string& merge_job, const std:
   rapidjson::Document doc;
   doc.Parse(read_file((dir / kMergeFile).string()).c_str());
   return doc.IsObject() && doc.HasMember("exit_code") && doc["exit_code"].IsInt() ? doc["exit_code"].GetInt()
-                                                                                 : kExitFailed;
+                                                                                  : kExitFailed;
 }
 
 }  // namespace zl::batch::slurm
