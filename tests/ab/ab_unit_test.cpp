@@ -191,3 +191,25 @@ TEST_F(AbMerge, AnUnfinishedShardFailsTheMergeAndARefusedOneIsACaliberMismatch) 
   EXPECT_EQ(m.exit_code, 3);
   EXPECT_NE(m.text.find("CALIBER_MISMATCH"), std::string::npos) << m.text;
 }
+
+TEST_F(AbMerge, AResumeRerunsOnlyUnfinishedShardsAndRefusesOtherSettings) {
+  measure(0, "abs", 5, 1.0);
+  measure(1, "add", 3, 1.0, "interrupted");
+  ab::Options o = options();
+  o.settings = {{"a", "/fg"}, {"a-python", "/usr/bin/python3"}};
+  for (int i : {0, 1}) {
+    write(fs::path(ab::ab_shard_dir(dir_.string(), i)) / "ab_identity.json",
+          R"({"status": "done", "settings": {"a": "/fg", "a-python": "/opt/py/bin/python3"}})");
+  }
+  // The interpreter the shards chose on their node is theirs to check.
+  EXPECT_EQ(ab::shards_to_rerun(o, dir_.string(), {{"abs"}, {"add"}}, {"a-python"}), (std::vector<int>{1}));
+  o.rounds = 6;  // more rounds reopen every shard
+  EXPECT_EQ(ab::shards_to_rerun(o, dir_.string(), {{"abs"}, {"add"}}, {"a-python"}), (std::vector<int>{0, 1}));
+  try {
+    ab::shards_to_rerun(o, dir_.string(), {{"abs"}, {"add"}});
+    FAIL() << "a different interpreter, given on the command line, is refused";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("shard 0: ab --resume: a-python is '/usr/bin/python3' now", 0), 0u)
+        << e.what();
+  }
+}

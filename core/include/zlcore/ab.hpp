@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -128,9 +129,12 @@ std::vector<RoundLine> lines_of_shard(std::vector<RoundLine> lines, int shard);
 std::string ab_shard_dir(const std::string& dir, int shard);
 // --resume of a Slurm A/B: each shard's A/B that has started must have
 // been started with the same settings (a UsageError naming the first
-// difference and the shard); returns the shards with an op unfinished.
+// difference and the shard), except those in `settled_on_node` (an
+// interpreter the shard chose on its node; the shard's own resume checks
+// it there); returns the shards with an op unfinished.
 std::vector<int> shards_to_rerun(const Options& o, const std::string& dir,
-                                 const std::vector<std::vector<std::string>>& ops_by_shard);
+                                 const std::vector<std::vector<std::string>>& ops_by_shard,
+                                 const std::set<std::string>& settled_on_node = {});
 
 struct ShardsMerged {
   int exit_code = 0;

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,11 @@ CaliberVerdict check_round_caliber(const std::filesystem::path& round_dir, const
 void write_ab_identity(const Options& o, const std::string& path, const std::string& status, const std::string& started,
                        const std::string& caliber);
 // Throws UsageError when the settings that change numbers differ from the
-// directory's first invocation, naming the first that does.
-void check_resume_settings(const Options& o, const std::string& identity_path);
+// directory's first invocation, naming the first that does. Keys in
+// `unchecked` are skipped (a Slurm submit cannot know what a shard settled on
+// its node).
+void check_resume_settings(const Options& o, const std::string& identity_path,
+                           const std::set<std::string>& unchecked = {});
 
 // Pools the finished rounds per side, writes report.{md,csv,json,html} (and
 // aa.{md,json} with --calibrate), prints the table to `out`; returns the exit

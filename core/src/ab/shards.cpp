@@ -80,13 +80,14 @@ std::string ab_shard_dir(const std::string& dir, int shard) {
 }
 
 std::vector<int> shards_to_rerun(const Options& o, const std::string& dir,
-                                 const std::vector<std::vector<std::string>>& ops_by_shard) {
+                                 const std::vector<std::vector<std::string>>& ops_by_shard,
+                                 const std::set<std::string>& settled_on_node) {
   std::vector<int> out;
   for (size_t i = 0; i < ops_by_shard.size(); ++i) {
     const fs::path shard = ab_shard_dir(dir, static_cast<int>(i));
     if (fs::is_regular_file(shard / "ab_identity.json")) {
       try {
-        check_resume_settings(o, (shard / "ab_identity.json").string());
+        check_resume_settings(o, (shard / "ab_identity.json").string(), settled_on_node);
       } catch (const UsageError& e) {
         throw UsageError("shard " + std::to_string(i) + ": " + e.what());
       }
@@ -127,6 +128,11 @@ ShardsMerged merge_shards(const Options& o, const std::string& dir,
   write_ab_identity(o, identity, "reporting", started, caliber);
   ShardsMerged m;
   m.exit_code = write_report(o, dir, lines, text);
+  if (m.exit_code == kExitFailed) {
+    // write_report said why on stderr (the merge job's log); --wait prints this text.
+    text << "exit 1: an op failed a round after its retries (AB_FAILED) or, with --fail-on-regression, a row is "
+            "SLOWER (REGRESSION)\n";
+  }
   if (!refused.empty()) {
     text << "CALIBER_MISMATCH: the caliber check refused the pair in shard(s) " << join(refused)
          << " (see slurm/shard-<i>.log); declare the difference with --expect-diff KEY and continue with --resume\n";

@@ -191,7 +191,11 @@ int ab_slurm_submit(Context& ctx, const Backend& backend, const po::options_desc
                        "); pass the same list");
     }
     slurm::refuse_while_queued(plan);
-    shards = ab::shards_to_rerun(o, dir.string(), plan.assignment);
+    std::set<std::string> settled_on_node;
+    for (const char* x : {"a-python", "b-python"}) {
+      if (!vm.count(x)) settled_on_node.insert(x);
+    }
+    shards = ab::shards_to_rerun(o, dir.string(), plan.assignment, settled_on_node);
   } else {
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
