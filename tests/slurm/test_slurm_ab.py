@@ -8,6 +8,7 @@ import csv
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,40 @@ def test_ab_two_shards_merge_into_one_report(slurm, tmp_path):
     r = ab(slurm, out, ",".join(ops), "--shards", "2", "--resume", "--wait")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "nothing to submit" in r.stdout and len(plan["submissions"]) == 1
+
+
+def test_ab_scancel_a_shard_then_resume_reruns_only_that_shard(slurm, tmp_path):
+    out = tmp_path / "ab"
+    ops = ["abs", "add", "mul", "exp"]
+    r = ab(slurm, out, ",".join(ops), "--shards", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "follow:  squeue -j" in r.stdout
+    sub = json.loads((out / "plan.json").read_text())["submissions"][0]
+    array_job, merge_job = sub["array_job"], sub["merge_job"]
+
+    # Kill shard 1 once its first run has landed: the next is in flight.
+    shard_csv = out / "shards" / "1" / "rounds.csv"
+    deadline = time.time() + 90
+    while not (shard_csv.exists() and shard_csv.read_text().count("\n") >= 2):
+        assert time.time() < deadline, "shard 1 wrote no round\n" + slurm.log_tail()
+        time.sleep(0.05)
+    subprocess.run(["scancel", f"{array_job}_1"], env=slurm.env, check=True)
+    deadline = time.time() + 120
+    while not (out / "merge.json").exists() or subprocess.run(
+            ["squeue", "-h", "-o", "%i", "-j", f"{array_job},{merge_job}"], env=slurm.env, capture_output=True,
+            text=True).stdout.strip():
+        assert time.time() < deadline, "the merge job did not run after the scancel\n" + slurm.log_tail()
+        time.sleep(0.2)
+    assert json.loads((out / "merge.json").read_text())["exit_code"] == 1
+    assert "AB_INCOMPLETE: shard(s) 1 " in (out / "summary.txt").read_text()
+    shard0 = (out / "shards" / "0" / "rounds.csv").read_text()
+
+    r = ab(slurm, out, ",".join(ops), "--shards", "2", "--resume", "--wait")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "ab_resume_stdout.txt").write_text(r.stdout + r.stderr)
+    assert r.returncode == 0, r.stdout + r.stderr + slurm.log_tail()
+    assert "submitted shards 1 as job array" in r.stdout, "only the killed shard is resubmitted"
+    assert (out / "shards" / "0" / "rounds.csv").read_text() == shard0, "shard 0 ran nothing more"
+    summary = json.loads((out / "ab_summary.json").read_text())
+    assert summary["rounds_measured"] == {op: 2 for op in ops}
+    assert {row["op"] for row in json.loads((out / "report.json").read_text())["rows"]} == set(ops)
