@@ -91,3 +91,125 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
   EXPECT_DOUBLE_EQ(*p.latency_ms, 145.0 / 10);
   EXPECT_EQ(p.repeats, 10);
 }
+
+// ---- a Slurm A/B's shards (core/src/ab/shards.cpp) ----------------------------
+
+namespace {
+
+ab::RoundLine round_line(const std::string& op, int round, const std::string& status) {
+  return {op, round, 1, "*", status, 0, 0, "runs/" + op + "/r" + std::to_string(round) + "-t1", ""};
+}
+
+}  // namespace
+
+TEST(AbShards, AShardIsCompleteWhenEveryOpHasEveryRoundOrWasGivenUp) {
+  std::vector<ab::RoundLine> lines;
+  for (int r = 0; r <= 3; ++r) lines.push_back(round_line("abs", r, "done"));
+  lines.push_back(round_line("add", 0, "done"));
+  lines.push_back(round_line("add", 1, "done"));
+  lines.push_back(round_line("mm", 1, "failed"));
+  lines.push_back(round_line("exp", 1, "unsupported"));
+  lines.push_back({"neg", 1, 1, "A", "passed", 0, 1, "runs/neg/r1-t1/A", ""});  // a run, not a round
+  const std::vector<std::string> ops = {"abs", "add", "mm", "exp", "neg"};
+  EXPECT_EQ(ab::unfinished_ops(lines, ops, 3), (std::vector<std::string>{"add", "neg"}));
+  // A resume that asks for more rounds makes a finished shard unfinished.
+  EXPECT_EQ(ab::unfinished_ops(lines, {"abs"}, 3), (std::vector<std::string>{}));
+  EXPECT_EQ(ab::unfinished_ops(lines, {"abs"}, 4), (std::vector<std::string>{"abs"}));
+}
+
+TEST(AbShards, AShardsRunDirsPointIntoItsDirectory) {
+  const auto lines = ab::lines_of_shard({round_line("abs", 1, "done"), {"abs", 1, 1, "*", "done", 0, 0, "", ""}}, 3);
+  EXPECT_EQ(lines[0].run_dir, "shards/3/runs/abs/r1-t1");
+  EXPECT_EQ(lines[1].run_dir, "");
+}
+
+class AbMerge : public AbDir {
+ protected:
+  // Shard `shard` measured `op` over `rounds` rounds: B `ratio` times A.
+  void measure(int shard, const std::string& op, int rounds, double ratio, const std::string& status = "done") {
+    const fs::path sd = ab::ab_shard_dir(dir_.string(), shard);
+    std::string csv = fs::exists(sd / "rounds.csv") ? "" : ab::rounds_csv_header();
+    for (int r = 1; r <= rounds; ++r) {
+      const std::string rel = "runs/" + op + "/r" + std::to_string(r) + "-t1";
+      for (const auto& [side, ms] :
+           {std::pair<std::string, double>{"A", 1.0 + 0.01 * r}, {"B", (1.0 + 0.01 * r) * ratio}}) {
+        write(sd / rel / side / "run_identity.json", R"({"op": ")" + op + R"(", "status": "passed"})");
+        write(sd / rel / side / "results.jsonl", R"({"op": ")" + op +
+                                                     R"(", "dtype": "float32", "shape": "[64]", "timer": "host", )"
+                                                     R"("latency_ms": )" +
+                                                     std::to_string(ms) + R"(, "placements_ms": [)" +
+                                                     std::to_string(ms) + "]}\n");
+        csv += ab::rounds_csv_record({op, r, 1, side, "passed", 0, 1, rel + "/" + side, ""});
+      }
+      csv += ab::rounds_csv_record({op, r, 1, "*", "done", 0, 0, rel, ""});
+    }
+    std::ofstream(sd / "rounds.csv", std::ios::app) << csv;
+    write(sd / "ab_identity.json", R"({"kind": "zlcore-ab", "status": ")" + status + R"(", "caliber": "fair"})");
+  }
+  ab::Options options() const {
+    ab::Options o;
+    o.rounds = 5;
+    o.shards = 2;
+    o.a.label = "A";
+    o.b.label = "B";
+    return o;
+  }
+};
+
+TEST_F(AbMerge, EveryShardsRoundsMakeOneReport) {
+  measure(0, "abs", 5, 1.0);
+  measure(1, "add", 5, 1.5);
+  const ab::ShardsMerged m = ab::merge_shards(options(), dir_.string(), {{"abs"}, {"add"}});
+  EXPECT_EQ(m.exit_code, 0) << m.text;
+  EXPECT_NE(m.text.find("shard 0 (abs): done"), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("2 Slurm shards"), std::string::npos) << m.text;
+  // The report is recomputed from the pooled rounds: one row per op, 5 values a side.
+  std::ifstream f(dir_ / "report.json");
+  const std::string report((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("\"abs\""), std::string::npos);
+  EXPECT_NE(report.find("\"add\""), std::string::npos);
+  EXPECT_NE(report.find("\"SLOWER\""), std::string::npos) << "add's B is 1.5 times A's";
+  const auto merged = ab::read_rounds_csv((dir_ / "rounds.csv").string());
+  ASSERT_EQ(merged.size(), 30u);
+  EXPECT_EQ(merged.front().run_dir, "shards/0/runs/abs/r1-t1/A");
+  EXPECT_EQ(merged.back().run_dir, "shards/1/runs/add/r5-t1");
+  for (const char* f : {"report.md", "report.csv", "report.html", "ab_summary.json", "ab_identity.json"}) {
+    EXPECT_TRUE(fs::is_regular_file(dir_ / f)) << f;
+  }
+}
+
+TEST_F(AbMerge, AnUnfinishedShardFailsTheMergeAndARefusedOneIsACaliberMismatch) {
+  measure(0, "abs", 5, 1.0);
+  measure(1, "add", 2, 1.0, "interrupted");
+  ab::ShardsMerged m = ab::merge_shards(options(), dir_.string(), {{"abs"}, {"add"}});
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_NE(m.text.find("AB_INCOMPLETE: shard(s) 1 "), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("shard 1 (add): interrupted, ops with rounds to run: add"), std::string::npos) << m.text;
+
+  write(fs::path(ab::ab_shard_dir(dir_.string(), 1)) / "ab_identity.json", R"({"status": "refused"})");
+  m = ab::merge_shards(options(), dir_.string(), {{"abs"}, {"add"}});
+  EXPECT_EQ(m.exit_code, 3);
+  EXPECT_NE(m.text.find("CALIBER_MISMATCH"), std::string::npos) << m.text;
+}
+
+TEST_F(AbMerge, AResumeRerunsOnlyUnfinishedShardsAndRefusesOtherSettings) {
+  measure(0, "abs", 5, 1.0);
+  measure(1, "add", 3, 1.0, "interrupted");
+  ab::Options o = options();
+  o.settings = {{"a", "/fg"}, {"a-python", "/usr/bin/python3"}};
+  for (int i : {0, 1}) {
+    write(fs::path(ab::ab_shard_dir(dir_.string(), i)) / "ab_identity.json",
+          R"({"status": "done", "settings": {"a": "/fg", "a-python": "/opt/py/bin/python3"}})");
+  }
+  // The interpreter the shards chose on their node is theirs to check.
+  EXPECT_EQ(ab::shards_to_rerun(o, dir_.string(), {{"abs"}, {"add"}}, {"a-python"}), (std::vector<int>{1}));
+  o.rounds = 6;  // more rounds reopen every shard
+  EXPECT_EQ(ab::shards_to_rerun(o, dir_.string(), {{"abs"}, {"add"}}, {"a-python"}), (std::vector<int>{0, 1}));
+  try {
+    ab::shards_to_rerun(o, dir_.string(), {{"abs"}, {"add"}});
+    FAIL() << "a different interpreter, given on the command line, is refused";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("shard 0: ab --resume: a-python is '/usr/bin/python3' now", 0), 0u)
+        << e.what();
+  }
+}

@@ -52,7 +52,12 @@ def test_usage_errors_are_one_line_and_write_nothing(tmp_path):
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--winners", "best", "--out", tmp_path / "x"],
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", "0", "--out", tmp_path / "x"],
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--a-env", "NOEQUALS", "--out", tmp_path / "x"],
-        ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--launcher", "slurm", "--out", tmp_path / "x"],
+        ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--launcher", "pbs", "--out", tmp_path / "x"],
+        ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--launcher", "slurm", "--shards", "0",
+         "--out", tmp_path / "x"],
+        ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--launcher", "slurm", "--devices", "0",
+         "--out", tmp_path / "x"],
+        ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--shards", "2", "--out", tmp_path / "x"],      # local
     ]
     for args in cases:
         r = ab(*args)

@@ -226,8 +226,8 @@ TEST(SlurmPlan, BadPlanFilesAreOneLineNamingTheFileAndTheKey) {
             file + " is not a zlcore Slurm plan: 'batch.recorded_options.env:X' is not a string");
   EXPECT_EQ(message(edited(good, "\"expand\": \"file\"", "\"expand\": \"some\"")),
             file + " is not a zlcore Slurm plan: 'expand' of an op is 'some', not none, all or file");
-  EXPECT_EQ(message(edited(good, "\"schema\": 2", "\"schema\": 3")),
-            file + " is not a zlcore Slurm plan: schema 3 is newer than this zlcore's (2)");
+  EXPECT_EQ(message(edited(good, "\"schema\": 2", "\"schema\": 4")),
+            file + " is not a zlcore Slurm plan: schema 4 is newer than this zlcore's (3)");
   EXPECT_EQ(message(edited(good, "\"assignment\": [\n    [\n      \"abs\"", "\"assignment\": [\n    [\n      \"neg\"")),
             file + " is not a zlcore Slurm plan: 'assignment[0]' names 'neg', which 'ops' lacks");
   EXPECT_EQ(message(edited(good, "\"shards\": [\n        0", "\"shards\": [\n        \"0\"")),
@@ -326,6 +326,45 @@ TEST(SlurmShards, AShardRunsItsOwnOpsInItsOwnDirectoryResuming) {
 }
 
 // ---- job scripts and sbatch lines -------------------------------------------
+
+// An A/B's plan (zlcore ab --launcher slurm): its flags reach the shards
+// through the plan; schema 3, so a zlcore without ab shards refuses it.
+TEST(SlurmPlan, AnAbPlanCarriesItsFlagsAndSaysWhoseItIs) {
+  TempDir tmp;
+  Plan p = plan_with_every_field();
+  EXPECT_EQ(plan_json(p).find("\"command\""), std::string::npos) << "a batch plan is unchanged";
+  EXPECT_NE(plan_json(p).find("\"schema\": 2"), std::string::npos);
+  p.command = "ab";
+  p.ab_args = {"--a", "/fg/a", "--b", "/fg/b", "--rounds", "5", "--a-env", "K=it's"};
+  const std::string text = plan_json(p);
+  EXPECT_NE(text.find("\"schema\": 3"), std::string::npos);
+  const Plan back = read_plan(write_plan(tmp.path(), text));
+  EXPECT_EQ(back.command, "ab");
+  EXPECT_EQ(back.ab_args, p.ab_args);
+  EXPECT_EQ(plan_json(back), text);
+  const std::string file = (tmp.path() / "plan.json").string();
+  EXPECT_EQ(usage_message([&] {
+              std::string bad = text;
+              bad.replace(bad.find("\"command\": \"ab\""), 15, "\"command\": \"run\"");
+              read_plan(write_plan(tmp.path(), bad));
+            }),
+            file + " is not a zlcore Slurm plan: 'command' is 'run', not batch or ab");
+}
+
+TEST(SlurmScript, AnAbsJobsRunAb) {
+  const JobHead head{"/opt/zl/bin/zlcore", "/opt/zl/lib/plugins", "host", "ab"};
+  EXPECT_EQ(shard_script(head, "/b/plan.json", 2),
+            "#!/bin/sh\n"
+            "# zlcore ab shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of 2.\n"
+            "# Written by zlcore; the A/B's flags are in the plan, the sbatch options on its command line.\n"
+            "exec '/opt/zl/bin/zlcore' '--backend-dir' '/opt/zl/lib/plugins' 'ab' '--backend' 'host' "
+            "'--launcher' 'slurm' '--plan' '/b/plan.json' --shard \"$SLURM_ARRAY_TASK_ID\"\n");
+  EXPECT_EQ(merge_script(head, "/b/plan.json"),
+            "#!/bin/sh\n"
+            "# zlcore ab merge: the shards' rounds into one A/B report.\n"
+            "exec '/opt/zl/bin/zlcore' '--backend-dir' '/opt/zl/lib/plugins' 'ab' '--backend' 'host' "
+            "'--launcher' 'slurm' '--plan' '/b/plan.json' '--merge'\n");
+}
 
 TEST(SlurmScript, ShellQuoteKeepsEveryByte) {
   EXPECT_EQ(shell_quote("plain"), "'plain'");

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Runs `zlcore batch --launcher slurm ... --dry-run` and checks what it prints
+"""Runs `zlcore batch|ab --launcher slurm ... --dry-run` and checks what it prints
 (the plan.json it would write, the sbatch command lines, the shard and merge
 job scripts) and its exit status against a golden file. Needs no Slurm: a dry
 run spawns neither sbatch nor squeue, and writes nothing.
 
-    dry_run_golden.py ZLCORE SOURCE_DIR GOLDEN_FILE -- batch ARGS...
+    dry_run_golden.py ZLCORE SOURCE_DIR GOLDEN_FILE -- batch|ab ARGS...
 
-ARGS may name {out}: a path in a fresh scratch directory (the batch's --out);
+ARGS may name {out}: a path in a fresh scratch directory (the batch's or
+the A/B's --out);
 {src}: SOURCE_DIR (for --flaggems-dir SOURCE/examples/suite). The golden must
 be the same on every machine and checkout, so before comparing:
   - the scratch directory becomes <tmp> (it is a new random temporary path
@@ -38,7 +39,7 @@ import golden_file  # noqa: E402  (tests/golden_file.py)
 def main():
     zlcore, src, golden = sys.argv[1:4]
     if sys.argv[4:5] != ["--"]:
-        raise SystemExit("usage: dry_run_golden.py ZLCORE SOURCE_DIR GOLDEN -- batch ARGS")
+        raise SystemExit("usage: dry_run_golden.py ZLCORE SOURCE_DIR GOLDEN -- batch|ab ARGS")
     zlcore = os.path.realpath(zlcore)
     src = os.path.realpath(src)
     prefix = os.path.dirname(os.path.dirname(zlcore))

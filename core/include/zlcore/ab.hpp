@@ -8,9 +8,11 @@
 //   pool         each side's rounds pooled into one compare::Side per side
 //   runner       the rounds over the devices: executors per side, retries, SIGINT
 //   report       the report files (compare's outputs plus the A/A statement)
+//   shards       a Slurm A/B's shards (each a whole A/B) merged into one report
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,9 @@ struct Options {
   compare::Options compare;
   bool fail_on_regression = false;
   SideSpec a, b;
+  // A Slurm A/B's merge: the number of shards the ops were split over (each
+  // a whole A/B on its own allocation); 0 for an A/B on this host.
+  int shards = 0;
   // Everything that changes a number, as text: --resume refuses another.
   std::map<std::string, std::string> settings;
 };
@@ -108,6 +113,40 @@ std::vector<RoundLine> read_rounds_csv(const std::string& path);
 // combine").
 compare::Side pool_side(const std::string& label, const std::string& shown,
                         const std::map<std::string, std::vector<std::string>>& runs_by_op, Samples samples);
+
+// ---- shards of a Slurm A/B (shards.cpp) -------------------------------------
+
+// The ops of `ops` with a round still to run in `lines`: neither given up
+// (a round line failed or unsupported) nor with a done round line for every
+// round 1..rounds. A shard with none is complete (a raised --rounds makes it
+// incomplete again).
+std::vector<std::string> unfinished_ops(const std::vector<RoundLine>& lines, const std::vector<std::string>& ops,
+                                        int rounds);
+// One shard's rounds.csv lines as the A/B directory sees them: run_dir made
+// relative to it (shards/<i>/runs/...).
+std::vector<RoundLine> lines_of_shard(std::vector<RoundLine> lines, int shard);
+// The directory of shard i of the Slurm A/B in `dir`.
+std::string ab_shard_dir(const std::string& dir, int shard);
+// --resume of a Slurm A/B: each shard's A/B that has started must have
+// been started with the same settings (a UsageError naming the first
+// difference and the shard), except those in `settled_on_node` (an
+// interpreter the shard chose on its node; the shard's own resume checks
+// it there); returns the shards with an op unfinished.
+std::vector<int> shards_to_rerun(const Options& o, const std::string& dir,
+                                 const std::vector<std::vector<std::string>>& ops_by_shard,
+                                 const std::set<std::string>& settled_on_node = {});
+
+struct ShardsMerged {
+  int exit_code = 0;
+  std::string text;  // what the merge printed: the shards' state and the report's table
+};
+// The merge: every shard's rounds into <dir>/rounds.csv, the report
+// recomputed over them (the same files an A/B on one host writes), the
+// identity. Exit code: 3 when a shard's caliber check refused the pair, else
+// the report's (1: a failed op, or --fail-on-regression and a SLOWER row),
+// else 1 when a shard has an op unfinished (AB_INCOMPLETE), else 0.
+ShardsMerged merge_shards(const Options& o, const std::string& dir,
+                          const std::vector<std::vector<std::string>>& ops_by_shard);
 
 // ---- the whole A/B ----------------------------------------------------------
 

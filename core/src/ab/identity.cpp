@@ -26,7 +26,7 @@ void write_ab_identity(const Options& o, const std::string& path, const std::str
   write_file_atomic(path, json::pretty(d));
 }
 
-void check_resume_settings(const Options& o, const std::string& identity_path) {
+void check_resume_settings(const Options& o, const std::string& identity_path, const std::set<std::string>& unchecked) {
   rapidjson::Document d;
   const std::string why = json::parse(d, read_file(identity_path));
   if (!why.empty() || !d.IsObject() || !d.HasMember("settings") || !d["settings"].IsObject()) {
@@ -38,6 +38,7 @@ void check_resume_settings(const Options& o, const std::string& identity_path) {
     if (m.value.IsString()) before[m.name.GetString()] = m.value.GetString();
   }
   for (const auto& [key, value] : o.settings) {
+    if (unchecked.count(key)) continue;
     auto it = before.find(key);
     const std::string old = it == before.end() ? "(unset)" : it->second;
     if (old != value) {
@@ -46,7 +47,7 @@ void check_resume_settings(const Options& o, const std::string& identity_path) {
     }
   }
   for (const auto& [key, value] : before) {
-    if (!o.settings.count(key)) {
+    if (!o.settings.count(key) && !unchecked.count(key)) {
       throw UsageError("ab --resume: " + key + " was '" + value + "' in the rounds already measured and is unset now");
     }
   }

@@ -68,8 +68,10 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
                                   const compare::Calibration* aa) {
   std::vector<std::string> out;
   out.push_back("rounds: " + std::to_string(o.rounds) + " per op, sides alternating A B / B A (ABBA)" +
-                (o.calibrate ? ", side A run twice a round (A, A2) for the A/A" : "") + "; devices " +
-                std::to_string(o.devices.size()));
+                (o.calibrate ? ", side A run twice a round (A, A2) for the A/A" : "") +
+                (o.shards > 0 ? "; " + std::to_string(o.shards) +
+                                    " Slurm shards, each a whole A/B over its ops on its own allocation"
+                              : "; devices " + std::to_string(o.devices.size())));
   out.push_back("winners: " + std::string(winners_text(o.winners)));
   out.push_back(o.samples == Samples::rounds
                     ? "samples: one value per round and side (the median of its placement medians); the verdict is "
@@ -104,7 +106,7 @@ void write_to(const fs::path& path, const std::string& text) { write_file_atomic
 
 }  // namespace
 
-int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines) {
+int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines, std::ostream& out) {
   const fs::path dir(ab_dir);
   const Settled s = settle(o, dir, lines);
   auto side_of = [&](const std::string& label) {
@@ -165,12 +167,12 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
   d.AddMember("regression", report.regression(), a);
   write_to(dir / "ab_summary.json", json::pretty(d));
 
-  for (const std::string& l : pre) std::cout << l << "\n";
-  std::cout << "\n";
-  compare::write_table(std::cout, report);
-  std::cout << "report: " << (dir / "report.md").string() << " (also .csv, .json, .html)" << (aa ? ", A/A: aa.md" : "")
-            << "\n"
-            << std::flush;
+  for (const std::string& l : pre) out << l << "\n";
+  out << "\n";
+  compare::write_table(out, report);
+  out << "report: " << (dir / "report.md").string() << " (also .csv, .json, .html)" << (aa ? ", A/A: aa.md" : "")
+      << "\n"
+      << std::flush;
 
   if (!s.failed.empty()) {
     std::cerr << "AB_FAILED: " << s.failed.size() << " op(s) failed a round after retrying it on every side\n";

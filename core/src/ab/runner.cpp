@@ -81,7 +81,7 @@ class Runner {
     }
     if (loop == kExitCaliber) return refuse();
     write_identity("reporting");
-    const int code = write_report(o_, dir_.string(), read_rounds_csv((dir_ / "rounds.csv").string()));
+    const int code = write_report(o_, dir_.string(), read_rounds_csv((dir_ / "rounds.csv").string()), std::cout);
     write_identity("done");
     return code;
   }

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,11 +40,15 @@ CaliberVerdict check_round_caliber(const std::filesystem::path& round_dir, const
 void write_ab_identity(const Options& o, const std::string& path, const std::string& status, const std::string& started,
                        const std::string& caliber);
 // Throws UsageError when the settings that change numbers differ from the
-// directory's first invocation, naming the first that does.
-void check_resume_settings(const Options& o, const std::string& identity_path);
+// directory's first invocation, naming the first that does. Keys in
+// `unchecked` are skipped (a Slurm submit cannot know what a shard settled on
+// its node).
+void check_resume_settings(const Options& o, const std::string& identity_path,
+                           const std::set<std::string>& unchecked = {});
 
 // Pools the finished rounds per side, writes report.{md,csv,json,html} (and
-// aa.{md,json} with --calibrate), prints the table; returns the exit code.
-int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines);
+// aa.{md,json} with --calibrate), prints the table to `out`; returns the exit
+// code.
+int write_report(const Options& o, const std::string& ab_dir, const std::vector<RoundLine>& lines, std::ostream& out);
 
 }  // namespace zl::ab

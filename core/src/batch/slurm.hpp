@@ -4,6 +4,8 @@
 //   slurm_shards  ops to shards, shards to rerun, Slurm's devices to ours
 //   slurm_script  the sbatch command lines and the job scripts, as text
 //   slurm_merge   the shards' rows into the batch's ops_status.csv + summary
+//   slurm_submit  submitting, printing a dry run, waiting: what `batch` and
+//                 `ab` (core/src/cli/ab_slurm.cpp) share
 // Everything but what reads or writes files (read_plan, shard_rows, merge,
 // log_line) and allocated_devices (the environment) is a pure function of its
 // arguments, so tests/batch checks it without a cluster.
@@ -28,8 +30,8 @@ std::string option(const BatchOptions& o, const std::string& key);
 // `text` as an integer above 0, else a UsageError naming `what`.
 int positive(const std::string& text, const std::string& what);
 std::string join_ints(const std::vector<int>& v, const std::string& sep);
-// One line appended to <dir>/batch.log (a warning, never an error, on failure).
-void log_line(const fs::path& dir, const std::string& line);
+// One line appended to <dir>/<log> (a warning, never an error, on failure).
+void log_line(const fs::path& dir, const std::string& line, const std::string& log = "batch.log");
 
 // ---- the plan (slurm_plan.cpp) ------------------------------------------------
 
@@ -40,6 +42,11 @@ struct Submission {
 };
 
 struct Plan {
+  // The command whose jobs these are: "batch", or "ab" (a shard is a whole
+  // A/B over its ops; ab_args holds the A/B's flags, which every shard and
+  // the merge parse, so every shard has the same sides).
+  std::string command = "batch";
+  std::vector<std::string> ab_args;
   std::string backend;
   std::vector<std::string> ops;                      // names, in batch order
   std::vector<std::vector<std::string>> assignment;  // shard -> op names
@@ -91,6 +98,7 @@ struct JobHead {
   std::string exe;          // zlcore, absolute
   std::string backend_dir;  // absolute
   std::string backend;
+  std::string command = "batch";  // or "ab"
   std::vector<std::string> argv() const;
 };
 
@@ -109,5 +117,36 @@ std::string parse_job_id(const std::string& output);
 // Rebuilds <dir>/ops_status.csv from every shard's rows and writes the
 // summary and merge.json; returns the batch's exit code.
 int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job);
+
+// ---- submitting (slurm_submit.cpp) -------------------------------------------
+
+// What a submit needs besides the plan: where, which zlcore, and the
+// launcher's options (partition, time, GPUs, sbatch args, wait) in `o`.
+struct Submitter {
+  fs::path dir;  // the batch's (or A/B's) directory, absolute
+  JobHead head;
+  BatchOptions o;
+  std::vector<std::string> visibility_env;  // removed from what sbatch exports
+  std::string log() const { return head.command + ".log"; }
+};
+
+// The plan's directories (plan/, slurm/, shards/<i>/), each shard's ops file
+// (plan/shard-<i>.yaml, plan/ops.yaml: for people) and plan.json, before
+// anything is submitted (the jobs read the plan).
+void write_inputs(const fs::path& dir, const Plan& plan, const std::vector<OpSpec>& ops);
+// --dry-run: the plan, each shard's ops, the sbatch lines and both scripts.
+void print_dry_run(const Submitter& s, const Plan& plan, const std::vector<int>& shards);
+// Writes the job scripts, submits the array of `shards` and the merge job,
+// records the submission in `plan` and rewrites plan.json. A failed sbatch is
+// a PreflightError (check=sbatch).
+Submission submit_jobs(const Submitter& s, Plan& plan, const std::vector<int>& shards);
+// --resume: a UsageError while the plan's last submission is queued or
+// running (its shards would race their resubmission).
+void refuse_while_queued(const Plan& plan);
+// Without --wait: how to follow the jobs and where the result will be.
+void print_follow(const Submitter& s, const Submission& sub, const std::string& result);
+// --wait: blocks until the merge job has left the queue and merge.json names
+// it, prints <dir>/<print_file>, returns merge.json's exit_code.
+int wait_for_merge(const fs::path& dir, const std::string& merge_job, const std::string& print_file);
 
 }  // namespace zl::batch::slurm

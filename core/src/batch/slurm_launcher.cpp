@@ -16,27 +16,19 @@
 // a shell itself: sbatch, squeue run from an argv; the job script exists
 // because sbatch requires one, and it only `exec`s zlcore by absolute path.
 // This file holds the orchestration; the plan, the shard mapping, the script
-// text and the merge are in their own files.
-#include <rapidjson/document.h>
+// text, the submission (shared with `zlcore ab`) and the merge are in their
+// own files.
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
-#include <map>
 #include <set>
-#include <thread>
 
-#include "../util/clock.hpp"
 #include "../util/text.hpp"
 #include "slurm.hpp"
-#include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/paths.hpp"
-#include "zlcore/process.hpp"
 #include "zlcore/python_choice.hpp"
-#include "zlcore/signals.hpp"
 #include "zlcore/visible_devices.hpp"
 
 namespace zl::batch {
@@ -75,6 +67,9 @@ void settle_on_this_node(BatchOptions& o, const Backend& backend) {
 int run_shard(const BatchOptions& job, const Backend& backend) {
   const fs::path plan_file = fs::absolute(slurm::option(job, "plan"));
   const slurm::Plan plan = slurm::read_plan(plan_file);
+  if (plan.command != "batch") {
+    throw UsageError(plan_file.string() + " is the plan of a zlcore " + plan.command + ", not of a batch");
+  }
   if (!plan.has_options) {
     throw UsageError(plan_file.string() +
                      " holds no batch options (an older zlcore wrote it): resubmit the batch with --resume");
@@ -95,19 +90,6 @@ int run_shard(const BatchOptions& job, const Backend& backend) {
   return make_local_launcher()->launch(shard, backend);
 }
 
-// Runs a Slurm client from an argv. The backend's visibility variable is
-// removed so that inside the job it can only be Slurm's (see
-// slurm::allocated_devices).
-Captured run_tool(const std::vector<std::string>& argv, const Backend& backend) {
-  CaptureOptions opts;
-  opts.timeout_s = 120;
-  opts.env_unset = backend.visibility_env();
-  opts.with_stderr = true;
-  Captured c = capture(argv, opts);
-  if (!c.started) c.output = c.spawn_error;
-  return c;
-}
-
 class SlurmSubmit {
  public:
   SlurmSubmit(const BatchOptions& o, const Backend& b) : o_(o), backend_(b), dir_(fs::absolute(o.out_dir)) {
@@ -116,9 +98,11 @@ class SlurmSubmit {
     o_.backend_dir = fs::absolute(o.backend_dir).string();
     o_.out_dir = dir_.string();
     if (!o_.run.replay_from.empty()) o_.run.replay_from = fs::absolute(o_.run.replay_from).string();
-    head_.exe = fs::read_symlink("/proc/self/exe").string();
-    head_.backend_dir = fs::absolute(o.backend_dir).string();
-    head_.backend = b.name();
+    sub_.dir = dir_;
+    sub_.head.exe = fs::read_symlink("/proc/self/exe").string();
+    sub_.head.backend_dir = fs::absolute(o.backend_dir).string();
+    sub_.head.backend = b.name();
+    sub_.visibility_env = b.visibility_env();
   }
 
   int run() {
@@ -130,65 +114,26 @@ class SlurmSubmit {
     plan.options = o_;
     plan.has_options = true;
 
-    const fs::path plan_file = dir_ / slurm::kPlanFile;
-    const std::string array_script = slurm::shard_script(head_, plan_file, plan.shards());
-    const std::string merge_script = slurm::merge_script(head_, plan_file);
-    const std::vector<std::string> array_argv = slurm::array_sbatch(o_, dir_, shards);
-    const std::vector<std::string> merge_argv = slurm::merge_sbatch(o_, dir_, "<array job id>");
+    sub_.o = o_;
     if (dry) {
-      std::cout << "# plan (" << (dir_ / slurm::kPlanFile).string() << ")\n" << slurm::plan_json(plan);
-      for (int i = 0; i < plan.shards(); ++i) {
-        std::cout << "# shard " << i << " ops: " << text::join(plan.assignment[static_cast<size_t>(i)], ",") << "\n";
-      }
-      std::cout << "# shards to submit: " << slurm::join_ints(shards, ",") << "\n";
-      std::cout << "# array job: " << text::join(array_argv, " ") << " " << (dir_ / "plan" / "shard.sbatch").string()
-                << "\n"
-                << array_script << "# merge job: " << text::join(merge_argv, " ") << " "
-                << (dir_ / "plan" / "merge.sbatch").string() << "\n"
-                << merge_script << "# dry run: nothing written, nothing submitted\n";
+      slurm::print_dry_run(sub_, plan, shards);
       return kExitOk;
     }
 
-    write_inputs(plan);
+    slurm::write_inputs(dir_, plan, o_.ops);
     if (shards.empty()) {
       std::cout << "every op has passed; nothing to submit. Merging what the shards hold:\n";
       return slurm::merge(dir_, plan, "");
     }
-    write_file_atomic((dir_ / "plan" / "shard.sbatch").string(), array_script);
-    write_file_atomic((dir_ / "plan" / "merge.sbatch").string(), merge_script);
-    fs::permissions(dir_ / "plan" / "shard.sbatch", fs::perms::owner_exec, fs::perm_options::add);
-    fs::permissions(dir_ / "plan" / "merge.sbatch", fs::perms::owner_exec, fs::perm_options::add);
-
-    std::vector<std::string> argv = array_argv;
-    argv.push_back((dir_ / "plan" / "shard.sbatch").string());
-    const std::string array_job = submit(argv, "job array");
-    argv = slurm::merge_sbatch(o_, dir_, array_job);
-    argv.push_back((dir_ / "plan" / "merge.sbatch").string());
-    const std::string merge_job = submit(argv, "merge job");
-
-    slurm::Submission s;
-    s.array_job = array_job;
-    s.merge_job = merge_job;
-    s.shards = shards;
-    s.submitted = utc_now_iso();
-    s.submitted_epoch = static_cast<double>(std::time(nullptr));
-    plan.submissions.push_back(s);
-    write_file_atomic((dir_ / slurm::kPlanFile).string(), slurm::plan_json(plan));
-    const std::string list = slurm::join_ints(shards, ",");
-    slurm::log_line(dir_, "submitted shards " + list + " of " + std::to_string(plan.shards()) + " as job array " +
-                              array_job + ", merge job " + merge_job);
-
+    const slurm::Submission s = slurm::submit_jobs(sub_, plan, shards);
     std::cout << "batch " << dir_.string() << ": " << plan.ops.size() << " ops in " << plan.shards() << " shards\n"
-              << "submitted shards " << list << " as job array " << array_job << ", merge job " << merge_job
-              << " (afterany)\n";
+              << "submitted shards " << slurm::join_ints(shards, ",") << " as job array " << s.array_job
+              << ", merge job " << s.merge_job << " (afterany)\n";
     if (slurm::option(o_, "wait").empty()) {
-      std::cout << "follow:  squeue -j " << array_job << "," << merge_job << "\n"
-                << "logs:    " << (dir_ / "slurm").string() << "/shard-<i>.log, merge.log\n"
-                << "result:  " << (dir_ / "summary.txt").string() << " and " << (dir_ / slurm::kStatusFile).string()
-                << " once job " << merge_job << " ends\n";
+      slurm::print_follow(sub_, s, (dir_ / "summary.txt").string() + " and " + (dir_ / slurm::kStatusFile).string());
       return kExitOk;
     }
-    return wait_for(merge_job);
+    return slurm::wait_for_merge(dir_, s.merge_job, "summary.txt");
   }
 
  private:
@@ -207,15 +152,7 @@ class SlurmSubmit {
     if (given != planned) {
       throw UsageError("--resume: the ops differ from the plan's (" + text::join(p.ops, ",") + "); pass the same list");
     }
-    // A shard still queued or running would race its resubmission.
-    if (!p.submissions.empty()) {
-      const slurm::Submission& s = p.submissions.back();
-      auto out = capture_output({"squeue", "-h", "-o", "%i", "-j", s.array_job + "," + s.merge_job});
-      if (out && out->find_first_not_of(" \n") != std::string::npos) {
-        throw UsageError("--resume: jobs " + s.array_job + "/" + s.merge_job +
-                         " of this batch are still queued or running; wait for them or scancel them");
-      }
-    }
+    slurm::refuse_while_queued(p);
     return p;
   }
 
@@ -225,77 +162,10 @@ class SlurmSubmit {
     return slurm::shards_to_rerun(p, rows);
   }
 
-  void write_inputs(const slurm::Plan& p) {
-    fs::create_directories(dir_ / "plan");
-    fs::create_directories(dir_ / "slurm");
-    std::map<std::string, const OpSpec*> by_name;
-    for (const OpSpec& op : o_.ops) by_name[op.name] = &op;
-    std::vector<OpSpec> all;
-    for (int i = 0; i < p.shards(); ++i) {
-      std::vector<OpSpec> mine;
-      for (const std::string& name : p.assignment[static_cast<size_t>(i)]) mine.push_back(*by_name.at(name));
-      all.insert(all.end(), mine.begin(), mine.end());
-      fs::create_directories(slurm::shard_dir(dir_, i));
-      write_file_atomic((dir_ / "plan" / ("shard-" + std::to_string(i) + ".yaml")).string(), slurm::ops_yaml(mine));
-    }
-    write_file_atomic((dir_ / "plan" / "ops.yaml").string(), slurm::ops_yaml(all));
-    // Before any job is submitted: a shard reads its options here.
-    write_file_atomic((dir_ / slurm::kPlanFile).string(), slurm::plan_json(p));
-  }
-
-  std::string submit(const std::vector<std::string>& argv, const std::string& what) {
-    Captured r = run_tool(argv, backend_);
-    const std::string id = r.exit_code == 0 ? slurm::parse_job_id(r.output) : "";
-    if (id.empty()) {
-      slurm::log_line(dir_, what + ": sbatch failed: " + r.output);
-      throw PreflightError("sbatch", what + ": " + text::join(argv, " ") + " failed (exit " +
-                                         std::to_string(r.exit_code) + "): " + text::one_line(r.output));
-    }
-    return id;
-  }
-
-  // Blocks until the merge job has left the queue, then prints its summary.
-  int wait_for(const std::string& merge_job) {
-    signals::install();
-    std::cout << "waiting for merge job " << merge_job << " (Ctrl-C stops waiting; the jobs go on)\n" << std::flush;
-    int gone_polls = 0;
-    while (true) {
-      if (signals::interrupt_count() > 0) {
-        std::cout << "stopped waiting; jobs keep running\n";
-        return kExitInterrupted;
-      }
-      auto out = capture_output({"squeue", "-h", "-o", "%i", "-j", merge_job});
-      const bool listed = out && out->find_first_not_of(" \n") != std::string::npos;
-      if (!listed && merged_by(merge_job)) break;
-      // Gone from the queue without a merge: give the filesystem a moment,
-      // then report instead of waiting forever.
-      if (!listed && ++gone_polls > 20) {
-        std::cerr << "merge job " << merge_job << " ended without merging; see "
-                  << (dir_ / "slurm" / "merge.log").string() << "\n";
-        return kExitFailed;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    std::cout << read_file((dir_ / "summary.txt").string()) << std::flush;
-    rapidjson::Document doc;
-    doc.Parse(read_file((dir_ / slurm::kMergeFile).string()).c_str());
-    return doc.IsObject() && doc.HasMember("exit_code") ? doc["exit_code"].GetInt() : kExitFailed;
-  }
-
-  bool merged_by(const std::string& job) const {
-    try {
-      rapidjson::Document doc;
-      doc.Parse(read_file((dir_ / slurm::kMergeFile).string()).c_str());
-      return doc.IsObject() && doc.HasMember("merge_job") && job == doc["merge_job"].GetString();
-    } catch (const std::exception&) {
-      return false;
-    }
-  }
-
   BatchOptions o_;
   const Backend& backend_;
   fs::path dir_;
-  slurm::JobHead head_;
+  slurm::Submitter sub_;
 };
 
 class SlurmLauncher : public Launcher {
@@ -310,7 +180,11 @@ class SlurmLauncher : public Launcher {
     if (!slurm::option(o, "merge").empty()) {
       const fs::path plan_file = fs::absolute(slurm::option(o, "plan"));
       const char* job = std::getenv("SLURM_JOB_ID");
-      return slurm::merge(plan_file.parent_path(), slurm::read_plan(plan_file), job ? job : "");
+      const slurm::Plan plan = slurm::read_plan(plan_file);
+      if (plan.command != "batch") {
+        throw UsageError(plan_file.string() + " is the plan of a zlcore " + plan.command + ", not of a batch");
+      }
+      return slurm::merge(plan_file.parent_path(), plan, job ? job : "");
     }
     return SlurmSubmit(o, backend).run();
   }

@@ -18,9 +18,9 @@
 
 namespace zl::batch::slurm {
 
-void log_line(const fs::path& dir, const std::string& line) {
-  append_log_line_or_warn((dir / "batch.log").string(), utc_now_iso() + " " + text::one_line(line) + "\n",
-                          "zlcore batch");
+void log_line(const fs::path& dir, const std::string& line, const std::string& log) {
+  append_log_line_or_warn((dir / log).string(), utc_now_iso() + " " + text::one_line(line) + "\n",
+                          "zlcore " + fs::path(log).stem().string());
 }
 
 int merge(const fs::path& dir, const Plan& plan, const std::string& merge_job) {

@@ -1,5 +1,5 @@
-// plan.json: what a Slurm batch is (its ops, their shards, every batch
-// option, every submission), written by the submit and read back by the
+// plan.json: what a Slurm batch (or A/B) is (its ops, their shards, every
+// batch option, an A/B's flags, every submission), written by the submit and read back by the
 // shards, the merge and --resume. It lives on a shared disk that people edit,
 // so reading it checks every field: a wrong one is one line naming the file
 // and the key, not a crash. Also the ops files written next to it.
@@ -20,7 +20,12 @@ namespace zl::batch::slurm {
 namespace {
 
 // 2: the batch's options are in "batch", the shards read them there.
-constexpr int kSchema = 2;
+// 3: "command" says whose jobs these are; an `ab` plan has "ab" (the A/B's
+// flags). Batch plans are still written as 2 (they did not change); an ab
+// plan is 3, so a zlcore that predates ab shards refuses it instead of
+// running it as a batch.
+constexpr int kSchema = 3;
+constexpr int kBatchSchema = 2;
 
 const char* expand_name(OpSpec::Expand e) {
   switch (e) {
@@ -149,6 +154,11 @@ Plan plan_from(const json::Fields& f) {
     throw std::runtime_error("schema " + std::to_string(f.integer("schema")) + " is newer than this zlcore's (" +
                              std::to_string(kSchema) + ")");
   }
+  p.command = f.has("command") ? f.str("command") : "batch";
+  if (p.command != "batch" && p.command != "ab") {
+    throw std::runtime_error("'command' is '" + p.command + "', not batch or ab");
+  }
+  if (f.has("ab")) p.ab_args = f.object("ab").strings("args");
   p.backend = f.has("backend") ? f.str("backend") : "";
   p.ops = f.strings("ops");
   p.assignment = f.string_lists("assignment");
@@ -175,14 +185,21 @@ Plan plan_from(const json::Fields& f) {
 std::string plan_json(const Plan& p) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
-  doc.AddMember("schema", kSchema, a);
+  const bool ab = p.command == "ab";
+  doc.AddMember("schema", ab ? kSchema : kBatchSchema, a);
   doc.AddMember("launcher", "slurm", a);
+  if (ab) doc.AddMember("command", "ab", a);
   doc.AddMember("backend", json::str(p.backend, a), a);
   doc.AddMember("shards", p.shards(), a);
   doc.AddMember("ops", json::str_array(p.ops, a), a);
   json::Value asg(rapidjson::kArrayType);
   for (const auto& names : p.assignment) asg.PushBack(json::str_array(names, a), a);
   doc.AddMember("assignment", asg, a);
+  if (ab) {
+    json::Value args(rapidjson::kObjectType);
+    args.AddMember("args", json::str_array(p.ab_args, a), a);
+    doc.AddMember("ab", args, a);
+  }
   doc.AddMember("batch", options_json(p.options, a), a);
   json::Value subs(rapidjson::kArrayType);
   for (const Submission& s : p.submissions) {

@@ -28,7 +28,7 @@ std::vector<std::string> common_sbatch(const BatchOptions& o, const std::string&
 }  // namespace
 
 std::vector<std::string> JobHead::argv() const {
-  return {exe, "--backend-dir", backend_dir, "batch", "--backend", backend, "--launcher", "slurm"};
+  return {exe, "--backend-dir", backend_dir, command, "--backend", backend, "--launcher", "slurm"};
 }
 
 // POSIX shell single quoting: the script must pass every argument verbatim.
@@ -41,10 +41,12 @@ std::string shell_quote(const std::string& s) {
 std::string shard_script(const JobHead& head, const fs::path& plan_file, int k) {
   std::vector<std::string> argv = head.argv();
   argv.insert(argv.end(), {"--plan", plan_file.string()});
+  const std::string whose = head.command == "ab" ? "the A/B's flags" : "the batch's options";
   return "#!/bin/sh\n"
-         "# zlcore batch shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " +
-         std::to_string(k) +
-         ".\n# Written by zlcore; the batch's options are in the plan, the sbatch options on its command line.\n"
+         "# zlcore " +
+         head.command + " shard: one task of the job array runs shard $SLURM_ARRAY_TASK_ID of " + std::to_string(k) +
+         ".\n# Written by zlcore; " + whose +
+         " are in the plan, the sbatch options on its command line.\n"
          "exec " +
          script_line(argv) + " --shard " + kTaskVar + "\n";
 }
@@ -52,8 +54,10 @@ std::string shard_script(const JobHead& head, const fs::path& plan_file, int k) 
 std::string merge_script(const JobHead& head, const fs::path& plan_file) {
   std::vector<std::string> argv = head.argv();
   argv.insert(argv.end(), {"--plan", plan_file.string(), "--merge"});
-  return "#!/bin/sh\n# zlcore batch merge: the shards' ops_status.csv into the batch's, and the summary.\nexec " +
-         script_line(argv) + "\n";
+  const std::string what = head.command == "ab" ? "ab merge: the shards' rounds into one A/B report"
+                                                : "batch merge: the shards' ops_status.csv into the batch's, and the "
+                                                  "summary";
+  return "#!/bin/sh\n# zlcore " + what + ".\nexec " + script_line(argv) + "\n";
 }
 
 std::vector<std::string> array_sbatch(const BatchOptions& o, const fs::path& dir, const std::vector<int>& shards) {

@@ -1,0 +1,225 @@
+// `zlcore ab`'s flags, and the command line into ab::Options.
+#include <filesystem>
+#include <iostream>
+
+#include "../util/text.hpp"
+#include "ab_options.hpp"
+#include "plan_options.hpp"
+#include "zlcore/errors.hpp"
+#include "zlcore/python_choice.hpp"
+#include "zlcore/visible_devices.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zl::cli {
+namespace {
+
+// `zlcore run` flags both sides get alike.
+const char* const kSharedRunFlags[] = {"level", "mode", "timer", "enable-cudagraph", "direct-repeat"};
+
+int parse_positive(const po::variables_map& vm, const char* flag, int fallback, int min) {
+  if (!vm.count(flag)) return fallback;
+  const std::string text = vm[flag].as<std::string>();
+  try {
+    size_t used = 0;
+    const int v = std::stoi(text, &used);
+    if (used == text.size() && v >= min && v <= 10000) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(std::string("ab: --") + flag + " '" + text + "' is not an integer from " + std::to_string(min) +
+                   " to 10000");
+}
+
+std::string existing_dir(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) throw UsageError("ab: " + what + " " + path + " is not a directory");
+  return fs::absolute(path).lexically_normal().string();
+}
+
+ab::SideSpec side_from(const po::variables_map& vm, const std::string& x, const std::string& default_python) {
+  ab::SideSpec s;
+  s.label = x == "a" ? "A" : "B";
+  if (!vm.count(x)) throw UsageError("ab: --" + x + " DIR is required: the FlagGems directory of side " + s.label);
+  s.suite_root = existing_dir(vm[x].as<std::string>(), "--" + x);
+  s.python = vm.count(x + "-python") ? vm[x + "-python"].as<std::string>() : default_python;
+  if (vm.count(x + "-env")) {
+    for (const std::string& kv : vm[x + "-env"].as<std::vector<std::string>>()) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw UsageError("ab: --" + x + "-env '" + kv + "' is not NAME=VALUE");
+      }
+      s.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  if (vm.count(x + "-replay-from")) s.replay_from = fs::absolute(vm[x + "-replay-from"].as<std::string>()).string();
+  return s;
+}
+
+std::string env_text(const std::map<std::string, std::string>& env) {
+  std::string out;
+  for (const auto& [k, v] : env) out += (out.empty() ? "" : " ") + k + "=" + v;
+  return out;
+}
+
+}  // namespace
+
+po::options_description ab_description() {
+  po::options_description desc(
+      "ab: an A/B of two FlagGems directories (or interpreters, or environments), the sides interleaved round by "
+      "round on each device; speedup = A ms / B ms, FASTER means B is faster (docs/ab.md)");
+  desc.add_options()("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")(
+      "a", po::value<std::string>(), "side A: its FlagGems directory")(
+      "b", po::value<std::string>(), "side B: its FlagGems directory (may be the same as A's)")(
+      "a-python", po::value<std::string>(), "side A's Python (default: the one chosen as for run)")(
+      "b-python", po::value<std::string>(), "side B's Python")("a-env",
+                                                               po::value<std::vector<std::string>>()->composing(),
+                                                               "NAME=VALUE set for every run of side A (repeatable)")(
+      "b-env", po::value<std::vector<std::string>>()->composing(),
+      "NAME=VALUE set for every run of side B (repeatable)")("a-replay-from", po::value<std::string>(),
+                                                             "side A replays this record in every round instead")(
+      "b-replay-from", po::value<std::string>(), "side B replays this record in every round instead")(
+      "same-winners", po::value<std::string>(),
+      "every round of both sides replays this run directory's record (no record round)")(
+      "winners", po::value<std::string>(),
+      "record (default: A records once per op, both replay) or own (each side tunes in its own cache, warm workers)")(
+      "ops", po::value<std::string>(), "ops a,b,c (the suite's marks)")("ops-file", po::value<std::string>(),
+                                                                        "ops file, as for batch")(
+      "rounds", po::value<std::string>(), "rounds per op (default 6; --resume may raise it)")(
+      "samples", po::value<std::string>(),
+      "a row's test values: rounds (default: one per round, the median of its placements) or placements (every round's "
+      "placements pooled)")(
+      "calibrate", "every round also runs side A a second time (A2): the A/A of this run and its false-verdict rate")(
+      "devices", po::value<std::string>(),
+      "device indices: all (default: the first), 0,2 or ranges; rounds spread over them")(
+      "out", po::value<std::string>(), "the A/B directory (required)")(
+      "resume", "continue the rounds in --out that are not whole")(
+      "retries", po::value<std::string>(),
+      "a round that fails on a side runs again on every side this many times (default 1)")(
+      "timeout", po::value<std::string>(), "seconds per run before it is killed (default 600)")(
+      "expect-diff", po::value<std::vector<std::string>>()->composing(),
+      "a caliber key the A/B is about (as compare); repeatable")("threshold", po::value<double>()->default_value(2.0),
+                                                                 "verdict threshold in percent (as compare)")(
+      "noise-floor", po::value<std::string>(),
+      "a noise-floor file from compare --calibrate --out (or an earlier ab's aa.json)")("fail-on-regression",
+                                                                                        "exit 1 when a row is SLOWER")(
+      "launcher", po::value<std::string>(),
+      "local (default) or slurm: the ops split over shards, each a "
+      "whole A/B on its own allocation (docs/ab.md, \"Slurm\")")("level", po::value<std::string>(),
+                                                                 "core or comprehensive (env BENCH_LEVEL)")(
+      "mode", po::value<std::string>(), "FlagGems' --mode")("dtypes", po::value<std::string>(), "dtypes a,b")(
+      "direct-repeat", po::value<std::string>(), "repeats of the direct timer (env ZL_DIRECT_REPEAT)")(
+      "force-replay", "replay even when the Triton version or kernel source differs (a kernel edited on side B)")(
+      // --launcher slurm, as for batch (docs/slurm.md); the job scripts give --plan with --shard or --merge.
+      "shards", po::value<std::string>(), "slurm: number of shards, one array task each (default 1)")(
+      "partition", po::value<std::string>(), "slurm: the partition to submit to")(
+      "gpus-per-shard", po::value<std::string>(), "slurm: GPUs each shard asks for (--gres=gpu:N)")(
+      "time", po::value<std::string>(), "slurm: time limit per shard (sbatch --time)")(
+      "sbatch-arg", po::value<std::vector<std::string>>()->composing(),
+      "slurm: one more sbatch argument, as is (repeatable)")(
+      "wait", "slurm: block until the shards are merged, print the report, exit as the merged A/B")(
+      "dry-run", "slurm: print the plan and the sbatch scripts, submit nothing")(
+      "plan", po::value<std::string>(), "slurm (in the job): the plan.json the job takes the A/B's flags from")(
+      "shard", po::value<std::string>(), "slurm (in the job): run shard i of the plan")(
+      "merge", "slurm (in the job): merge the shards into the one report");
+  add_plan_options(desc);
+  add_help(desc);
+  return desc;
+}
+
+ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables_map& vm, bool resolve_devices) {
+  make_plan(backend, vm);  // a bad --timer fails here once
+  ab::Options o;
+  o.backend = backend.name();
+  o.backend_dir = ctx.backend_dir();
+  if (!vm.count("out")) throw UsageError("ab: --out DIR is required (the A/B directory)");
+  o.out_dir = vm["out"].as<std::string>();
+  o.resume = vm.count("resume") > 0;
+  o.rounds = parse_positive(vm, "rounds", 6, 1);
+  o.retries = parse_positive(vm, "retries", 1, 0);
+  o.calibrate = vm.count("calibrate") > 0;
+  o.timeout_s = parse_positive(vm, "timeout", 600, 1);
+  o.fail_on_regression = vm.count("fail-on-regression") > 0;
+
+  const std::string python = vm.count("a-python") && vm.count("b-python") ? "" : choose_python("").command;
+  o.a = side_from(vm, "a", python);
+  o.b = side_from(vm, "b", python);
+  if (vm.count("same-winners") && vm.count("winners"))
+    throw UsageError("ab: give --same-winners or --winners, not both");
+  if (vm.count("same-winners")) {
+    o.winners = ab::Winners::given;
+    o.same_winners = existing_dir(vm["same-winners"].as<std::string>(), "--same-winners");
+  } else if (vm.count("winners")) {
+    const std::string w = vm["winners"].as<std::string>();
+    if (w == "own")
+      o.winners = ab::Winners::own;
+    else if (w != "record")
+      throw UsageError("ab: --winners '" + w + "' is not allowed; use record or own");
+  }
+
+  if (vm.count("samples")) {
+    const std::string v = vm["samples"].as<std::string>();
+    if (v == "placements")
+      o.samples = ab::Samples::placements;
+    else if (v != "rounds")
+      throw UsageError("ab: --samples '" + v + "' is not allowed; use rounds or placements");
+  }
+
+  const double threshold_pct = vm["threshold"].as<double>();
+  if (!(threshold_pct >= 0 && threshold_pct < 100)) throw UsageError("ab: --threshold is a percentage in [0, 100)");
+  o.compare.threshold = threshold_pct / 100.0;
+  if (vm.count("expect-diff")) o.compare.expect_diff = vm["expect-diff"].as<std::vector<std::string>>();
+  if (vm.count("noise-floor")) {
+    o.compare.noise_floor =
+        std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
+  }
+
+  const auto flag = [&vm](const char* name) { return vm.count(name) ? &vm[name].as<std::string>() : nullptr; };
+  o.ops = batch::ops_from_flags(flag("ops"), flag("ops-file"), "ab");
+  if (batch::needs_expansion(o.ops)) {
+    throw UsageError("ab: --ops names ops one by one (the suite's marks); `all` and benchmark files are for batch");
+  }
+
+  if (resolve_devices) {
+    const VisibleDevices visible = visible_devices(backend);
+    if (visible.query.devices.empty()) {
+      throw PreflightError("devices", backend.name() + " reports no devices: " +
+                                          (visible.query.reason.empty() ? visible.query.error : visible.query.reason));
+    }
+    std::vector<int> valid;
+    for (const Device& d : visible.query.devices) valid.push_back(d.index);
+    const std::string spec = vm.count("devices") ? vm["devices"].as<std::string>() : std::to_string(valid.front());
+    for (int index : batch::parse_device_list(spec, valid, "--devices")) {
+      for (const Device& d : visible.query.devices) {
+        if (d.index == index) o.devices.push_back(d);
+      }
+    }
+  }
+  o.visibility_env = backend.visibility_env();
+  o.framework_vendor = backend.framework_vendor();
+
+  for (const char* flag : kSharedRunFlags) {
+    if (vm.count(flag)) o.run_flags.emplace_back(std::string("--") + flag, vm[flag].as<std::string>());
+  }
+  if (vm.count("force-replay")) o.run_flags.emplace_back("--force-replay", "");
+  if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
+
+  // What --resume must find unchanged. Rounds, ops, devices, retries and the
+  // report's options are not here: more rounds or ops extend an A/B, and the
+  // report is recomputed from the rounds on every invocation.
+  o.settings["backend"] = o.backend;
+  for (const ab::SideSpec* s : {&o.a, &o.b}) {
+    const std::string p = s->label == "A" ? "a" : "b";
+    o.settings[p] = s->suite_root;
+    o.settings[p + "-python"] = s->python;
+    o.settings[p + "-env"] = env_text(s->env);
+    o.settings[p + "-replay-from"] = s->replay_from;
+  }
+  o.settings["winners"] = o.winners == ab::Winners::own ? "own" : o.winners == ab::Winners::given ? "given" : "record";
+  o.settings["same-winners"] = o.same_winners;
+  o.settings["calibrate"] = o.calibrate ? "1" : "0";
+  for (const auto& [flag, value] : o.run_flags) o.settings[flag.substr(2)] = value.empty() ? "1" : value;
+  o.settings["dtypes"] = vm.count("dtypes") ? vm["dtypes"].as<std::string>() : "";
+  return o;
+}
+
+}  // namespace zl::cli
