@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../util/text.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/errors.hpp"
 
@@ -36,11 +37,7 @@ int to_int(const std::string& s, int fallback) {
 
 }  // namespace
 
-std::string rounds_csv_header() {
-  std::string out;
-  for (const std::string& c : columns()) out += (out.empty() ? "" : ",") + c;
-  return out + "\n";
-}
+std::string rounds_csv_header() { return text::join(columns(), ",") + "\n"; }
 
 std::string rounds_csv_record(const RoundLine& l) {
   std::ostringstream secs;

@@ -11,6 +11,7 @@
 #include "../util/clock.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
+#include "../util/text.hpp"
 #include "runner_parts.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -36,12 +37,6 @@ std::pair<std::string, std::string> identity_of(const fs::path& shard) {
 std::vector<RoundLine> rounds_of(const fs::path& shard) {
   const fs::path csv = shard / "rounds.csv";
   return fs::exists(csv) ? read_rounds_csv(csv.string()) : std::vector<RoundLine>{};
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
 }
 
 }  // namespace
@@ -99,7 +94,7 @@ std::vector<int> shards_to_rerun(const Options& o, const std::string& dir,
 
 ShardsMerged merge_shards(const Options& o, const std::string& dir,
                           const std::vector<std::vector<std::string>>& ops_by_shard) {
-  std::ostringstream text;
+  std::ostringstream said;
   std::vector<RoundLine> lines;
   std::vector<std::string> refused, incomplete, calibers;
   for (size_t i = 0; i < ops_by_shard.size(); ++i) {
@@ -108,9 +103,10 @@ ShardsMerged merge_shards(const Options& o, const std::string& dir,
     const auto [status, caliber] = identity_of(shard);
     const std::vector<RoundLine> mine = rounds_of(shard);
     const std::vector<std::string> left = unfinished_ops(mine, ops_by_shard[i], o.rounds);
-    text << "shard " << n << " (" << join(ops_by_shard[i]) << "): " << (status.empty() ? "not started" : status);
-    if (!left.empty()) text << ", ops with rounds to run: " << join(left);
-    text << "\n";
+    said << "shard " << n << " (" << text::join(ops_by_shard[i], ",")
+         << "): " << (status.empty() ? "not started" : status);
+    if (!left.empty()) said << ", ops with rounds to run: " << text::join(left, ",");
+    said << "\n";
     if (status == "refused") refused.push_back(std::to_string(n));
     if (!left.empty()) incomplete.push_back(std::to_string(n));
     if (!caliber.empty()) calibers.push_back("shard " + std::to_string(n) + ": " + caliber);
@@ -121,25 +117,24 @@ ShardsMerged merge_shards(const Options& o, const std::string& dir,
   for (const RoundLine& l : lines) csv += rounds_csv_record(l);
   write_file_atomic((fs::path(dir) / "rounds.csv").string(), csv);
 
-  std::string caliber;
-  for (const std::string& c : calibers) caliber += (caliber.empty() ? "" : "; ") + c;
+  const std::string caliber = text::join(calibers, "; ");
   const std::string started = utc_now_iso();
   const std::string identity = (fs::path(dir) / "ab_identity.json").string();
   write_ab_identity(o, identity, "reporting", started, caliber);
   ShardsMerged m;
-  m.exit_code = write_report(o, dir, lines, text);
+  m.exit_code = write_report(o, dir, lines, said);
   if (m.exit_code == kExitFailed) {
     // write_report said why on stderr (the merge job's log); --wait prints this text.
-    text << "exit 1: an op failed a round after its retries (AB_FAILED) or, with --fail-on-regression, a row is "
+    said << "exit 1: an op failed a round after its retries (AB_FAILED) or, with --fail-on-regression, a row is "
             "SLOWER (REGRESSION)\n";
   }
   if (!refused.empty()) {
-    text << "CALIBER_MISMATCH: the caliber check refused the pair in shard(s) " << join(refused)
+    said << "CALIBER_MISMATCH: the caliber check refused the pair in shard(s) " << text::join(refused, ",")
          << " (see slurm/shard-<i>.log); declare the difference with --expect-diff KEY and continue with --resume\n";
     m.exit_code = kExitCaliber;
   } else if (!incomplete.empty()) {
-    text << "AB_INCOMPLETE: shard(s) " << join(incomplete) << " did not finish their rounds (--resume resubmits only "
-         << "these)\n";
+    said << "AB_INCOMPLETE: shard(s) " << text::join(incomplete, ",")
+         << " did not finish their rounds (--resume resubmits only these)\n";
     if (m.exit_code == kExitOk) m.exit_code = kExitFailed;
   }
   write_ab_identity(o, identity,
@@ -147,7 +142,7 @@ ShardsMerged merge_shards(const Options& o, const std::string& dir,
                     : !incomplete.empty() ? "incomplete"
                                           : "done",
                     started, caliber);
-  m.text = text.str();
+  m.text = said.str();
   return m;
 }
 
