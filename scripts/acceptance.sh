@@ -28,7 +28,7 @@
 #              resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
 #              without aa_cache but with aa_winners.tgz starts from them); then the
-#              known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10);
+#              known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10; AA_KE_PCTS="" skips it);
 #              then every pair compared, calibrated, and the cost (aa_check.md)
 #   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205) plus abs
 #              (scripts/sample_ops.py; seed and list printed). AB1: FlagGems against itself,
@@ -308,7 +308,7 @@ PY
           cp "$WORK/aa_winners.tgz" "$OUT/aa_winners.tgz"
       fi
       KE=$(dirname "$0")/../examples/known-effect
-      for pct in 0 3 10; do
+      for pct in ${AA_KE_PCTS-0 3 10}; do
         [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "aa: budget spent before KE$pct"; break; }
         again=(); [ -f "$WORK/KE$pct/ops_status.csv" ] && again=(--resume)
         say "aa: known-effect suite at $pct %"
