@@ -210,18 +210,18 @@ def table_aa(work, zl):
     runs = sorted(d for d in work.glob("AA*") if (d / "ops_status.csv").exists())
     # An op whose sides ran different autotune winners is not an A/A: its kernels
     # differ, and compare's caliber names them. Its rows are counted apart.
-    print("| A | B | rows of the same code | FASTER | SLOWER | false verdicts | SAME | NOISY | UNCONFIRMED "
+    print("| A | B | rows of the same code | FASTER | SLOWER | false verdicts | SAME | NOISY | NO_WORK | UNCONFIRMED "
           "| ERROR | rows with other winners (their FASTER/SLOWER) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     total = false = noisy = 0
     for a, b in itertools.combinations(runs, 2):
         doc = compare_json(zl, a, b)
         if doc is None:
-            print(f"| {a.name} | {b.name} | compare failed | | | | | | | | |")
+            print(f"| {a.name} | {b.name} | compare failed | | | | | | | | | |")
             continue
         retuned = {op for d in doc["caliber"].get("differences", []) if d.get("key") == "autotune"
                    for op in d.get("ops", [])}
-        c = {v: 0 for v in ("FASTER", "SLOWER", "SAME", "NOISY", "UNCONFIRMED", "ERROR")}
+        c = {v: 0 for v in ("FASTER", "SLOWER", "SAME", "NOISY", "NO_WORK", "UNCONFIRMED", "ERROR")}
         other = [r for r in doc["rows"] if r["op"] in retuned]
         for r in doc["rows"]:
             if r["op"] not in retuned:
@@ -231,7 +231,8 @@ def table_aa(work, zl):
         total, false, noisy = total + n, false + fs, noisy + c["NOISY"]
         other_fs = sum(1 for r in other if r["verdict"] in ("FASTER", "SLOWER"))
         print(f"| {a.name} | {b.name} | {n} | {c['FASTER']} | {c['SLOWER']} | {fs / max(n, 1) * 100:.1f} % "
-              f"| {c['SAME']} | {c['NOISY']} ({c['NOISY'] / max(n, 1) * 100:.0f} %) | {c['UNCONFIRMED']} "
+              f"| {c['SAME']} | {c['NOISY']} ({c['NOISY'] / max(n, 1) * 100:.0f} %) | {c['NO_WORK']} "
+              f"| {c['UNCONFIRMED']} "
               f"| {c['ERROR']} "
               f"| {len(other)} ({other_fs}) {', '.join(sorted(retuned))} |")
     if total:
@@ -240,7 +241,8 @@ def table_aa(work, zl):
     if len(runs) >= 2:
         p = subprocess.run([zl, "compare", "--calibrate", *map(str, runs), "--format", "md"], capture_output=True,
                            text=True)
-        print("\n" + (p.stdout if p.returncode == 0 else p.stderr)[-4000:])
+        # The pair and per-op rates come first; the per-row floors after them are long.
+        print("\n" + (p.stdout if p.returncode == 0 else p.stderr)[:6000])
     base = work / "KE0"
     for pct in (3, 10):
         other = work / f"KE{pct}"

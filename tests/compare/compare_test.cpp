@@ -101,6 +101,57 @@ TEST(Verdict, RuleAtItsEdges) {
   EXPECT_EQ(zc::decide({NAN, b, b, 0.02, 0.02}).verdict, V::Error);
 }
 
+// The guards turn a supported difference into NOISY, never the other way.
+TEST(Verdict, SpreadAndControlGuardsOnlyStopFindings) {
+  using V = zc::Verdict;
+  const std::vector<double> a = spaced(1.05, 1), b = spaced(1.0, 1);
+  const zc::VerdictInputs in{mean(a) / mean(b), a, b, 0.02, 0.02};
+  auto with = [&](double spread, std::optional<double> control) {
+    zc::Guards g;
+    g.spread = spread;
+    g.control = control;
+    return zc::decide(in, g);
+  };
+  EXPECT_EQ(with(0, std::nullopt).verdict, V::Faster);
+  // One run's placements range over 6 %: a 5 % move is one more draw of that.
+  const zc::Decision spread = with(0.06, std::nullopt);
+  EXPECT_EQ(spread.verdict, V::Noisy);
+  EXPECT_NE(spread.why.find("in-run spread (6.0%)"), std::string::npos) << spread.why;
+  EXPECT_EQ(with(0.04, std::nullopt).verdict, V::Faster);
+  // torch's side of the row moved 4.5 % the same way: the environment's.
+  const zc::Decision moved = with(0, 1.045);
+  EXPECT_EQ(moved.verdict, V::Noisy);
+  EXPECT_NE(moved.why.find("torch's side moved with it (1.045)"), std::string::npos) << moved.why;
+  EXPECT_EQ(with(0, 1.01).verdict, V::Faster);  // torch within the bar: no environment change to blame
+  EXPECT_EQ(with(0, 0.95).verdict, V::Faster);  // torch moved the other way
+  EXPECT_EQ(with(0, 1.30).verdict, V::Faster);  // torch moved far more: 5 % is not its move
+  EXPECT_EQ(with(0.06, std::nullopt).p_value.has_value(), true);  // still tested, interval and all
+  // The guards never make a verdict out of nothing.
+  zc::Guards all;
+  all.spread = 0.5;
+  all.control = 1.0;
+  EXPECT_EQ(zc::decide({1.0, b, b, 0.02, 0.02}, all).verdict, V::Same);
+}
+
+TEST(Verdict, NoWorkOnEitherSideIsNotCompared) {
+  zc::Guards g;
+  g.no_work = true;
+  const zc::Decision d = zc::decide({3.1, spaced(3.1e-6, 40), spaced(1e-6, 40), 0.02, 0.02}, g);
+  EXPECT_EQ(d.verdict, zc::Verdict::NoWork);
+  EXPECT_STREQ(zc::verdict_name(d.verdict), "NO_WORK");
+  EXPECT_NE(d.why.find("under 100 ns per call"), std::string::npos) << d.why;
+
+  // In a report: the row says so, and the geomean leaves it out.
+  zc::Compared empty, kernel;
+  empty.speedup = 3.1;
+  empty.verdict = zc::Verdict::NoWork;
+  kernel.speedup = 1.1;
+  kernel.verdict = zc::Verdict::Faster;
+  const zc::Geomean g2 = zc::geomean("all", {&empty, &kernel});
+  EXPECT_EQ(g2.rows, 1u);
+  EXPECT_NEAR(g2.speedup, 1.1, 1e-12);
+}
+
 TEST(Verdict, TestedRowsCarryTheIntervalAndPValue) {
   const zc::Decision d = zc::decide({1.05, spaced(1.05, 1), spaced(1.0, 1), 0.02, 0.02});
   ASSERT_TRUE(d.ci_lo && d.ci_hi && d.p_value);

@@ -128,8 +128,11 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
 
 // ---- rows and verdicts ---------------------------------------------------
 
-enum class Verdict { Faster, Slower, Same, Noisy, Unconfirmed, Error };
+enum class Verdict { Faster, Slower, Same, Noisy, NoWork, Unconfirmed, Error };
 const char* verdict_name(Verdict v);
+// Every verdict, in the order counts and legends list them.
+inline constexpr Verdict kVerdicts[] = {Verdict::Faster, Verdict::Slower,      Verdict::Same, Verdict::Noisy,
+                                        Verdict::NoWork, Verdict::Unconfirmed, Verdict::Error};
 
 // The method's parameters (docs/compare.md, "The method").
 inline constexpr double kAlpha = 0.01;             // two-sided level of the rank test
@@ -143,6 +146,10 @@ inline constexpr double kEquivalenceAlpha = 0.10;
 // smallest two-sided p-value is 2 / C(8, 4) = 0.029); 5 against 5: 0.0079.
 inline constexpr size_t kMinSamples = 5;
 inline constexpr int kBootstrapReplicates = 4000;  // geomean intervals
+// A time per call under this on both sides is no work to compare: an empty
+// CUDA graph (a view op, a size query) replays in 2-30 ns per call, the
+// smallest kernel in about 1 us (docs/compare.md, "No work").
+inline constexpr double kNoWorkMs = 1e-4;
 
 // What a side's test values are: per-placement medians, or in older runs
 // the in-run repeats of one placement, which cannot see placement variance.
@@ -160,13 +167,24 @@ struct VerdictInputs {
   double bar = 0.02;         // fraction: FASTER/SLOWER must pass it; the threshold or the row's noise-floor bar
 };
 
+// What else a row knows that can stop a supported difference from being a
+// finding (verdict.cpp).
+struct Guards {
+  // Fraction: the noisier side's in-run range of test values over their
+  // mean. FASTER/SLOWER must pass it too when it is above 0 (Options::spread_bar).
+  double spread = 0;
+  std::optional<double> control;  // the torch side's A/B latency ratio, when both sides have one
+  bool no_work = false;           // both latencies under kNoWorkMs
+};
+
 struct Decision {
   Verdict verdict = Verdict::Unconfirmed;
   std::optional<double> p_value;       // the rank test's, when tested
   std::optional<double> ci_lo, ci_hi;  // kConfidence interval of A/B, when tested
+  std::string why;                     // for a verdict the spread or the control turned NOISY, and NO_WORK
 };
 // The rule of docs/compare.md, "Verdicts".
-Decision decide(const VerdictInputs& in);
+Decision decide(const VerdictInputs& in, const Guards& guards = {});
 
 struct Compared {
   std::string op, dtype, shape;
@@ -174,7 +192,7 @@ struct Compared {
   std::optional<double> a_base_ms, b_base_ms;  // torch control
   std::optional<double> speedup;               // a_ms / b_ms
   std::optional<double> control;               // a_base_ms / b_base_ms
-  double noise_pct = 0;                        // max of both sides' spread; shown, never decides (verdict.cpp)
+  double noise_pct = 0;                        // max of both sides' spread (percent); a bar, not a test (verdict.cpp)
   int repeats_a = 1, repeats_b = 1;
   std::vector<double> values_a, values_b;  // each side's test values (ms)
   SampleKind kind_a = SampleKind::None, kind_b = SampleKind::None;
@@ -237,6 +255,10 @@ struct Options {
   double threshold = 0.02;  // fraction, --threshold 2 (%)
   std::vector<std::string> expect_diff;
   std::shared_ptr<const NoiseFloor> noise_floor;  // --noise-floor, when given
+  // FASTER/SLOWER must also pass each row's in-run spread. On for two runs,
+  // whose placements cannot see how a whole process lands; off where the
+  // test values are rounds in several processes (zlcore ab), which can.
+  bool spread_bar = true;
 };
 
 struct Report {

@@ -92,7 +92,8 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
     const compare::CalibrationRate& rate = aa->overall;
     size_t tested = 0;
     for (const auto& [v, n] : r.counts) {
-      if (v != compare::Verdict::Unconfirmed && v != compare::Verdict::Error) tested += n;
+      if (v != compare::Verdict::Unconfirmed && v != compare::Verdict::Error && v != compare::Verdict::NoWork)
+        tested += n;
     }
     out.push_back("A/A in this run (A against A2, the same rounds): " + std::to_string(rate.false_verdicts) +
                   " false verdict(s) of " + std::to_string(rate.tested) + " tested rows (" + pct(rate.rate()) +
@@ -114,13 +115,18 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
     static const std::map<std::string, std::vector<std::string>> none;
     return pool_side(label, ab_dir + " (" + label + ")", it == s.runs.end() ? none : it->second, o.samples);
   };
-  const compare::Report report = compare::compare(side_of("A"), side_of("B"), o.compare);
+  // Rounds run in both sides' processes again and again, so the test over
+  // them already sees how a process lands; the in-run spread bar is for
+  // placements of one process each.
+  compare::Options options = o.compare;
+  options.spread_bar = o.samples != Samples::rounds;
+  const compare::Report report = compare::compare(side_of("A"), side_of("B"), options);
   std::unique_ptr<compare::Calibration> aa;
   if (o.calibrate) {
     std::vector<compare::Side> sides;
     sides.push_back(side_of("A"));
     sides.push_back(side_of("A2"));
-    compare::Options plain = o.compare;
+    compare::Options plain = options;
     plain.expect_diff.clear();
     aa = std::make_unique<compare::Calibration>(compare::calibrate(std::move(sides), plain));
     std::ostringstream md, js;

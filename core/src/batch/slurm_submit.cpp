@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../util/clock.hpp"
+#include "../util/json_read.hpp"
 #include "../util/text.hpp"
 #include "slurm.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -49,9 +50,8 @@ std::string submit(const Submitter& s, const std::vector<std::string>& argv, con
 bool merged_by(const fs::path& dir, const std::string& job) {
   try {
     rapidjson::Document doc;
-    doc.Parse(read_file((dir / kMergeFile).string()).c_str());
-    return doc.IsObject() && doc.HasMember("merge_job") && doc["merge_job"].IsString() &&
-           job == doc["merge_job"].GetString();
+    return json::parse(doc, read_file((dir / kMergeFile).string())).empty() && doc.IsObject() &&
+           doc.HasMember("merge_job") && doc["merge_job"].IsString() && job == doc["merge_job"].GetString();
   } catch (const std::exception&) {
     return false;
   }
@@ -161,9 +161,9 @@ int wait_for_merge(const fs::path& dir, const std::string& merge_job, const std:
   }
   std::cout << read_file((dir / print_file).string()) << std::flush;
   rapidjson::Document doc;
-  doc.Parse(read_file((dir / kMergeFile).string()).c_str());
-  return doc.IsObject() && doc.HasMember("exit_code") && doc["exit_code"].IsInt() ? doc["exit_code"].GetInt()
-                                                                                  : kExitFailed;
+  const bool read = json::parse(doc, read_file((dir / kMergeFile).string())).empty();
+  return read && doc.IsObject() && doc.HasMember("exit_code") && doc["exit_code"].IsInt() ? doc["exit_code"].GetInt()
+                                                                                          : kExitFailed;
 }
 
 }  // namespace zl::batch::slurm

@@ -62,6 +62,7 @@ Cells pair_cells(const Calibration& c, const CalibrationPair& p) {
           std::to_string(s),
           std::to_string(same),
           std::to_string(noisy),
+          std::to_string(count_of(p.counts, Verdict::NoWork)),
           std::to_string(count_of(p.counts, Verdict::Unconfirmed)),
           std::to_string(count_of(p.counts, Verdict::Error)),
           rate(f + s, tested),
@@ -91,8 +92,8 @@ Cells row_cells(const CalibrationRow& r) {
           std::to_string(r.false_verdicts) + "/" + std::to_string(r.tested)};
 }
 
-const Cells kPairHeader{"pair",        "FASTER", "SLOWER",     "SAME",      "NOISY",
-                        "UNCONFIRMED", "ERROR",  "false rate", "NOISY rate"};
+const Cells kPairHeader{"pair",    "FASTER",      "SLOWER", "SAME",       "NOISY",
+                        "NO_WORK", "UNCONFIRMED", "ERROR",  "false rate", "NOISY rate"};
 const Cells kRateHeader{"op", "tested", "false", "false rate", "NOISY", "NOISY rate", "untested"};
 const Cells kRowHeader{"op", "dtype", "shape", "runs", "mean ms", "floor", "spread", "factor", "bar", "false/tested"};
 

@@ -25,8 +25,7 @@ json::Value rate_json(const CalibrationRate& r, json::Alloc& a) {
 
 json::Value counts_json(const std::map<Verdict, size_t>& counts, json::Alloc& a) {
   json::Value o(rapidjson::kObjectType);
-  for (Verdict v :
-       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v : kVerdicts) {
     auto it = counts.find(v);
     o.AddMember(json::str(verdict_name(v), a), json::Value(static_cast<uint64_t>(it == counts.end() ? 0 : it->second)),
                 a);

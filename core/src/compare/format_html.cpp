@@ -51,8 +51,7 @@ void answer_section(std::ostream& out, const Report& r) {
   out << "<div class=\"answer\">\n<div><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup<br>"
       << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << " over " << r.overall.rows
       << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control) << "</span></div>\n";
-  for (Verdict v :
-       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v : kVerdicts) {
     auto it = r.counts.find(v);
     out << "<div class=\"count\"><span class=\"n\">" << (it == r.counts.end() ? 0 : it->second) << "</span>"
         << verdict_badge(v) << "</div>\n";

@@ -180,8 +180,7 @@ void write_json(std::ostream& out, const Report& r) {
   doc.AddMember("geomean", gm, a);
 
   json::Value counts(rapidjson::kObjectType);
-  for (Verdict v :
-       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v : kVerdicts) {
     auto it = r.counts.find(v);
     counts.AddMember(json::str(verdict_name(v), a),
                      json::Value(static_cast<uint64_t>(it == r.counts.end() ? 0 : it->second)), a);

@@ -47,7 +47,8 @@ Geomean geomean(const std::string& group, const std::vector<const Compared*>& ro
   std::vector<LogRow> logs;
   std::string keys;
   for (const Compared* c : rows) {
-    if (!c->speedup) continue;
+    // A ratio of two empty graphs' replay times says nothing about kernels.
+    if (!c->speedup || c->verdict == Verdict::NoWork) continue;
     ++g.rows;
     const bool noise = !c->values_a.empty() && !c->values_b.empty();
     logs.push_back({std::log(*c->speedup),

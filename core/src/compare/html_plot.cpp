@@ -123,8 +123,7 @@ std::string speedup_plot(const Report& r) {
       << ")\" text-anchor=\"middle\" fill=\"#24292f\">speedup A/B (log)</text>\n";
   // The verdict colours, once (how to read the plot is the caption above it, in the page).
   double lx = kLeft;
-  for (Verdict v :
-       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v : kVerdicts) {
     svg << "<rect x=\"" << num(lx) << "\" y=\"12\" width=\"10\" height=\"10\" fill=\"" << text::verdict_colour(v)
         << "\"/><text x=\"" << num(lx + 14) << "\" y=\"21\" fill=\"#57606a\">" << verdict_name(v) << "</text>\n";
     lx += 14 + std::string(verdict_name(v)).size() * kCharW + 14;

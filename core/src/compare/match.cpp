@@ -96,7 +96,12 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
     return c;
   }
   c.speedup = *a.latency_ms / *b.latency_ms;
-  const Decision d = decide({*c.speedup, c.values_a, c.values_b, opt.threshold, c.bar});
+  Guards guards;
+  if (opt.spread_bar) guards.spread = c.noise_pct / 100;
+  guards.control = c.control;
+  guards.no_work = *a.latency_ms < kNoWorkMs && *b.latency_ms < kNoWorkMs;
+  const Decision d = decide({*c.speedup, c.values_a, c.values_b, opt.threshold, c.bar}, guards);
+  if (!d.why.empty()) c.note += (c.note.empty() ? "" : "; ") + d.why;
   c.verdict = d.verdict;
   c.p_value = d.p_value;
   c.ci_lo = d.ci_lo;

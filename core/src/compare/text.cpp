@@ -77,21 +77,26 @@ std::string method_name() {
 }
 
 std::vector<std::string> method_lines(const Options& o) {
-  char verdict[400], interval[300], rule[300];
-  std::snprintf(verdict, sizeof verdict,
+  char test[200], rate[120], interval[300], rule[300];
+  std::snprintf(test, sizeof test,
                 "verdict: FASTER/SLOWER when a two-sided Mann-Whitney U test on both sides' per-placement times "
-                "rejects at alpha = %g in the direction of the speedup and |speedup - 1| is past the bar "
-                "(threshold %.1f %%%s): nominal false FASTER/SLOWER rate <= %g %% per row of identical code",
-                kAlpha, o.threshold * 100, o.noise_floor ? ", or the row's noise-floor bar" : "", kAlpha * 100);
+                "rejects at alpha = %g in the direction of the speedup",
+                kAlpha);
+  std::snprintf(rate, sizeof rate, ": nominal false FASTER/SLOWER rate <= %g %% per row of identical code",
+                kAlpha * 100);
+  std::string bar = " and |speedup - 1| is past the bar (threshold " + pct(o.threshold * 100);
+  if (o.noise_floor) bar += ", or the row's noise-floor bar";
+  if (o.spread_bar) bar += "; and past the row's in-run spread";
+  bar += ") and not matched by torch's side of the row";
   std::snprintf(interval, sizeof interval,
                 "interval: %g %% Hodges-Lehmann interval of the speedup (the ratios that test does not reject); "
                 "geomean: %g %% two-stage bootstrap (rows, then each row's placement noise), %d seeded replicates",
                 kConfidence * 100, kConfidence * 100, kBootstrapReplicates);
   std::snprintf(rule, sizeof rule,
-                "SAME: speedup and interval within the threshold; NOISY: cannot tell; UNCONFIRMED: fewer than %zu "
-                "samples on a side, the test needs %zu",
-                kMinSamples, kMinSamples);
-  return {verdict, interval, rule};
+                "SAME: speedup and interval within the threshold; NOISY: cannot tell; NO_WORK: both sides under "
+                "%g ns per call; UNCONFIRMED: fewer than %zu samples on a side, the test needs %zu",
+                kNoWorkMs * 1e6, kMinSamples, kMinSamples);
+  return {test + bar + rate, interval, rule};
 }
 
 std::string noise_floor_line(const Report& r) {
@@ -164,8 +169,7 @@ std::string control_warning(const Report& r) {
 
 std::string counts_line(const Report& r) {
   std::string s;
-  for (Verdict v :
-       {Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Noisy, Verdict::Unconfirmed, Verdict::Error}) {
+  for (Verdict v : kVerdicts) {
     auto it = r.counts.find(v);
     s += (s.empty() ? "" : ", ") + std::string(verdict_name(v)) + " " +
          std::to_string(it == r.counts.end() ? 0 : it->second);
@@ -179,6 +183,7 @@ const char* verdict_colour(Verdict v) {
     case Verdict::Slower: return "#d1242f";
     case Verdict::Same: return "#6e7781";
     case Verdict::Noisy: return "#bf8700";
+    case Verdict::NoWork: return "#afb8c1";
     case Verdict::Unconfirmed: return "#8250df";
     case Verdict::Error: return "#24292f";
   }

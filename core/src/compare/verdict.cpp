@@ -3,15 +3,25 @@
 // noise-floor bar), which keeps real but irrelevant differences out, and a two-sided
 // Mann-Whitney U test over the per-placement times that rejects "one
 // distribution" at kAlpha in the same direction, which keeps noise out. The
-// in-run spread never decides: on the H200 it could not see the variation
-// across input placements, and three A/A batches read FASTER/SLOWER on
-// 16-21 % of rows under a rule built on it: a row's spread is only shown
-// (Compared::noise_pct). SAME is two one-sided tests at kEquivalenceAlpha:
-// the difference and its (1 - 2 kEquivalenceAlpha) interval both within the
-// threshold. Everything else with enough placements is NOISY; fewer than
-// kMinSamples per side is UNCONFIRMED.
+// in-run spread never decides alone: on the H200 it could not see the
+// variation across input placements, and three A/A batches read
+// FASTER/SLOWER on 16-21 % of rows under a rule built on it. SAME is two
+// one-sided tests at kEquivalenceAlpha: the difference and its
+// (1 - 2 kEquivalenceAlpha) interval both within the threshold. Everything
+// else with enough placements is NOISY; fewer than kMinSamples per side is
+// UNCONFIRMED.
+//
+// Two guards stand between a rejection and a verdict, both because the test
+// assumes the two runs' placements are draws from one distribution while a
+// process as a whole can land elsewhere (docs/compare.md, "The guards"): a
+// difference within the row's own in-run range of placements is one more
+// draw of that range, and a difference the torch side of the same row shows
+// too is the environment's, not the kernel's. Both only turn FASTER/SLOWER
+// into NOISY. Rows where neither side did any work are NO_WORK.
 #include <cmath>
+#include <string>
 
+#include "text.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/compare_stats.hpp"
 
@@ -23,6 +33,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::Slower: return "SLOWER";
     case Verdict::Same: return "SAME";
     case Verdict::Noisy: return "NOISY";
+    case Verdict::NoWork: return "NO_WORK";
     case Verdict::Unconfirmed: return "UNCONFIRMED";
     case Verdict::Error: return "ERROR";
   }
@@ -53,12 +64,33 @@ bool within(const std::optional<stats::Interval>& ci, double threshold, double u
   return ci && ci->lo >= 1 - threshold - ulps && ci->hi <= 1 + threshold + ulps;
 }
 
+// Why a supported difference is still no finding, or "" when it is one.
+std::string guarded(const VerdictInputs& in, const Guards& g) {
+  const double moved = std::fabs(in.speedup - 1.0);
+  if (g.spread > 0 && moved <= g.spread) {
+    return "within the row's in-run spread (" + text::pct(g.spread * 100) + "): one run's placements vary as much";
+  }
+  if (g.control && std::isfinite(*g.control) && *g.control > 0) {
+    const double c = *g.control;
+    const bool same_way = (c - 1.0) * (in.speedup - 1.0) > 0;
+    if (same_way && std::fabs(c - 1.0) > in.bar && std::fabs(in.speedup / c - 1.0) <= in.bar) {
+      return "torch's side moved with it (" + text::ratio(c) + "): the environment changed, not the kernel";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
-Decision decide(const VerdictInputs& in) {
+Decision decide(const VerdictInputs& in, const Guards& guards) {
   Decision d;
   if (!std::isfinite(in.speedup) || in.speedup <= 0) {
     d.verdict = Verdict::Error;
+    return d;
+  }
+  if (guards.no_work) {
+    d.verdict = Verdict::NoWork;
+    d.why = "no work on either side: both under " + std::to_string(std::lround(kNoWorkMs * 1e6)) + " ns per call";
     return d;
   }
   if (in.a.size() < kMinSamples || in.b.size() < kMinSamples) return d;  // UNCONFIRMED
@@ -75,10 +107,12 @@ Decision decide(const VerdictInputs& in) {
   const bool significant = test.p_value <= kAlpha * (1 + kUlps);
   // The direction must agree too: a mean moved by one outlier placement
   // while the ranks point the other way is no finding.
-  if (significant && diff > in.bar + kUlps && test.a_larger()) {
-    d.verdict = Verdict::Faster;
-  } else if (significant && -diff > in.bar + kUlps && !test.a_larger()) {
-    d.verdict = Verdict::Slower;
+  const bool faster = significant && diff > in.bar + kUlps && test.a_larger();
+  const bool slower = significant && -diff > in.bar + kUlps && !test.a_larger();
+  if (faster || slower) {
+    d.verdict = faster ? Verdict::Faster : Verdict::Slower;
+    d.why = guarded(in, guards);
+    if (!d.why.empty()) d.verdict = Verdict::Noisy;
   } else if (std::fabs(diff) <= in.threshold + kUlps &&
              within(stats::ratio_interval(in.a, in.b, kEquivalenceAlpha), in.threshold, kUlps)) {
     // Against the threshold, never the widened bar: a noise floor raises the
