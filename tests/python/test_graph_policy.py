@@ -458,3 +458,42 @@ def test_a_pace_that_moved_reports_its_readings_only():
     reading, _, places = run(drifting, settings=GraphSettings(api="fake.Graph"))
     assert places.entered == [0, 6, 7]  # the first placement, then two readings on fresh ones
     assert reading.placements_ms == reading.readings and len(reading.readings) == 2
+
+
+def test_a_noisy_side_takes_extra_placements_only_when_asked_and_only_while_noisy():
+    # A launch-bound graph on the H200: placements 10 % apart in two clusters.
+    def bimodal(placement, load, rest):
+        return 0.0011 if placement % 3 == 0 else 0.0010
+
+    reading, mech, places = run(bimodal)
+    assert len(reading.placements_ms) == 4  # ZL_PLACEMENTS_NOISY unset: none extra
+
+    noisy = replace(SETTINGS, noisy_placements=10)
+    reading, mech, places = run(bimodal, settings=noisy)
+    assert len(reading.placements_ms) == 10 and len(mech.captures) == 10
+    assert places.entered == places.exited == list(range(10))
+    assert all(g.released for g in mech.captures)
+    # Each extra placement is read like the steady pass's later ones.
+    assert [len(w.samples) for w in reading.windows[-6:]] == [4] * 6
+    assert reading.latency_ms == pytest.approx(sum(reading.placements_ms) / 10)
+
+    # Steady placements, or a range under the bar: nothing extra.
+    reading, mech, _ = run(lambda p, load, rest: 0.010, settings=noisy)
+    assert len(reading.placements_ms) == 4
+    reading, mech, _ = run(bimodal, settings=replace(noisy, noisy_spread_pct=12.0))
+    assert len(reading.placements_ms) == 4
+
+
+def test_extra_placements_wait_for_a_power_limited_side_to_be_read_sustained():
+    reading, mech, _ = run(power_limited, settings=replace(SETTINGS, noisy_placements=10))
+    assert reading.sustained is not None
+    assert len(reading.placements_ms) == 4  # sustained levels, not a noisy steady pass
+
+
+def test_noisy_placements_must_exceed_placements():
+    env = {"ZL_PLACEMENTS": "6", "ZL_PLACEMENTS_NOISY": "6"}
+    with pytest.raises(SettingsError, match=r"ZL_PLACEMENTS_NOISY \(6\) must exceed ZL_PLACEMENTS \(6\)"):
+        GraphSettings.from_env(env)
+    assert GraphSettings.from_env({"ZL_PLACEMENTS_NOISY": "24"}).noisy_placements == 24
+    with pytest.raises(SettingsError, match="ZL_PLACEMENTS_NOISY_PCT='0' must be above 0"):
+        GraphSettings.from_env({"ZL_PLACEMENTS_NOISY_PCT": "0"})

@@ -21,7 +21,10 @@ reasons in docs/graph-timer.md:
     first placement's windows disagree, it is asked during one more window:
     a device that reports no throttle reason at all held its clocks, and the
     disagreement is noise that the placements carry (noise_note).
-  held: the latency is the mean of the placements' medians.
+  held: the latency is the mean of the placements' medians. Where the
+    placements range over more than noisy_spread_pct of their mean and
+    noisy_placements is set, more placements follow, read the same way, up
+    to noisy_placements in all (off by default).
   power-limited (the first placement's windows moved, or the probe found a
     boost): the sustained procedure, `readings` readings on fresh placements:
     idle rest_ms, replay until sustained_ms of load, the median of the
@@ -250,6 +253,24 @@ class _Side:
         probe = min(self.mech.replays(graph, replays, 0)) / self.calls
         return (held_ms - probe) / held_ms * 100.0 if held_ms > 0 else 0.0
 
+    def more_placements(self, placements, samples):
+        """Placements after the steady pass, while the values range over more
+        than noisy_spread_pct, up to noisy_placements in all; each read as the
+        steady pass reads a placement after its first."""
+        s = self.s
+        count = _count(s.placement_ms, self.replay_ms, s)
+        index = len(placements)
+        while index < s.noisy_placements and _stats.range_over_mean_pct(placements) > s.noisy_spread_pct:
+            with self.place(index) as placed:
+                graph = self.mech.capture(placed, self.calls)
+                try:
+                    window = self._window(graph, index, count, 1)
+                finally:
+                    self.mech.release(graph)
+            placements.append(_stats.median(window.samples))
+            samples += window.samples
+            index += 1
+
     # -- the sustained procedure ---------------------------------------------------
 
     def sustained(self):
@@ -311,6 +332,8 @@ def measure(mech, place, eager_ms, settings, state_reader=None):
         raise CaptureFailed("no placement was measured")
     settled = True
     readings = None
+    if why is None and len(placements) == settings.placements:
+        side.more_placements(placements, samples)
     if why is not None:
         readings, samples, settled = side.sustained()
         if len(placements) == settings.placements:
