@@ -303,8 +303,7 @@ PY
       unset FLAGGEMS_CACHE_DIR TRITON_CACHE_DIR
       # The winners alone (FlagGems' tuner database: small), for the call that runs
       # on another machine. Nothing of Triton's cache: its kernel metadata
-      # without the binaries it names makes Triton fail with KeyError 'cubin',
-      # and its autotuner keeps no winners across processes anyway.
+      # without the binaries it names makes Triton fail with KeyError 'cubin'.
       if [ -d "$WORK/aa_cache/flaggems" ]; then
         (cd "$WORK" && find aa_cache/flaggems -type f -print0 | tar czf aa_winners.tgz --null -T -) &&
           cp "$WORK/aa_winners.tgz" "$OUT/aa_winners.tgz"

@@ -130,6 +130,8 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
 
 enum class Verdict { Faster, Slower, Same, Noisy, NoWork, Unconfirmed, Error };
 const char* verdict_name(Verdict v);
+// FASTER, SLOWER, SAME and NOISY: the verdicts of a row the test judged.
+bool tested(Verdict v);
 // Every verdict, in the order counts and legends list them.
 inline constexpr Verdict kVerdicts[] = {Verdict::Faster, Verdict::Slower,      Verdict::Same, Verdict::Noisy,
                                         Verdict::NoWork, Verdict::Unconfirmed, Verdict::Error};
@@ -146,9 +148,9 @@ inline constexpr double kEquivalenceAlpha = 0.10;
 // smallest two-sided p-value is 2 / C(8, 4) = 0.029); 5 against 5: 0.0079.
 inline constexpr size_t kMinSamples = 5;
 inline constexpr int kBootstrapReplicates = 4000;  // geomean intervals
-// A time per call under this on both sides is no work to compare: an empty
-// CUDA graph (a view op, a size query) replays in 2-30 ns per call, the
-// smallest kernel in about 1 us (docs/compare.md, "No work").
+// A time per call under this on both sides is no work to compare: a graph
+// that launches nothing (a view op, a size query) replays in nanoseconds,
+// the smallest kernel takes about a microsecond (docs/compare.md, "Verdicts").
 inline constexpr double kNoWorkMs = 1e-4;
 
 // What a side's test values are: per-placement medians, or in older runs

@@ -92,8 +92,7 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
     const compare::CalibrationRate& rate = aa->overall;
     size_t tested = 0;
     for (const auto& [v, n] : r.counts) {
-      if (v != compare::Verdict::Unconfirmed && v != compare::Verdict::Error && v != compare::Verdict::NoWork)
-        tested += n;
+      if (compare::tested(v)) tested += n;
     }
     out.push_back("A/A in this run (A against A2, the same rounds): " + std::to_string(rate.false_verdicts) +
                   " false verdict(s) of " + std::to_string(rate.tested) + " tested rows (" + pct(rate.rate()) +

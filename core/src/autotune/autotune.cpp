@@ -292,7 +292,7 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   }
   s.child_env["ZL_AUTOTUNE_MODE"] = s.mode;
   // Plain @triton.autotune keeps its winners in memory, so every process
-  // re-tunes and may pick another config: on the H200, two default batches on
+  // re-tunes and may pick another config: on a real device, two default batches on
   // one tuner cache ran different batch_norm and layer_norm kernels, and all
   // 11 false FASTER/SLOWER rows of the A/A came from those two ops. Triton's
   // own switch keeps the winners in TRITON_CACHE_DIR (the cache this run

@@ -106,7 +106,7 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
           auto it = std::find_if(fresh->devices.begin(), fresh->devices.end(),
                                  [&](const Device& d) { return d.index == s.device.index; });
           // Our own warm worker keeps its framework context and allocator
-          // cache on the device between ops (~3 GiB on an H200): that memory
+          // cache on the device between ops (gigabytes on a large GPU): that memory
           // is ours, so only utilization can say somebody else is there.
           IdlePolicy policy = cfg.idle;
           if (executor.holds_device(s.device.index)) policy.max_mem_used_mib = INT64_MAX;

@@ -17,9 +17,6 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string>;
 
-bool tested(Verdict v) {
-  return v == Verdict::Faster || v == Verdict::Slower || v == Verdict::Same || v == Verdict::Noisy;
-}
 bool false_verdict(Verdict v) { return v == Verdict::Faster || v == Verdict::Slower; }
 
 void count(CalibrationRate& rate, Verdict v) {

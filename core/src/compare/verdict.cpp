@@ -3,9 +3,9 @@
 // noise-floor bar), which keeps real but irrelevant differences out, and a two-sided
 // Mann-Whitney U test over the per-placement times that rejects "one
 // distribution" at kAlpha in the same direction, which keeps noise out. The
-// in-run spread never decides alone: on the H200 it could not see the
-// variation across input placements, and three A/A batches read
-// FASTER/SLOWER on 16-21 % of rows under a rule built on it. SAME is two
+// in-run spread never decides alone: it cannot see the variation across
+// input placements, and A/A batches on a real device read FASTER/SLOWER on
+// 16-21 % of rows under a rule built on it (docs/compare.md). SAME is two
 // one-sided tests at kEquivalenceAlpha: the difference and its
 // (1 - 2 kEquivalenceAlpha) interval both within the threshold. Everything
 // else with enough placements is NOISY; fewer than kMinSamples per side is
@@ -38,6 +38,10 @@ const char* verdict_name(Verdict v) {
     case Verdict::Error: return "ERROR";
   }
   return "?";
+}
+
+bool tested(Verdict v) {
+  return v == Verdict::Faster || v == Verdict::Slower || v == Verdict::Same || v == Verdict::Noisy;
 }
 
 const char* sample_kind_name(SampleKind k) {

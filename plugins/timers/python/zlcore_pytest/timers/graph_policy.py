@@ -219,8 +219,7 @@ class _Side:
                                                    "under load: read as noise")
                                 drift = None
                     else:
-                        count = _count(s.placement_ms, self.replay_ms, s)
-                        mine = [self._window(graph, index, count, 1, watch=last)]  # after the discarded replay
+                        mine = [self._later_window(graph, index, watch=last)]
                     taken = [x for w in mine for x in w.samples]
                     placements.append(_stats.median(taken))
                     samples += taken
@@ -253,18 +252,22 @@ class _Side:
         probe = min(self.mech.replays(graph, replays, 0)) / self.calls
         return (held_ms - probe) / held_ms * 100.0 if held_ms > 0 else 0.0
 
+    def _later_window(self, graph, index, watch=False):
+        """A placement after the first: placement_ms of samples, after the
+        fresh graph's discarded replay."""
+        return self._window(graph, index, _count(self.s.placement_ms, self.replay_ms, self.s), 1, watch=watch)
+
     def more_placements(self, placements, samples):
         """Placements after the steady pass, while the values range over more
         than noisy_spread_pct, up to noisy_placements in all; each read as the
         steady pass reads a placement after its first."""
         s = self.s
-        count = _count(s.placement_ms, self.replay_ms, s)
         index = len(placements)
         while index < s.noisy_placements and _stats.range_over_mean_pct(placements) > s.noisy_spread_pct:
             with self.place(index) as placed:
                 graph = self.mech.capture(placed, self.calls)
                 try:
-                    window = self._window(graph, index, count, 1)
+                    window = self._later_window(graph, index)
                 finally:
                     self.mech.release(graph)
             placements.append(_stats.median(window.samples))
