@@ -16,7 +16,7 @@ from conftest import PLUGINS
 
 sys.path[:0] = [str(PLUGINS)]
 
-from zlcore_pytest.timers import graph_policy  # noqa: E402
+from zlcore_pytest.timers import graph, graph_policy  # noqa: E402
 from zlcore_pytest.timers.base import CaptureFailed  # noqa: E402
 from zlcore_pytest.timers.graph_device import GraphDevice  # noqa: E402
 from zlcore_pytest.timers.settings import GraphSettings, SettingsError, TimerSettings  # noqa: E402
@@ -24,7 +24,8 @@ from zlcore_pytest.timers.settings import GraphSettings, SettingsError, TimerSet
 # Rests short enough for a test: the fake replayer does not sleep anyway.
 # Four placements and one sustained reading per placement: small numbers that
 # keep the mechanics visible. The defaults (six, two readings) have tests of their own.
-SETTINGS = GraphSettings(api="fake.Graph", placements=4, readings=0)
+# No extra placements unless a test asks: the others read exactly `placements`.
+SETTINGS = GraphSettings(api="fake.Graph", placements=4, readings=0, noisy_placements=0)
 
 
 class FakeGraph:
@@ -108,12 +109,12 @@ class Placements:
             self.exited.append(index)
 
 
-def run(pace, settings=SETTINGS, eager_ms=None, **kw):
+def run(pace, settings=SETTINGS, eager_ms=None, extra=True, **kw):
     mech = FakeReplayer(pace, **kw)
     places = Placements()
     if eager_ms is None:
         eager_ms = pace(0, 1e9, None)
-    reading = graph_policy.measure(mech, places, eager_ms, settings)
+    reading = graph_policy.measure(mech, places, eager_ms, settings, extra=extra)
     return reading, mech, places
 
 
@@ -460,13 +461,13 @@ def test_a_pace_that_moved_reports_its_readings_only():
     assert reading.placements_ms == reading.readings and len(reading.readings) == 2
 
 
-def test_a_noisy_side_takes_extra_placements_only_when_asked_and_only_while_noisy():
+def test_a_noisy_side_takes_extra_placements_only_while_noisy():
     # A launch-bound graph on the H200: placements 10 % apart in two clusters.
     def bimodal(placement, load, rest):
         return 0.0011 if placement % 3 == 0 else 0.0010
 
     reading, mech, places = run(bimodal)
-    assert len(reading.placements_ms) == 4  # ZL_PLACEMENTS_NOISY unset: none extra
+    assert len(reading.placements_ms) == 4  # noisy_placements 0: none extra
 
     noisy = replace(SETTINGS, noisy_placements=10)
     reading, mech, places = run(bimodal, settings=noisy)
@@ -482,6 +483,25 @@ def test_a_noisy_side_takes_extra_placements_only_when_asked_and_only_while_nois
     assert len(reading.placements_ms) == 4
     reading, mech, _ = run(bimodal, settings=replace(noisy, noisy_spread_pct=12.0))
     assert len(reading.placements_ms) == 4
+    # A cap not above `placements` takes none, and is no error.
+    reading, mech, _ = run(bimodal, settings=replace(noisy, noisy_placements=3))
+    assert len(reading.placements_ms) == 4
+
+
+def test_only_the_tested_side_and_only_one_doing_work_takes_extra_placements():
+    noisy = replace(SETTINGS, noisy_placements=10)
+
+    def bimodal(placement, load, rest):
+        return 0.0011 if placement % 3 == 0 else 0.0010
+
+    # The torch side (the row's control): its six placements are enough.
+    reading, mech, _ = run(bimodal, settings=noisy, extra=False)
+    assert len(reading.placements_ms) == 4 and len(mech.captures) == 4
+    # A view op: 1-2 ns per call ranges widely and means nothing (NO_WORK).
+    reading, mech, _ = run(lambda p, load, rest: 2e-6 if p % 2 else 1e-6, settings=noisy)
+    assert len(reading.placements_ms) == 4
+
+    assert graph.tested_side({"side": "gems"}) and not graph.tested_side({"side": "base"})
 
 
 def test_extra_placements_wait_for_a_power_limited_side_to_be_read_sustained():
@@ -490,10 +510,9 @@ def test_extra_placements_wait_for_a_power_limited_side_to_be_read_sustained():
     assert len(reading.placements_ms) == 4  # sustained levels, not a noisy steady pass
 
 
-def test_noisy_placements_must_exceed_placements():
-    env = {"ZL_PLACEMENTS": "6", "ZL_PLACEMENTS_NOISY": "6"}
-    with pytest.raises(SettingsError, match=r"ZL_PLACEMENTS_NOISY \(6\) must exceed ZL_PLACEMENTS \(6\)"):
-        GraphSettings.from_env(env)
-    assert GraphSettings.from_env({"ZL_PLACEMENTS_NOISY": "24"}).noisy_placements == 24
+def test_noisy_placements_default_and_settings():
+    assert GraphSettings.from_env({}).noisy_placements == 32
+    assert GraphSettings.from_env({"ZL_PLACEMENTS_NOISY": "0"}).noisy_placements == 0
+    assert GraphSettings.from_env({"ZL_PLACEMENTS": "40"}).placements == 40  # above the cap: no error
     with pytest.raises(SettingsError, match="ZL_PLACEMENTS_NOISY_PCT='0' must be above 0"):
         GraphSettings.from_env({"ZL_PLACEMENTS_NOISY_PCT": "0"})

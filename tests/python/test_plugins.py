@@ -119,7 +119,10 @@ def test_graph_timer_times_the_clones_and_averages_placements(run_child):
         for key, nominal in (("placements_ms", numel * COST / 2), ("placements_base_ms", numel * COST)):
             values = row[key]
             assert {round(v / nominal, 6) for v in values} == {1.0, 1.1}, (key, values)
-        assert row["latency_ms"] == approx(sum(row["placements_ms"]) / 8)
+        # 10 % apart: the op's side takes the noisy extra placements (32 in
+        # all by default), torch's side, the control, keeps its eight.
+        assert len(row["placements_ms"]) == 32 and len(row["placements_base_ms"]) == 8
+        assert row["latency_ms"] == approx(sum(row["placements_ms"]) / 32)
         assert row["spread_pct"] == approx(0.1 * numel * COST / 2 / row["latency_ms"] * 100)
         assert row["sustained"] is None
     # The same seed draws the same placements; another seed others.

@@ -40,6 +40,12 @@ def resolve_dotted(name):
     raise ImportError(f"cannot import any prefix of {name!r}: {last_error}")
 
 
+def tested_side(context):
+    """Whether compare tests this side's placements: the op's own side does;
+    the torch side ("base") is the row's control, read for its latency only."""
+    return context.get("side") != "base"
+
+
 class _Placed:
     """A placement's callable; emptied when the placement ends, so its clones can go."""
 
@@ -114,7 +120,8 @@ class GraphTimer:
                         placed.fn = placed.grad_to_none = None
 
             try:
-                reading = graph_policy.measure(mech, place, eager_ms, s, state_reader=self._state_reader())
+                reading = graph_policy.measure(mech, place, eager_ms, s, state_reader=self._state_reader(),
+                                               extra=tested_side(call.context))
             except CaptureFailed as failed:
                 failed.cluster = cluster
                 raise

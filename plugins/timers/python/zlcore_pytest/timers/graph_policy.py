@@ -21,10 +21,10 @@ reasons in docs/graph-timer.md:
     first placement's windows disagree, it is asked during one more window:
     a device that reports no throttle reason at all held its clocks, and the
     disagreement is noise that the placements carry (noise_note).
-  held: the latency is the mean of the placements' medians. Where the
-    placements range over more than noisy_spread_pct of their mean and
-    noisy_placements is set, more placements follow, read the same way, up
-    to noisy_placements in all (off by default).
+  held: the latency is the mean of the placements' medians. On the side
+    compare tests (extra=True), where the placements range over more than
+    noisy_spread_pct of their mean, more placements follow, read the same
+    way, up to noisy_placements in all; not for a side that does no work.
   power-limited (the first placement's windows moved, or the probe found a
     boost): the sustained procedure, `readings` readings on fresh placements:
     idle rest_ms, replay until sustained_ms of load, the median of the
@@ -59,6 +59,10 @@ PROBE_MS = 20.0
 # `samples` samples: enough that two windows' medians 0.5 % apart are a moved
 # pace rather than replay noise.
 WINDOW_MS = 20.0
+# Below this per call a side launches nothing worth timing: compare calls a
+# row whose sides are both under it NO_WORK (core kNoWorkMs), so extra
+# placements would time an empty graph more precisely at ~100 ms each.
+NO_WORK_MS = 1e-4
 # Triton's do_bench_cudagraph uses this n when the eager estimate reads 0 ms.
 CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
 
@@ -263,6 +267,8 @@ class _Side:
         steady pass reads a placement after its first."""
         s = self.s
         index = len(placements)
+        if _stats.mean(placements) < NO_WORK_MS:
+            return
         while index < s.noisy_placements and _stats.range_over_mean_pct(placements) > s.noisy_spread_pct:
             with self.place(index) as placed:
                 graph = self.mech.capture(placed, self.calls)
@@ -325,8 +331,9 @@ def decide_by_state(why, state):
     return None if why is not None and why.startswith("ran ") else why
 
 
-def measure(mech, place, eager_ms, settings, state_reader=None):
-    """Read one side; raises CaptureFailed where the mechanism cannot capture or replay."""
+def measure(mech, place, eager_ms, settings, state_reader=None, extra=True):
+    """Read one side; raises CaptureFailed where the mechanism cannot capture or replay.
+    extra: the side may take the noisy extra placements (the side compare tests)."""
     side = _Side(mech, place, eager_ms, settings)
     side.state_reader = state_reader
     placements, samples, discarded, why, after_rest = side.steady()
@@ -335,7 +342,7 @@ def measure(mech, place, eager_ms, settings, state_reader=None):
         raise CaptureFailed("no placement was measured")
     settled = True
     readings = None
-    if why is None and len(placements) == settings.placements:
+    if extra and why is None and len(placements) == settings.placements:
         side.more_placements(placements, samples)
     if why is not None:
         readings, samples, settled = side.sustained()
