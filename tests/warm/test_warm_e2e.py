@@ -125,6 +125,24 @@ def test_memory_our_own_worker_holds_does_not_make_the_device_busy(tmp_path):
     assert "memory in use 4096 MiB > 2048 MiB" in (tmp_path / "c" / "batch.log").read_text()
 
 
+def test_the_worker_imports_with_what_triton_reads_at_import(tmp_path):
+    # Triton decides at decoration (import) whether a @triton.autotune keeps
+    # its winners on disk. Set only per op, the switch came after flag_gems'
+    # import in the worker, and on the H200 layer_norm re-tuned in every batch
+    # on a cache that held its winners.
+    seen = tmp_path / "seen"
+    r = run_batch(tmp_path / "b", "ok1", ZL_WORKER_PREIMPORT="importenv", ZL_FAKE_IMPORT_ENV_FILE=seen,
+                  TRITON_CACHE_AUTOTUNING=None)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert identity(tmp_path / "b", "ok1")["worker"]["kind"] == "warm"
+    assert seen.read_text() == "1"
+    # The user's own value, 0 included, is what the worker imports with.
+    r = run_batch(tmp_path / "c", "ok1", ZL_WORKER_PREIMPORT="importenv", ZL_FAKE_IMPORT_ENV_FILE=seen,
+                  TRITON_CACHE_AUTOTUNING="0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert seen.read_text() == "0"
+
+
 def test_isolated_tuner_cache_runs_cold_and_says_why(tmp_path):
     r = run_batch(tmp_path / "b", "ok1", extra=["--isolate-tuner-cache", "1"])
     assert r.returncode == 0, r.stdout + r.stderr

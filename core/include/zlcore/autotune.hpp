@@ -50,6 +50,14 @@ struct AutotuneSetup {
 AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::string& replay_from, bool force,
                                const CacheDirs& dirs, const std::string& run_dir);
 
+// What a Python process must find in its environment before it imports the
+// suite, because Triton reads it when each @triton.autotune is decorated,
+// not when the kernel runs: TRITON_CACHE_AUTOTUNING=1 (winners kept in
+// TRITON_CACHE_DIR), unless zlcore's own environment sets it. A cold child
+// gets it through prepare_autotune; a warm worker, which imports flag_gems
+// once and serves many ops, must be started with it.
+std::map<std::string, std::string> autotune_import_env();
+
 // True when this request will replay: run_operator isolates the cache for it.
 bool autotune_replays(const std::string& requested_mode, const std::string& replay_from);
 

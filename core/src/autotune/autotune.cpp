@@ -271,6 +271,18 @@ std::string records_hash(const std::string& records_dir, std::map<std::string, s
   return sha256_hex(lines);
 }
 
+std::map<std::string, std::string> autotune_import_env() {
+  // Plain @triton.autotune keeps its winners in memory, so every process
+  // re-tunes and may pick another config: on a real device, two default batches on
+  // one tuner cache ran different batch_norm and layer_norm kernels, and all
+  // 11 false FASTER/SLOWER rows of the A/A came from those two ops. Triton's
+  // own switch keeps the winners in TRITON_CACHE_DIR (the cache this run
+  // uses, isolated or shared), so one cache means one set of winners. A value
+  // in zlcore's environment (0 included) is the user's and is left alone.
+  if (std::getenv("TRITON_CACHE_AUTOTUNING") != nullptr) return {};
+  return {{"TRITON_CACHE_AUTOTUNING", "1"}};
+}
+
 bool autotune_replays(const std::string& requested_mode, const std::string& replay_from) {
   return requested_mode == "replay" || (requested_mode.empty() && !replay_from.empty());
 }
@@ -291,14 +303,7 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
     throw UsageError("--replay-from / REPLAY_FROM implies --autotune replay, not '" + s.mode + "'");
   }
   s.child_env["ZL_AUTOTUNE_MODE"] = s.mode;
-  // Plain @triton.autotune keeps its winners in memory, so every process
-  // re-tunes and may pick another config: on a real device, two default batches on
-  // one tuner cache ran different batch_norm and layer_norm kernels, and all
-  // 11 false FASTER/SLOWER rows of the A/A came from those two ops. Triton's
-  // own switch keeps the winners in TRITON_CACHE_DIR (the cache this run
-  // uses, isolated or shared), so one cache means one set of winners. A value
-  // in zlcore's environment (0 included) is the user's and is left alone.
-  if (std::getenv("TRITON_CACHE_AUTOTUNING") == nullptr) s.child_env["TRITON_CACHE_AUTOTUNING"] = "1";
+  for (const auto& [k, v] : autotune_import_env()) s.child_env[k] = v;
   if (s.mode == "record") {
     fs::path records = fs::path(run_dir) / "autotune_records";
     fs::create_directories(records);

@@ -23,6 +23,7 @@
 #include "../util/json.hpp"
 #include "outcome.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zlcore/autotune.hpp"
 #include "zlcore/paths.hpp"
 #include "zlcore/process.hpp"
 #include "zlcore/provider.hpp"
@@ -176,6 +177,10 @@ class WarmExecutor : public Executor {
     const std::string pp = env.count("PYTHONPATH") ? env["PYTHONPATH"] : "";
     env["PYTHONPATH"] = python_plugin_dir() + (pp.empty() ? "" : ":" + pp);
     env["PYTHONUNBUFFERED"] = "1";
+    // What Triton reads at import (each @triton.autotune decides then whether
+    // it keeps its winners on disk): set per op, it came too late, and every
+    // batch re-tuned layer_norm on a cache that held its winners.
+    for (const auto& [k, v] : autotune_import_env()) env[k] = v;
     for (const auto& [k, v] : c_.run.env_set) env[k] = v;
     for (const std::string& var : c_.visibility_env) env[var] = device.visibility_value;
     if (!c_.framework_vendor.empty()) env[FlagGemsProvider::vendor_env()] = c_.framework_vendor;
