@@ -218,6 +218,23 @@ def test_shared_cache_counts_inherited_winners_and_records_what_was_used(tmp_pat
     assert not list((tmp_path / "R" / "autotune_records" / "libtuner").rglob("other_kernel*"))
 
 
+def test_winners_an_autotuner_keeps_in_memory_only_are_counted(tmp_path):
+    # zlcore turns Triton's disk autotune cache on before the suite's imports,
+    # so every plain-autotune winner tuned here would be there for the next
+    # process on the cache.
+    proc, kept = zl_run(tmp_path, tmp_path / "K", "--autotune", "tune", FIX_OUT=tmp_path / "K.out")
+    assert proc.returncode == MEASURED_NOTHING, proc.stdout + proc.stderr
+    plugin = kept["autotune"]["plugin"]
+    assert plugin["winners_tuned"] > 0 and plugin["winners_in_memory"] == 0
+    # The user's own 0: Triton keeps the winners in this process only, and
+    # the identity says how many (the next process re-tunes them).
+    proc, lost = zl_run(tmp_path, tmp_path / "L", "--autotune", "tune", FIX_OUT=tmp_path / "L.out",
+                        TRITON_CACHE_AUTOTUNING="0")
+    assert proc.returncode == MEASURED_NOTHING, proc.stdout + proc.stderr
+    plugin = lost["autotune"]["plugin"]
+    assert plugin["winners_in_memory"] == plugin["winners_tuned"] > 0
+
+
 def test_bad_modes_are_usage_errors(tmp_path, recorded):
     a, _ = recorded
     proc, _ = zl_run(tmp_path, tmp_path / "B", "--autotune", "replay")

@@ -352,6 +352,10 @@ class _State:
         self.winners_noted = 0  # plain-autotune winners seen (record mode)
         self.winners_tuned = 0  # ... of which this process benchmarked
         self.winners_from_disk = 0  # ... of which Triton's disk autotune cache served
+        # ... of which were tuned by an autotuner built without disk caching
+        # (TRITON_CACHE_AUTOTUNING off when its module was imported): the next
+        # process on this cache tunes them again and may pick others.
+        self.winners_in_memory = 0
         self.record_files = []
 
     def winners_digest(self):
@@ -378,6 +382,7 @@ class _State:
             "winners_noted": self.winners_noted,
             "winners_tuned": self.winners_tuned,
             "winners_from_disk": self.winners_from_disk,
+            "winners_in_memory": self.winners_in_memory,
             "record_files": self.record_files,
             "replay_source": self.replay_dir or None,
             "replay_misses": self.miss_count,
@@ -486,6 +491,8 @@ def note_winners(tuner, items, benchmarked):
         # the same winner tuned or loaded is the same record.
         STATE.winners_noted += 1
         STATE.winners_tuned += 1 if benchmarked else 0
+        if benchmarked and getattr(tuner, "cache_results", None) is False:
+            STATE.winners_in_memory += 1
         if not benchmarked and STATE.mode != "replay":
             # Chosen without a benchmark outside a replay: Triton loaded it from
             # its disk autotune cache (TRITON_CACHE_AUTOTUNING), a winner this

@@ -1,10 +1,11 @@
 """Autotuner and Config as in triton 3.6's python/triton/runtime/autotuner.py:
-the same attributes (configs, keys, cache, arg_names, nargs, best_config,
-base_fn, fn) and the same run -> prune_configs -> _bench flow, without the
+the same attributes (configs, keys, cache, cache_results, arg_names, nargs,
+best_config, base_fn, fn) and the same run -> prune_configs -> _bench flow, without the
 disk cache and the device benchmarker."""
 
 import builtins
 import inspect
+import os
 
 BENCHED = []  # (kernel, config str) of every config benchmarked
 
@@ -14,6 +15,9 @@ class Autotuner:
                  post_hook=None, prune_configs_by=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None,
                  cache_results=False):
         self.configs = configs or [Config({}, num_warps=4, num_stages=3, num_ctas=1)]
+        # As in triton: decided once, when the kernel is decorated (knobs.autotuning.cache).
+        self.cache_results = cache_results or os.environ.get("TRITON_CACHE_AUTOTUNING", "").lower() in (
+            "1", "true", "on", "yes")
         self.keys = key
         self.cache = {}
         self.arg_names = arg_names
