@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 ZLCORE = os.environ.get("ZLCORE", "")
+VENDOR = os.environ.get("ZL_VENDOR_DIR", "")
 SOURCE = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 SUITE = SOURCE / "examples" / "suite"
 ARTIFACTS = Path(os.environ.get("ZL_SLURM_ARTIFACTS", "/tmp/zlcore-slurm-artifacts"))
@@ -21,13 +22,15 @@ ARTIFACTS = Path(os.environ.get("ZL_SLURM_ARTIFACTS", "/tmp/zlcore-slurm-artifac
 pytestmark = pytest.mark.skipif(not ZLCORE, reason="run through ctest (needs ZLCORE)")
 
 
-def ab(slurm, out, ops, *extra, timeout=180):
-    env = {k: v for k, v in slurm.env.items()
-           if not k.startswith(("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "TEST_NODE", "REPLAY_FROM", "FLAGGEMS_DIR"))}
-    env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = "1"
-    argv = [ZLCORE, "ab", "--launcher", "slurm", "--backend", "host", "--a", str(SUITE), "--b", str(SUITE),
-            "--a-python", "/usr/bin/python3", "--b-python", "/usr/bin/python3", "--dtypes", "float32",
-            "--timer", "host", "--level", "core", "--rounds", "2", "--ops", ops, "--out", str(out), *extra]
+def ab(slurm, out, ops, *extra, timeout=180, backend="host", env=None):
+    clean = {k: v for k, v in slurm.env.items()
+             if not k.startswith(("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "TEST_NODE", "REPLAY_FROM", "FLAGGEMS_DIR"))}
+    clean["OMP_NUM_THREADS"] = clean["OPENBLAS_NUM_THREADS"] = "1"
+    env = dict(clean, **(env or {}))
+    head = [ZLCORE] + (["--backend-dir", VENDOR] if backend == "fakegpu" else [])
+    argv = head + ["ab", "--launcher", "slurm", "--backend", backend, "--a", str(SUITE), "--b", str(SUITE),
+                   "--a-python", "/usr/bin/python3", "--b-python", "/usr/bin/python3", "--dtypes", "float32",
+                   "--timer", "host", "--level", "core", "--rounds", "2", "--ops", ops, "--out", str(out), *extra]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -113,3 +116,61 @@ def test_ab_scancel_a_shard_then_resume_reruns_only_that_shard(slurm, tmp_path):
     summary = json.loads((out / "ab_summary.json").read_text())
     assert summary["rounds_measured"] == {op: 2 for op in ops}
     assert {row["op"] for row in json.loads((out / "report.json").read_text())["rows"]} == set(ops)
+
+
+def test_ab_caliber_refusal_in_a_shard_refuses_the_merged_ab(slurm, tmp_path):
+    # Side B runs with a variable that changes numbers and nobody declared it:
+    # each shard's caliber check refuses before measuring more than one round,
+    # and the merge says so with the caliber's exit code, 3.
+    out = tmp_path / "ab"
+    r = ab(slurm, out, "abs,add", "--shards", "2", "--b-env", "ZL_KNOWN_EFFECT_PCT=10", "--wait")
+    assert r.returncode == 3, r.stdout + r.stderr + slurm.log_tail()
+    assert json.loads((out / "merge.json").read_text())["exit_code"] == 3
+    assert "CALIBER_MISMATCH" in (out / "summary.txt").read_text()
+    for shard in ("0", "1"):
+        ident = json.loads((out / "shards" / shard / "ab_identity.json").read_text())
+        assert ident["status"] == "refused", ident
+        log = (out / "slurm" / f"shard-{shard}.log").read_text()
+        assert "UNDECLARED env.ZL_KNOWN_EFFECT_PCT" in log, log
+    # Nothing past the first round was measured in either shard.
+    assert {x["round"] for x in round_lines(out / "rounds.csv")} <= {"0", "1"}
+
+    # Declared, the same A/B resumes and finishes.
+    r = ab(slurm, out, "abs,add", "--shards", "2", "--b-env", "ZL_KNOWN_EFFECT_PCT=10",
+           "--expect-diff", "env.ZL_KNOWN_EFFECT_PCT", "--resume", "--wait")
+    assert r.returncode == 0, r.stdout + r.stderr + slurm.log_tail()
+    assert json.loads((out / "ab_identity.json").read_text())["status"] == "done"
+
+
+def test_ab_calibrate_over_shards_merges_one_aa_report(slurm, tmp_path):
+    out = tmp_path / "ab"
+    ops = ["abs", "add"]
+    r = ab(slurm, out, ",".join(ops), "--shards", "2", "--calibrate", "--wait")
+    assert r.returncode == 0, r.stdout + r.stderr + slurm.log_tail()
+    merged = round_lines(out / "rounds.csv")
+    # Every round of every op ran side A a second time (A2), in its own shard.
+    for op in ops:
+        sides = {(x["round"], x["side"]) for x in merged if x["op"] == op and x["status"] == "passed"}
+        assert {("1", "A2"), ("2", "A2"), ("1", "B"), ("2", "B")} <= sides, (op, sides)
+    aa = json.loads((out / "aa.json").read_text())
+    assert {row["op"] for row in aa["rows"]} == set(ops), aa
+    assert "A/A in this run" in (out / "report.md").read_text()
+
+
+def test_ab_gpus_per_shard_runs_both_sides_of_a_round_on_one_allocated_device(slurm, tmp_path):
+    out = tmp_path / "ab"
+    ops = ["abs", "add"]
+    r = ab(slurm, out, ",".join(ops), "--shards", "1", "--gpus-per-shard", "2", "--wait", backend="fakegpu",
+           env={"ZL_FAKE_DEVICE_COUNT": "4"})
+    assert r.returncode == 0, r.stdout + r.stderr + slurm.log_tail()
+    log = (out / "slurm" / "shard-0.log").read_text()
+    assert "(SLURM_JOB_GPUS=" in log, log
+    allocated = {int(i) for i in log.split("(SLURM_JOB_GPUS=")[1].split(")")[0].split(",")}
+    assert len(allocated) == 2
+    merged = round_lines(out / "rounds.csv")
+    by_round = {}
+    for x in merged:
+        if x["side"] in ("A", "B") and x["status"] == "passed":
+            by_round.setdefault((x["op"], x["round"]), set()).add(int(x["device"]))
+    assert by_round and all(len(d) == 1 for d in by_round.values()), by_round
+    assert set().union(*by_round.values()) <= allocated, (by_round, allocated)
