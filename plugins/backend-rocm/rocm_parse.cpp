@@ -113,7 +113,8 @@ zl_kit::ParseResult parse_amd_smi_list(std::string_view text) {
     const std::string uuid = text_of(g, "uuid");
     const std::string hip_uuid = text_of(g, "hip_uuid");
     const zl_kit::Json* hip_id = g.iget("hip_id");
-    auto hip_index = hip_id != nullptr ? hip_id->as_int() : std::nullopt;
+    // -1: no HIP index (absent, not a number, or negative).
+    const long long hip_index = hip_id != nullptr ? hip_id->as_int().value_or(-1) : -1;
 
     zl_kit::Device d;
     d.index = static_cast<int32_t>(*index);
@@ -124,8 +125,8 @@ zl_kit::ParseResult parse_amd_smi_list(std::string_view text) {
     d.name = "unknown AMD GPU";
     if (rocr_uuid(hip_uuid))
       d.visibility_value = hip_uuid;
-    else if (hip_index && *hip_index >= 0)
-      d.visibility_value = std::to_string(*hip_index);
+    else if (hip_index >= 0)
+      d.visibility_value = std::to_string(hip_index);
     else
       d.visibility_value = std::to_string(*index);
     result.devices.push_back(std::move(d));

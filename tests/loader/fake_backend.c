@@ -107,7 +107,7 @@ typedef struct {
   /* 16 devices at FAKE_STRIDE, 8-aligned */
   double devices[16 * FAKE_STRIDE / sizeof(double)];
   char ids[16][32];
-  char vis[16][8];
+  char vis[16][12]; /* "%d" of an int: up to 11 characters and the NUL */
 } fake_list;
 
 /* ZL_FAKE_DEVICE_COUNT sets how many devices it reports (default 2), so the

@@ -85,7 +85,9 @@ TEST(Plan, EnableCudagraphZeroRemovesGraphTimingAndItsPlugins) {
   EXPECT_EQ(p.timer, "direct");
   EXPECT_EQ(p.pytest_plugins, kBase);
   for (const zl::PlanReason& r : p.reasons) {
-    if (r.name == "graph") EXPECT_EQ(r.why, "disabled by ZL_ENABLE_CUDAGRAPH=0");
+    if (r.name == "graph") {
+      EXPECT_EQ(r.why, "disabled by ZL_ENABLE_CUDAGRAPH=0");
+    }
   }
 }
 
