@@ -22,16 +22,16 @@
 #              fresh process without zlcore, for every op whose status is neither passed
 #              nor unsupported; then the table (suite_check.md)
 #   aa         issue 19 (numbers that hold across processes): AA_N (30) marks drawn with
-#              AA_SEED (20261204), none of them in suite_ops.txt when it exists (so they
-#              were never run before), plus layer_norm; batches AA_RUNS (AA1 AA2 AA3)
+#              AA_SEED (20261204), none of them in suite_ops.txt when it exists nor named
+#              anywhere in docs/evidence (so no session ran them before), plus layer_norm; batches AA_RUNS (AA1 AA2 AA3)
 #              back to back on one tuner cache kept in WORK (a name that exists is
 #              resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
 #              without aa_cache but with aa_winners.tgz starts from them); then the
 #              known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10; AA_KE_PCTS="" skips it);
 #              then every pair compared, calibrated, and the cost (aa_check.md)
-#   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205) plus abs
-#              (scripts/sample_ops.py; seed and list printed). AB1: FlagGems against itself,
+#   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205), none named
+#              in docs/evidence, plus abs (scripts/sample_ops.py; seed and list printed). AB1: FlagGems against itself,
 #              AB_ROUNDS (5, the fewest a verdict over rounds takes) rounds, --calibrate (the
 #              in-run A/A); AB2: against a copy in $WORK/fg_slow whose abs kernel tiles by 32
 #              elements with one warp (a CodeGenConfig given to its pointwise_dynamic, made by
@@ -64,6 +64,9 @@ OUT=${OUT:-$PWD/acceptance-out}
 mkdir -p "$WORK" "$OUT"
 COMMON=(--backend "$BACKEND" --flaggems-dir "$FG" --level core --dtypes "${DTYPES:-float16}" --python "$PY")
 OPS=${OPS:-abs,add,mul,softmax,mm,addmm}
+# Every op an earlier session ran is named in its evidence: aa and ab draw
+# none of them (sample_ops.py --exclude-mentioned).
+EVIDENCE=$(dirname "$0")/../docs/evidence
 
 say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
@@ -279,7 +282,8 @@ PY
       if [ ! -f "$WORK/aa_ops.txt" ]; then
         exclude=(); [ -f "$WORK/suite_ops.txt" ] && exclude=(--exclude "$WORK/suite_ops.txt")
         "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/aa_index.json" --seed "${AA_SEED:-20261204}" \
-          --count "${AA_N:-30}" --late layer_norm "${exclude[@]}" > "$WORK/aa_ops.txt" || exit 1
+          --count "${AA_N:-30}" --late layer_norm "${exclude[@]}" --exclude-mentioned "$EVIDENCE" \
+          > "$WORK/aa_ops.txt" || exit 1
       fi
       tr '\n' ' ' < "$WORK/aa_ops.txt"; echo
       # One tuner cache for every A/A batch: the same winners, the same binaries.
@@ -325,7 +329,8 @@ PY
         # abs_ runs the same (edited) kernel as abs: drawn, it would move too.
         echo abs_ > "$WORK/ab_exclude.txt"
         "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/ab_index.json" --seed "${AB_SEED:-20261205}" \
-          --count "${AB_N:-20}" --late abs --exclude "$WORK/ab_exclude.txt" > "$WORK/ab_ops.txt" || exit 1
+          --count "${AB_N:-20}" --late abs --exclude "$WORK/ab_exclude.txt" --exclude-mentioned "$EVIDENCE" \
+          > "$WORK/ab_ops.txt" || exit 1
       fi
       echo "ab ops (seed ${AB_SEED:-20261205}): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"
       # The slower copy: abs's pointwise_dynamic gets a CodeGenConfig with a

@@ -2,17 +2,24 @@
 """Draw operators at random from a suite, reproducibly: `zlcore ops --json` in, one op a line out.
 
 usage: sample_ops.py OPS_JSON --seed N --count K [--early OP]... [--late OP]... [--exclude FILE]...
+                     [--exclude-mentioned DIR]...
 
 The sample is random.Random(seed).sample of the sorted marks, so the same suite and seed
 give the same list anywhere; ops listed in an --exclude file (one a line, '#' comments, e.g.
-an earlier sample) are never drawn; --early ops are placed second (after one sampled op, so they
-do not run first on a fresh worker) and --late ops last. The seed and the list go to stderr
+an earlier sample) are never drawn, nor, with --exclude-mentioned DIR, any mark that a file
+under DIR names as a whole word: pointed at docs/evidence, where every session lists the ops it
+ran on a device, it keeps a draw to ops no session has run (prose words that happen to be marks,
+such as `copy` or `all`, are left out too: the draw only gets more careful); --early ops are
+placed second (after one sampled op, so they do not run first on a fresh worker) and --late
+ops last. The seed and the list go to stderr
 as well, for the record.
 """
 
 import argparse
 import json
+import pathlib
 import random
+import re
 import sys
 
 
@@ -24,6 +31,7 @@ def main(argv=None):
     p.add_argument("--early", action="append", default=[])
     p.add_argument("--late", action="append", default=[])
     p.add_argument("--exclude", action="append", default=[])
+    p.add_argument("--exclude-mentioned", action="append", default=[], metavar="DIR")
     a = p.parse_args(argv)
     excluded = set()
     for path in a.exclude:
@@ -31,6 +39,14 @@ def main(argv=None):
             excluded |= {line.strip() for line in f if line.strip() and not line.startswith("#")}
     with open(a.ops_json, encoding="utf-8") as f:
         marks = sorted(json.load(f)["ops"])
+    for folder in a.exclude_mentioned:
+        files = sorted(pathlib.Path(folder).rglob("*.md"))
+        if not files:
+            sys.exit(f"sample_ops.py: --exclude-mentioned {folder}: no .md file there")
+        words = set()
+        for path in files:
+            words |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", path.read_text(encoding="utf-8")))
+        excluded |= words & set(marks)
     fixed = set(a.early) | set(a.late)
     missing = sorted(fixed - set(marks))
     if missing:
