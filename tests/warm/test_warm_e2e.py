@@ -128,7 +128,7 @@ def test_memory_our_own_worker_holds_does_not_make_the_device_busy(tmp_path):
 def test_the_worker_imports_with_what_triton_reads_at_import(tmp_path):
     # Triton decides at decoration (import) whether a @triton.autotune keeps
     # its winners on disk. Set only per op, the switch came after flag_gems'
-    # import in the worker, and on the H200 layer_norm re-tuned in every batch
+    # import in the worker, and layer_norm re-tuned in every batch
     # on a cache that held its winners.
     seen = tmp_path / "seen"
     r = run_batch(tmp_path / "b", "ok1", ZL_WORKER_PREIMPORT="importenv", ZL_FAKE_IMPORT_ENV_FILE=seen,

@@ -178,8 +178,9 @@ class WarmExecutor : public Executor {
     env["PYTHONPATH"] = python_plugin_dir() + (pp.empty() ? "" : ":" + pp);
     env["PYTHONUNBUFFERED"] = "1";
     // What Triton reads at import (each @triton.autotune decides then whether
-    // it keeps its winners on disk): set per op, it came too late, and every
-    // batch re-tuned layer_norm on a cache that held its winners.
+    // it keeps its winners on disk): set per op it would come after the
+    // worker's imports, and every worker would tune again on a cache that
+    // holds the winners.
     for (const auto& [k, v] : autotune_import_env()) env[k] = v;
     for (const auto& [k, v] : c_.run.env_set) env[k] = v;
     for (const std::string& var : c_.visibility_env) env[var] = device.visibility_value;

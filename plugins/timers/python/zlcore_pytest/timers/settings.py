@@ -92,10 +92,10 @@ class GraphSettings:
     # side: compare tests the op's placements, torch's latency is only its
     # control) whose first `placements` range over more than
     # noisy_spread_pct of their mean: up to this many in all; a value not
-    # above `placements` (0) takes none. Launch-bound graphs of a few us vary
-    # 3-5 % (sd) from placement to placement, so six cannot show "within
-    # 2 %"; 32 turned 20 of 25 such A/A rows from NOISY to SAME on the H200
-    # (docs/evidence/h200-placements-2026-12-04-session11.md).
+    # above `placements` (0) takes none. A launch-bound graph's time varies
+    # by several percent from placement to placement, and six cannot show
+    # "within 2 %" at that spread (docs/graph-timer.md, "Extra placements
+    # for a noisy side", has the measurements behind 32).
     noisy_placements: int = 32
     noisy_spread_pct: float = 3.0
     # Timed replays per placement on a steady side, in ms of device time.
