@@ -471,7 +471,7 @@ def test_a_noisy_side_takes_extra_placements_only_while_noisy():
 
     noisy = replace(SETTINGS, noisy_placements=10)
     reading, mech, places = run(bimodal, settings=noisy)
-    assert len(reading.placements_ms) == 10 and len(mech.captures) == 10
+    assert len(reading.placements_ms) == 10 and len(mech.captures) == 10 and not reading.extras_stopped
     assert places.entered == places.exited == list(range(10))
     assert all(g.released for g in mech.captures)
     # Each extra placement is read like the steady pass's later ones.
@@ -502,6 +502,18 @@ def test_only_the_tested_side_and_only_one_doing_work_takes_extra_placements():
     assert len(reading.placements_ms) == 4
 
     assert graph.tested_side({"side": "gems"}) and not graph.tested_side({"side": "base"})
+
+
+def test_a_capture_that_fails_during_the_extras_ends_them_not_the_side():
+    def bimodal(placement, load, rest):
+        return 0.0011 if placement % 3 == 0 else 0.0010
+
+    noisy = replace(SETTINGS, noisy_placements=10)
+    reading, mech, places = run(bimodal, settings=noisy, fail_capture=lambda index, n: index >= 7)
+    assert len(reading.placements_ms) == 7 and reading.extras_stopped  # four steady, three extra, then the failure
+    assert places.entered == places.exited == list(range(8))
+    assert all(g.released for g in mech.captures)
+    assert reading.latency_ms == pytest.approx(sum(reading.placements_ms) / 7)
 
 
 def test_extra_placements_wait_for_a_power_limited_side_to_be_read_sustained():

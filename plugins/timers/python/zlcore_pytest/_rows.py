@@ -232,6 +232,7 @@ def build_row(row):
         "device_state_base": _extra(base, "device_state"),
         "noise_note": _extra(gems, "noise_note"),
         "noise_note_base": _extra(base, "noise_note"),
+        "extras_stopped": _extra(gems, "extras_stopped"),
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,

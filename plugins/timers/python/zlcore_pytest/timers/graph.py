@@ -132,7 +132,8 @@ class GraphTimer:
                    "windows": len(reading.windows), "settled": reading.settled,
                    "sustained": reading.sustained, "capture_ms": mech.capture_ms, "pace": reading.pace,
                    "after_rest_pct": reading.after_rest_pct, "readings": reading.readings,
-                   "device_state": reading.device_state, "noise_note": reading.noise_note},
+                   "device_state": reading.device_state, "noise_note": reading.noise_note,
+                   "extras_stopped": reading.extras_stopped},
         )
         # What this (shape, side) cost in wall time: the warm-up calls (any
         # compilation and tuning) apart from the measurement itself.

@@ -100,6 +100,8 @@ class Reading:
     # The first placement's windows moved while the device reported no
     # throttle reason: the steady pass went on (None: they agreed).
     noise_note: Optional[str] = None
+    # A capture failed during the noisy extra placements, which ended them.
+    extras_stopped: bool = False
 
     @property
     def readings(self):
@@ -141,6 +143,7 @@ class _Side:
         self.state_reader = None
         self.state_under_load = None
         self.noise_note = None  # windows that moved while the device held its clocks
+        self.extras_stopped = False  # a capture failed during the noisy extra placements
 
     # -- pieces ------------------------------------------------------------------
 
@@ -271,7 +274,13 @@ class _Side:
             return
         while index < s.noisy_placements and _stats.range_over_mean_pct(placements) > s.noisy_spread_pct:
             with self.place(index) as placed:
-                graph = self.mech.capture(placed, self.calls)
+                try:
+                    graph = self.mech.capture(placed, self.calls)
+                except CaptureFailed:
+                    # The steady pass stands on its own: a capture that fails
+                    # now (memory, most likely) ends the extras, not the side.
+                    self.extras_stopped = True
+                    return
                 try:
                     window = self._later_window(graph, index)
                 finally:
@@ -368,4 +377,5 @@ def measure(mech, place, eager_ms, settings, state_reader=None, extra=True):
         discarded_ms=discarded,
         device_state=side.state_under_load,
         noise_note=side.noise_note,
+        extras_stopped=side.extras_stopped,
     )
