@@ -23,16 +23,16 @@
 #              nor unsupported; then the table (suite_check.md)
 #   aa         issue 19 (numbers that hold across processes): AA_N (30) marks drawn with
 #              AA_SEED (20261204), none of them in suite_ops.txt when it exists nor named
-#              anywhere in docs/evidence (so no session ran them before), plus layer_norm; batches AA_RUNS (AA1 AA2 AA3)
-#              back to back on one tuner cache kept in WORK (a name that exists is
-#              resumed: the stage spans calls, and AA4 in a later call is the other
+#              anywhere in docs/evidence (so no session ran them before), plus layer_norm;
+#              batches AA_RUNS (AA1 AA2 AA3) back to back on one tuner cache kept in WORK
+#              (a name that exists is resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
 #              without aa_cache but with aa_winners.tgz starts from them); then the
 #              known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10; AA_KE_PCTS="" skips it);
 #              then every pair compared, calibrated, and the cost (aa_check.md)
 #   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205), none named
-#              in docs/evidence, plus abs (scripts/sample_ops.py; seed and list printed). AB1: FlagGems against itself,
-#              AB_ROUNDS (5, the fewest a verdict over rounds takes) rounds, --calibrate (the
+#              in docs/evidence, plus abs (scripts/sample_ops.py; seed and list printed).
+#              AB1: FlagGems against itself, AB_ROUNDS (5, the fewest a verdict over rounds takes) rounds, --calibrate (the
 #              in-run A/A); AB2: against a copy in $WORK/fg_slow whose abs kernel tiles by 32
 #              elements with one warp (a CodeGenConfig given to its pointwise_dynamic, made by
 #              a small Python edit): abs must read SLOWER, nothing else move. Then the sequence

@@ -11,8 +11,7 @@ under DIR names as a whole word: pointed at docs/evidence, where every session l
 ran on a device, it keeps a draw to ops no session has run (prose words that happen to be marks,
 such as `copy` or `all`, are left out too: the draw only gets more careful); --early ops are
 placed second (after one sampled op, so they do not run first on a fresh worker) and --late
-ops last. The seed and the list go to stderr
-as well, for the record.
+ops last. The seed and the list go to stderr as well, for the record.
 """
 
 import argparse

@@ -143,7 +143,6 @@ class _Side:
         self.state_reader = None
         self.state_under_load = None
         self.noise_note = None  # windows that moved while the device held its clocks
-        self.extras_stopped = False  # a capture failed during the noisy extra placements
 
     # -- pieces ------------------------------------------------------------------
 
@@ -267,11 +266,12 @@ class _Side:
     def more_placements(self, placements, samples):
         """Placements after the steady pass, while the values range over more
         than noisy_spread_pct, up to noisy_placements in all; each read as the
-        steady pass reads a placement after its first."""
+        steady pass reads a placement after its first. Returns True when a
+        failed capture ended them early."""
         s = self.s
         index = len(placements)
         if _stats.mean(placements) < NO_WORK_MS:
-            return
+            return False
         while index < s.noisy_placements and _stats.range_over_mean_pct(placements) > s.noisy_spread_pct:
             with self.place(index) as placed:
                 try:
@@ -279,8 +279,7 @@ class _Side:
                 except CaptureFailed:
                     # The steady pass stands on its own: a capture that fails
                     # now (memory, most likely) ends the extras, not the side.
-                    self.extras_stopped = True
-                    return
+                    return True
                 try:
                     window = self._later_window(graph, index)
                 finally:
@@ -288,6 +287,7 @@ class _Side:
             placements.append(_stats.median(window.samples))
             samples += window.samples
             index += 1
+        return False
 
     # -- the sustained procedure ---------------------------------------------------
 
@@ -351,8 +351,9 @@ def measure(mech, place, eager_ms, settings, state_reader=None, extra=True):
         raise CaptureFailed("no placement was measured")
     settled = True
     readings = None
+    extras_stopped = False
     if extra and why is None and len(placements) == settings.placements:
-        side.more_placements(placements, samples)
+        extras_stopped = side.more_placements(placements, samples)
     if why is not None:
         readings, samples, settled = side.sustained()
         if len(placements) == settings.placements:
@@ -377,5 +378,5 @@ def measure(mech, place, eager_ms, settings, state_reader=None, extra=True):
         discarded_ms=discarded,
         device_state=side.state_under_load,
         noise_note=side.noise_note,
-        extras_stopped=side.extras_stopped,
+        extras_stopped=extras_stopped,
     )
