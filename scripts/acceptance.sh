@@ -32,8 +32,8 @@
 #              then every pair compared, calibrated, and the cost (aa_check.md)
 #   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205), none named
 #              in docs/evidence, plus abs (scripts/sample_ops.py; seed and list printed).
-#              AB1: FlagGems against itself, AB_ROUNDS (5, the fewest a verdict over rounds takes) rounds, --calibrate (the
-#              in-run A/A); AB2: against a copy in $WORK/fg_slow whose abs kernel tiles by 32
+#              AB1: FlagGems against itself, AB_ROUNDS (5, the fewest a verdict over
+#              rounds takes) rounds, --calibrate (the in-run A/A); AB2: against a copy in $WORK/fg_slow whose abs kernel tiles by 32
 #              elements with one warp (a CodeGenConfig given to its pointwise_dynamic, made by
 #              a small Python edit): abs must read SLOWER, nothing else move. Then the sequence
 #              it replaces: batch A (records) + batch B (replays) + compare over the same ops,
