@@ -15,11 +15,15 @@ from zltest import KNOWN_EFFECT_SUITE as SUITE, PY, identity, read_jsonl
 OPS = ["fma_loop", "sin_loop", "copy_loop", "sum_loop", "norm_loop"]
 # What a run must not inherit: zlcore's knobs and FlagGems' selectors.
 STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_")
+# The NumPy loops are single-threaded: the thread's CPU time is their time,
+# and unlike the wall clock it does not count the stretches a busy shared
+# machine spends running something else (docs/evidence/host-clock-2026-12-04-session12.md).
+CLOCK = "thread"
 
 
 def run_op(out, op, pct, **env):
     r = zltest.zl("run", "--backend", "host", "--flaggems-dir", SUITE, "--op", op, "--python", PY, "--out", out,
-                  env=zltest.clean_env(STRIP, ZL_KNOWN_EFFECT_PCT=pct, **env), timeout=300)
+                  env=zltest.clean_env(STRIP, ZL_KNOWN_EFFECT_PCT=pct, ZL_HOST_CLOCK=CLOCK, **env), timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     return read_jsonl(out / "results.jsonl"), identity(out)
 
@@ -52,7 +56,8 @@ def test_every_op_runs_with_placements_recorded(sides):
         assert row["latency_ms"] == pytest.approx(sum(row["placements_ms"]) / 5, rel=1e-9)
         assert row["latency_base_ms"] == pytest.approx(sum(row["placements_base_ms"]) / 5, rel=1e-9)
     settings = idents["fma_loop"]["timer"]["settings"]
-    assert settings["host_repeat"] == 5 and settings["placement"] == {"seed": 0, "max_shift_mb": 128.0}
+    assert settings["host_repeat"] == 5 and settings["host_clock"] == CLOCK
+    assert settings["placement"] == {"seed": 0, "max_shift_mb": 128.0}
 
 
 def test_ten_percent_more_work_reads_about_ten_percent_slower(sides):

@@ -273,7 +273,8 @@ def test_settings_parse_with_clear_errors():
     s = TimerSettings.from_env({"ZL_PLACEMENTS": " 6 ", "ZL_PLACEMENT_SEED": "7", "ZL_GRAPH_SETTLE_MS": "0",
                                 "ZL_DIRECT_REPEAT": "", "ZL_HOST_REPEAT": "2"})
     assert s.graph.placements == 6 and s.placement.seed == 7 and s.graph.settle_ms == 0.0
-    assert s.direct.repeat == 5 and s.host.repeat == 2
+    assert s.direct.repeat == 5 and s.host.repeat == 2 and s.host.clock == "wall"
+    assert TimerSettings.from_env({"ZL_HOST_CLOCK": " Thread "}).host.clock == "thread"
     assert s.graph.report()["readings"] == 2
     assert TimerSettings.from_env({"ZL_GRAPH_READINGS": "0"}).graph.report()["readings"] == 6  # one per placement
     for env, message in [
@@ -283,6 +284,7 @@ def test_settings_parse_with_clear_errors():
         ({"ZL_GRAPH_SETTLE_MS": "-1"}, "ZL_GRAPH_SETTLE_MS='-1' must be at least 0"),
         ({"ZL_GRAPH_BOOST_PCT": "nan"}, "ZL_GRAPH_BOOST_PCT='nan' must be finite"),
         ({"ZL_HOST_REPEAT": "1.5"}, "ZL_HOST_REPEAT='1.5' is not an integer"),
+        ({"ZL_HOST_CLOCK": "cpu"}, "ZL_HOST_CLOCK='cpu' is not one of wall, thread"),
         ({"ZL_GRAPH_SUSTAINED_MS": "150", "ZL_GRAPH_SUSTAINED_FROM_MS": "150"},
          "ZL_GRAPH_SUSTAINED_MS (150) must exceed ZL_GRAPH_SUSTAINED_FROM_MS (150): no sample would count"),
         ({"ZL_GRAPH_MIN_SAMPLES": "11"}, "ZL_GRAPH_MIN_SAMPLES (11) must not exceed ZL_GRAPH_SAMPLES (10)"),

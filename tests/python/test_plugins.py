@@ -344,6 +344,20 @@ def test_host_timer_repeats_wall_clock(run_child):
     assert run.stub_state()["do_bench_calls"] == 0
 
 
+def test_host_timer_reads_the_threads_cpu_time_only_off_a_torch_device(run_child):
+    # On the host the loops read the thread's CPU time, and the identity says so.
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
+                    ZL_TIMER="host", ZL_TIMER_FALLBACK="", ZL_HOST_CLOCK="thread", ZL_TORCH_DEVICE="cpu")
+    assert run.rc == 0, run.output
+    assert run.rows() and all(row["timer"] == "host" for row in run.rows())
+    assert run.child("timing")["settings"]["host_clock"] == "thread"
+    # On a torch device the kernel's time is not this thread's: refused before anything is measured.
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
+                    ZL_TIMER="host", ZL_TIMER_FALLBACK="", ZL_HOST_CLOCK="thread")
+    assert run.rc == 4, run.output
+    assert "ZL_HOST_CLOCK=thread reads this thread's CPU time" in run.output and not run.rows()
+
+
 def test_cluster_kernels_are_detected_per_shape(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "clustermm"] + FAST)
     assert run.rc == 0, run.output

@@ -138,6 +138,7 @@ class Timing:
             "direct_repeat": s.direct.repeat,
             "host_repeat": s.host.repeat,
             "host_loops": s.host.loops,
+            "host_clock": s.host.clock,
             "warmup_ms": _safe(_bench.warmup_ms),
             "repetition_ms": _safe(_bench.repetition_ms),
             "placement": {"seed": s.placement.seed, "max_shift_mb": s.placement.max_shift_mb},

@@ -7,16 +7,22 @@ each places the inputs anew (placement.py), makes one untimed call on them
 and times ZL_HOST_LOOPS loops; a placement's value is the median of its
 loops' per-call times, the latency the mean over placements. On a torch
 device each loop ends with a synchronize.
+
+The loops read ZL_HOST_CLOCK: the wall clock, or the calling thread's CPU
+time (settings.py says when each is right). Warm-up and the loop size go by
+the wall clock either way: they are about how long the timer runs.
 """
 
 import time
 
 from .. import _bench, _env, _stats
 from .base import SideTiming, clear_grads
+from .settings import SettingsError
 
 NAME = "host"
 # A loop never runs more than this many calls, however fast the op.
 MAX_CALLS_PER_LOOP = 1_000_000
+CLOCKS = {"wall": time.perf_counter, "thread": time.thread_time}
 
 
 def _sync():
@@ -28,10 +34,14 @@ def _sync():
 class HostTimer:
     name = NAME
 
-    def __init__(self, settings, placer, clock=time.perf_counter):
+    def __init__(self, settings, placer, clock=None):
         self.settings = settings.host
         self.placer = placer
-        self.clock = clock
+        if self.settings.clock == "thread" and _env.uses_torch_device():
+            raise SettingsError(f"ZL_HOST_CLOCK=thread reads this thread's CPU time, which leaves out the work on "
+                                f"device {_env.torch_device()!r}: use wall there")
+        # The loops' clock; `clock` replaces it in tests.
+        self.clock = clock or CLOCKS[self.settings.clock]
 
     def settings_report(self):
         return None  # host_repeat and host_loops are reported with the shared settings
@@ -39,7 +49,7 @@ class HostTimer:
     def measure(self, call):
         s = self.settings
         sync = _sync()
-        clock = self.clock
+        clock = time.perf_counter
         cluster = None
         fn, grad_to_none = call.build(call.args, call.kwargs)
         if call.probe is not None:

@@ -185,17 +185,31 @@ class DirectSettings:
         return cls(repeat=_int(env, "ZL_DIRECT_REPEAT", cls.repeat, 1))
 
 
+# What the host timer's loops read (ZL_HOST_CLOCK).
+HOST_CLOCKS = ("wall", "thread")
+
+
 @dataclass(frozen=True)
 class HostSettings:
     """The host timer: ZL_HOST_REPEAT placements, each timed in `loops` loops."""
 
     repeat: int = 5
     loops: int = 3
+    # "wall": elapsed time, the latency a caller sees. "thread": the calling
+    # thread's CPU time, which leaves out the time it spent descheduled, so a
+    # single-threaded host kernel reads the same on a shared, loaded machine
+    # (docs/evidence/host-clock-2026-12-04-session12.md); it cannot see work
+    # done by other threads or on a device, so a torch device refuses it.
+    clock: str = "wall"
 
     @classmethod
     def from_env(cls, env):
+        clock = (_raw(env, "ZL_HOST_CLOCK") or cls.clock).lower()
+        if clock not in HOST_CLOCKS:
+            raise SettingsError(f"ZL_HOST_CLOCK={_raw(env, 'ZL_HOST_CLOCK')!r} is not one of {', '.join(HOST_CLOCKS)}")
         return cls(repeat=_int(env, "ZL_HOST_REPEAT", cls.repeat, 1),
-                   loops=_int(env, "ZL_HOST_LOOPS", cls.loops, 1))
+                   loops=_int(env, "ZL_HOST_LOOPS", cls.loops, 1),
+                   clock=clock)
 
 
 @dataclass(frozen=True)
