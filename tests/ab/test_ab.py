@@ -120,12 +120,15 @@ def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path)
     # Declared, the same directory continues from the round already measured.
     declared = ["--resume", "--expect-diff", "ZL_KNOWN_EFFECT_PCT", "--fail-on-regression"]
     r = ab(*args, *declared, threshold=3)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
     rounds_run = 12
-    if r.returncode == 0 and verdicts(out).get("SLOWER", 0) == 0:
-        # A stretch of this VM's bursts (rounds 30-50 % apart, seen about one
-        # run in four) can leave 12 rounds undecided; what a user does then:
-        # more rounds, in the same directory.
-        print(f"12 rounds decided nothing ({verdicts(out)}): extending to 24")
+    overall = json.loads((out / "report.json").read_text())["geomean"]["overall"]
+    if verdicts(out).get("SLOWER", 0) == 0 or overall["speedup"] >= 1:
+        # A stretch of this VM's bursts (whole rounds 30-80 % slower, in CPU
+        # time too) can leave 12 rounds undecided, or pull the mean of a
+        # row's rounds past the effect; what a user does then: more rounds,
+        # in the same directory.
+        print(f"12 rounds left it open ({verdicts(out)}, geomean {overall['speedup']}): extending to 24")
         rounds_run = 24
         r = ab(*sides, *declared, "--rounds", 24, threshold=3)
     assert r.returncode == 1, r.stdout + r.stderr
