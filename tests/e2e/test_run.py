@@ -75,13 +75,12 @@ def test_each_preflight_check_exits_3_with_its_name(tmp_path, args, check):
     if check == "benchmark_file" and "--test-node" in argv:
         j = argv.index("--op")
         del argv[j:j + 2]
-    t0 = time.monotonic()
+    # How fast preflight fails is a benchmark's figure (make bench, "preflight"),
+    # not a timed assertion a busy CI machine can trip.
     r = zl(*argv)
-    elapsed = time.monotonic() - t0
     assert r.returncode == 3, r.stdout + r.stderr
     assert r.stderr.startswith(f"PREFLIGHT_FAILED check={check} "), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
-    assert elapsed < 1.0
     assert not (tmp_path / "r").exists(), "a failed preflight must leave nothing behind"
 
 
