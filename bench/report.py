@@ -27,13 +27,14 @@ the targets are judged on it):
              after another; the difference per op is the batch's scheduling
              and bookkeeping. The children are real `zlcore run`s (preflight,
              run directory, identity twice, plan, device pinning) whose pytest
-             is a no-op: --python is a two-line shell script that answers
-             preflight's probe with a version and exits 0 for `-m pytest`.
+             is a no-op: --python is a small shell script that answers
+             preflight's probe and exits 0 for `-m pytest`.
              1,000 real pytest children (about a second each) would take
              most of an hour per side and bury a millisecond in their noise.
 """
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -182,9 +183,10 @@ print(best)
 
 
 FAKE_PYTHON = """#!/bin/sh
-# A pytest that does nothing: preflight's probe (-c ...) gets a version and
-# exit 0, `-m pytest ...` exits 0 at once. Everything else zlcore run does is real.
-if [ "$1" = "-c" ]; then echo 3.11.2; fi
+# A pytest that does nothing: preflight's probe (-c ...) gets what it asks
+# for (version, executable, whether pytest imports; run/python_choice.cpp)
+# and `-m pytest ...` exits 0 at once. Everything else zlcore run does is real.
+if [ "$1" = "-c" ]; then echo 3.11.2; echo "$0"; echo ok; fi
 exit 0
 """
 
@@ -205,10 +207,18 @@ def measure_batch(zlcore, vendor_dir, scratch, ops, reps):
         return [zlcore, "--backend-dir", str(vendor_dir), "batch", "--backend", "fakegpu", "--devices", "0", "--cold",
                 "--ops-file", str(ops_file), "--flaggems-dir", str(FAULT), "--python", str(fake), "--out", str(out)]
 
+    # A no-op pytest writes no row, so every op ends `empty` and the batch
+    # exits 1 (not every op passed); anything else means the children did
+    # not run as meant, and the figure would time something else.
+    empty_ok = (1,)
     # A first batch gives the exact `zlcore run` command lines (each run's
     # identity has them); the loop replays them with its own output paths.
     first = scratch / "batch-first"
-    wall(batch_argv(first), env=env)
+    wall(batch_argv(first), env=env, ok=empty_ok)
+    with open(first / "ops_status.csv", newline="") as f:
+        statuses = {row["status"] for row in csv.DictReader(f)}
+    if statuses != {"empty"}:
+        raise RuntimeError(f"the no-op batch's ops ended {sorted(statuses)}, expected only empty: see {first}")
     lines = []
     for i in range(ops):
         ident = json.loads((first / "runs" / f"op{i:04d}" / "run_identity.json").read_text())
@@ -221,12 +231,13 @@ def measure_batch(zlcore, vendor_dir, scratch, ops, reps):
             args = [a.replace(str(first), str(out)) for a in args]
             quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
             body.append(f"'{zlcore}' --backend-dir '{vendor_dir}' run {quoted} > '{out}/logs/op{i:04d}.log' 2>&1")
+        body.append("exit 0  # each run ends empty (exit 7), as in the batch")
         script = out.parent / (out.name + ".sh")
         script.write_text("\n".join(body) + "\n")
         return script
 
     def zl_side(i):
-        return wall(batch_argv(scratch / f"batch-zl-{i}"), env=env)
+        return wall(batch_argv(scratch / f"batch-zl-{i}"), env=env, ok=empty_ok)
 
     def base_side(i):
         out = scratch / f"batch-loop-{i}"
