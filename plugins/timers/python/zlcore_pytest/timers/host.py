@@ -34,14 +34,13 @@ def _sync():
 class HostTimer:
     name = NAME
 
-    def __init__(self, settings, placer, clock=None):
+    def __init__(self, settings, placer):
         self.settings = settings.host
         self.placer = placer
         if self.settings.clock == "thread" and _env.uses_torch_device():
             raise SettingsError(f"ZL_HOST_CLOCK=thread reads this thread's CPU time, which leaves out the work on "
                                 f"device {_env.torch_device()!r}: use wall there")
-        # The loops' clock; `clock` replaces it in tests.
-        self.clock = clock or CLOCKS[self.settings.clock]
+        self.clock = CLOCKS[self.settings.clock]  # what the loops read
 
     def settings_report(self):
         return None  # host_repeat and host_loops are reported with the shared settings

@@ -57,6 +57,15 @@ def _float(env, name, default, minimum, inclusive=True):
     return value
 
 
+def _choice(env, name, default, allowed):
+    raw = _raw(env, name)
+    if raw is None:
+        return default
+    if raw.lower() not in allowed:
+        raise SettingsError(f"{name}={raw!r} is not one of {', '.join(allowed)}")
+    return raw.lower()
+
+
 # -- the settings ----------------------------------------------------------------
 
 
@@ -204,12 +213,9 @@ class HostSettings:
 
     @classmethod
     def from_env(cls, env):
-        clock = (_raw(env, "ZL_HOST_CLOCK") or cls.clock).lower()
-        if clock not in HOST_CLOCKS:
-            raise SettingsError(f"ZL_HOST_CLOCK={_raw(env, 'ZL_HOST_CLOCK')!r} is not one of {', '.join(HOST_CLOCKS)}")
         return cls(repeat=_int(env, "ZL_HOST_REPEAT", cls.repeat, 1),
                    loops=_int(env, "ZL_HOST_LOOPS", cls.loops, 1),
-                   clock=clock)
+                   clock=_choice(env, "ZL_HOST_CLOCK", cls.clock, HOST_CLOCKS))
 
 
 @dataclass(frozen=True)
