@@ -74,7 +74,8 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
     }
     write(run / "results.jsonl",
           R"({"op": "abs", "dtype": "float32", "shape": "[64]", "timer": "host", "latency_ms": )" +
-              std::to_string(sum / 5) + R"(, "placements_ms": [)" + placements + "]}\n");
+              std::to_string(sum / 5) + R"(, "placements_ms": [)" + placements + "]" +
+              (r == 0 ? R"(, "sustained": "device reports sw_power_cap under load")" : "") + "}\n");
     dirs.push_back(run.string());
   }
   const compare::Side by_round = ab::pool_side("A", "x", {{"abs", dirs}}, ab::Samples::rounds);
@@ -84,12 +85,15 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
   // The slow placement of round 1 moves its median, not the row.
   EXPECT_EQ(r.placements_ms, (std::vector<double>{3, 7}));
   EXPECT_DOUBLE_EQ(*r.latency_ms, 5);
+  // Round 1 read the sustained pace: over rounds, the test sees that vary.
+  EXPECT_FALSE(r.sustained);
 
   const compare::Side pooled = ab::pool_side("A", "x", {{"abs", dirs}}, ab::Samples::placements);
   const compare::ResultRow& p = pooled.runs[0].rows[0];
   EXPECT_EQ(p.placements_ms.size(), 10u);
   EXPECT_DOUBLE_EQ(*p.latency_ms, 145.0 / 10);
   EXPECT_EQ(p.repeats, 10);
+  EXPECT_TRUE(p.sustained);  // pooled placements include a sustained round's
 }
 
 // ---- a Slurm A/B's shards (core/src/ab/shards.cpp) ----------------------------

@@ -128,10 +128,23 @@ TEST(Verdict, SpreadAndControlGuardsOnlyStopFindings) {
   EXPECT_EQ(with(0, 0.95).verdict, V::Faster);                    // torch moved the other way
   EXPECT_EQ(with(0, 1.30).verdict, V::Faster);                    // torch moved far more: 5 % is not its move
   EXPECT_EQ(with(0.06, std::nullopt).p_value.has_value(), true);  // still tested, interval and all
+  // One run read the side at its power-limited pace, the other at the pace
+  // it held (on the H200, 1G-element bernoulli: 1.553 ms held, 1.587 ms
+  // sustained, same code): two quantities, no finding.
+  zc::Guards paces;
+  paces.sustained_b = true;
+  const zc::Decision pace = zc::decide(in, paces);
+  EXPECT_EQ(pace.verdict, V::Noisy);
+  EXPECT_NE(pace.why.find("B was read at its sustained (power-limited) pace, A at the pace it held"),
+            std::string::npos)
+      << pace.why;
+  paces.sustained_a = true;  // both sustained: like for like
+  EXPECT_EQ(zc::decide(in, paces).verdict, V::Faster);
   // The guards never make a verdict out of nothing.
   zc::Guards all;
   all.spread = 0.5;
   all.control = 1.0;
+  all.sustained_a = true;
   EXPECT_EQ(zc::decide({1.0, b, b, 0.02, 0.02}, all).verdict, V::Same);
 }
 
@@ -225,7 +238,7 @@ TEST(Load, PlacementsAreReadAndUnusableValuesCounted) {
                         "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0, "
                         "\"placements_ms\": [1.0, 0, -1, null, \"x\", 1.1], \"samples_ms\": [2, 3]}\n"
                         "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[2]\", \"latency_ms\": 1.0, "
-                        "\"samples_ms\": [2, 3, 0]}\n");
+                        "\"samples_ms\": [2, 3, 0], \"sustained\": \"device reports sw_power_cap under load\"}\n");
   const zc::Side s = zc::load_side("A", dir);
   ASSERT_EQ(s.runs[0].rows.size(), 2u);
   const zc::ResultRow& placed = s.runs[0].rows[0];
@@ -236,6 +249,8 @@ TEST(Load, PlacementsAreReadAndUnusableValuesCounted) {
   EXPECT_EQ(zc::sample_kind(old), zc::SampleKind::Repeats);
   EXPECT_EQ(zc::test_values(old), (std::vector<double>{2, 3}));
   EXPECT_EQ(old.unusable_samples, 1u);
+  EXPECT_FALSE(placed.sustained);  // no field: the pace held (older runs too)
+  EXPECT_TRUE(old.sustained);
   std::filesystem::remove_all(dir);
 }
 

@@ -37,6 +37,9 @@ struct ResultRow {
   // The row against the device's peaks (ABI 1.2 runs): % of peak memory
   // bandwidth and of peak compute for its dtype.
   std::optional<double> pct_peak_bandwidth, pct_peak_compute;
+  // The FlagGems side was read at its sustained (power-limited) pace, not at
+  // the pace it held (the graph timer's `sustained` is set).
+  bool sustained = false;
 };
 
 // One entry of timer.fallback_shapes: a shape a side measured with the
@@ -176,6 +179,8 @@ struct Guards {
   // mean. FASTER/SLOWER must pass it too when it is above 0 (Options::spread_bar).
   double spread = 0;
   std::optional<double> control;  // the torch side's A/B latency ratio, when both sides have one
+  // Each run's FlagGems side read at its sustained (power-limited) pace.
+  bool sustained_a = false, sustained_b = false;
   bool no_work = false;           // both latencies under kNoWorkMs
 };
 

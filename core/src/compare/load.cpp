@@ -120,6 +120,10 @@ ResultRow parse_row(const rapidjson::Value& o) {
   r.error = text_at(o, "error");
   r.pct_peak_bandwidth = number_at(o, "pct_peak_bandwidth");
   r.pct_peak_compute = number_at(o, "pct_peak_compute");
+  // null when the pace held, else why the sustained procedure ran.
+  if (auto it = o.FindMember("sustained"); it != o.MemberEnd() && it->value.IsString()) {
+    r.sustained = it->value.GetStringLength() > 0;
+  }
   size_t bad_placements = 0, bad_samples = 0;
   r.placements_ms = times_at(o, "placements_ms", bad_placements);
   r.samples_ms = times_at(o, "samples_ms", bad_samples);

@@ -11,13 +11,15 @@
 // else with enough placements is NOISY; fewer than kMinSamples per side is
 // UNCONFIRMED.
 //
-// Two guards stand between a rejection and a verdict, both because the test
+// Three guards stand between a rejection and a verdict, all because the test
 // assumes the two runs' placements are draws from one distribution while a
 // process as a whole can land elsewhere (docs/compare.md, "The guards"): a
 // difference within the row's own in-run range of placements is one more
-// draw of that range, and a difference the torch side of the same row shows
-// too is the environment's, not the kernel's. Both only turn FASTER/SLOWER
-// into NOISY. Rows where neither side did any work are NO_WORK.
+// draw of that range, a difference the torch side of the same row shows
+// too is the environment's, not the kernel's, and a side read at its
+// power-limited pace in one run and at its held pace in the other compares
+// two quantities (which one a run reads flips between runs of the same
+// code). All only turn FASTER/SLOWER into NOISY. Rows where neither side did any work are NO_WORK.
 #include <cmath>
 #include <string>
 
@@ -82,6 +84,10 @@ std::string guarded(const VerdictInputs& in, const Guards& g) {
     if (same_way && 2 * std::fabs(c - 1.0) >= moved && std::fabs(in.speedup / c - 1.0) <= in.bar) {
       return "torch's side moved with it (" + text::ratio(c) + "): the environment changed, not the kernel";
     }
+  }
+  if (g.sustained_a != g.sustained_b) {
+    return std::string(g.sustained_a ? "A" : "B") + " was read at its sustained (power-limited) pace, " +
+           (g.sustained_a ? "B" : "A") + " at the pace it held: not the same quantity";
   }
   return "";
 }
