@@ -135,8 +135,7 @@ TEST(Verdict, SpreadAndControlGuardsOnlyStopFindings) {
   paces.sustained_b = true;
   const zc::Decision pace = zc::decide(in, paces);
   EXPECT_EQ(pace.verdict, V::Noisy);
-  EXPECT_NE(pace.why.find("B was read at its sustained (power-limited) pace, A at the pace it held"),
-            std::string::npos)
+  EXPECT_NE(pace.why.find("B was read at its sustained (power-limited) pace, A at the pace it held"), std::string::npos)
       << pace.why;
   paces.sustained_a = true;  // both sustained: like for like
   EXPECT_EQ(zc::decide(in, paces).verdict, V::Faster);

@@ -181,7 +181,7 @@ struct Guards {
   std::optional<double> control;  // the torch side's A/B latency ratio, when both sides have one
   // Each run's FlagGems side read at its sustained (power-limited) pace.
   bool sustained_a = false, sustained_b = false;
-  bool no_work = false;           // both latencies under kNoWorkMs
+  bool no_work = false;  // both latencies under kNoWorkMs
 };
 
 struct Decision {
