@@ -37,7 +37,8 @@
 #              elements with one warp (a CodeGenConfig given to its pointwise_dynamic, made by
 #              a small Python edit): abs must read SLOWER, nothing else move. Then the sequence
 #              it replaces: batch A (records) + batch B (replays) + compare over the same ops,
-#              each timed (ab_check.md). An ab or batch directory that exists is resumed;
+#              each timed (ab_check.md). Both on AB_DEVICES (all): ab spreads its rounds,
+#              batch its ops, over them. An ab or batch directory that exists is resumed;
 #              BUDGET_S bounds each call. AB_WINNERS=own runs the ab sides in warm workers,
 #              each tuning on its own cache (default record: A records, both replay, cold).
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
@@ -357,7 +358,11 @@ PY
       fi
       start=$(date +%s)
       left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
-      AB_COMMON=(--backend "$BACKEND" --level core --dtypes "${DTYPES:-float16}" --a-python "$PY" --b-python "$PY"
+      # Every device the machine has, for ab and for the batches it is timed
+      # against alike: on a lent machine of several GPUs the stage's device
+      # time shrinks with their number (AB_DEVICES=0 for one).
+      AB_DEVICES=${AB_DEVICES:-all}
+      AB_COMMON=(--backend "$BACKEND" --devices "$AB_DEVICES" --level core --dtypes "${DTYPES:-float16}" --a-python "$PY" --b-python "$PY"
                  --ops-file "$WORK/ab_ops.txt" --rounds "${AB_ROUNDS:-5}" --winners "${AB_WINNERS:-record}")
       timed() {  # name, command...: runs it, appends "name seconds exit" to ab_wall.txt
         local name=$1; shift; local t0; t0=$(date +%s)
@@ -383,7 +388,7 @@ PY
         [ -f "$WORK/$run.done" ] && continue
         if [ $run = SA ]; then args=(--flaggems-dir "$FG" --isolate-tuner-cache 1); else args=(--flaggems-dir "$WORK/fg_slow" --replay-from "$WORK/SA"); fi
         say "ab: sequence batch $run ${again[*]}"
-        timed "batch_$run" "$ZL" batch --backend "$BACKEND" --level core --dtypes "${DTYPES:-float16}" --python "$PY" \
+        timed "batch_$run" "$ZL" batch --backend "$BACKEND" --devices "$AB_DEVICES" --level core --dtypes "${DTYPES:-float16}" --python "$PY" \
           --ops-file "$WORK/ab_ops.txt" "${args[@]}" --out "$WORK/$run" "${again[@]}" | tail -3
         rc=${PIPESTATUS[0]}; { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && touch "$WORK/$run.done"
       done
