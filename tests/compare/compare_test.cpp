@@ -102,7 +102,7 @@ TEST(Verdict, RuleAtItsEdges) {
 }
 
 // The guards turn a supported difference into NOISY, never the other way.
-TEST(Verdict, SpreadAndControlGuardsOnlyStopFindings) {
+TEST(Verdict, GuardsOnlyStopFindings) {
   using V = zc::Verdict;
   const std::vector<double> a = spaced(1.05, 1), b = spaced(1.0, 1);
   const zc::VerdictInputs in{mean(a) / mean(b), a, b, 0.02, 0.02};

@@ -19,7 +19,8 @@
 // too is the environment's, not the kernel's, and a side read at its
 // power-limited pace in one run and at its held pace in the other compares
 // two quantities (which one a run reads flips between runs of the same
-// code). All only turn FASTER/SLOWER into NOISY. Rows where neither side did any work are NO_WORK.
+// code). All only turn FASTER/SLOWER into NOISY. Rows where neither side
+// did any work are NO_WORK.
 #include <cmath>
 #include <string>
 
