@@ -274,6 +274,46 @@ TEST(Match, ARepeatedShapeMatchesByOccurrence) {
   EXPECT_NEAR(*second.a_ms, 0.2364, 1e-12);
 }
 
+// A side read sustained in one run and held in the other: no finding
+// between two runs; with rounds as the test values (zlcore ab) the test
+// over them decides, and the method line says which guards applied.
+TEST(Match, ThePaceGuardIsOneOfTheProcessGuards) {
+  auto side = [](const std::string& label, double ms, bool sustained) {
+    zc::ResultRow row;
+    row.op = "abs";
+    row.dtype = "float16";
+    row.shape = "[[64]]";
+    row.placements_ms = spaced(ms, 1);
+    row.latency_ms = mean(row.placements_ms);
+    row.sustained = sustained;
+    zc::RunInfo run;
+    run.dir = label;
+    run.op = "abs";
+    run.status = "passed";
+    run.rows = {row};
+    for (const std::string& key : zc::caliber_keys()) run.caliber[key] = "";  // measured alike
+    zc::Side s;
+    s.label = label;
+    s.runs = {run};
+    return s;
+  };
+  const zc::Report two_runs = zc::compare(side("A", 1.00, false), side("B", 1.05, true), {});
+  ASSERT_EQ(two_runs.rows.size(), 1u);
+  EXPECT_EQ(two_runs.rows[0].verdict, zc::Verdict::Noisy);
+  EXPECT_NE(two_runs.rows[0].note.find("B was read at its sustained"), std::string::npos) << two_runs.rows[0].note;
+  std::ostringstream md;
+  zc::write_markdown(md, two_runs);
+  EXPECT_NE(md.str().find("held or sustained"), std::string::npos);
+
+  zc::Options rounds;
+  rounds.process_guards = false;
+  const zc::Report by_rounds = zc::compare(side("A", 1.00, false), side("B", 1.05, true), rounds);
+  EXPECT_EQ(by_rounds.rows[0].verdict, zc::Verdict::Slower);
+  std::ostringstream md_rounds;
+  zc::write_markdown(md_rounds, by_rounds);
+  EXPECT_EQ(md_rounds.str().find("held or sustained"), std::string::npos);
+}
+
 TEST(Match, TornLastLineIsSkippedWithAWarning) {
   zc::Side b = zc::load_side("B", data("verdicts/b"));
   ASSERT_EQ(b.warnings.size(), 1u);

@@ -176,7 +176,7 @@ struct VerdictInputs {
 // finding (verdict.cpp).
 struct Guards {
   // Fraction: the noisier side's in-run range of test values over their
-  // mean. FASTER/SLOWER must pass it too when it is above 0 (Options::spread_bar).
+  // mean. FASTER/SLOWER must pass it too when it is above 0 (Options::process_guards).
   double spread = 0;
   std::optional<double> control;  // the torch side's A/B latency ratio, when both sides have one
   // Each run's FlagGems side read at its sustained (power-limited) pace.
@@ -262,10 +262,12 @@ struct Options {
   double threshold = 0.02;  // fraction, --threshold 2 (%)
   std::vector<std::string> expect_diff;
   std::shared_ptr<const NoiseFloor> noise_floor;  // --noise-floor, when given
-  // FASTER/SLOWER must also pass each row's in-run spread. On for two runs,
-  // whose placements cannot see how a whole process lands; off where the
-  // test values are rounds in several processes (zlcore ab), which can.
-  bool spread_bar = true;
+  // The guards that stand in for what one process per side cannot show:
+  // FASTER/SLOWER must pass each row's in-run spread, and the side must be
+  // read at one pace (held or sustained) in both runs. On for two runs; off
+  // where the test values are rounds in several processes (zlcore ab),
+  // whose test sees how each process lands.
+  bool process_guards = true;
 };
 
 struct Report {

@@ -87,14 +87,13 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
     }
     if (samples == Samples::rounds) {
       // The rounds are the test values; compare reads them as placements.
-      // Whether a round read the sustained pace is then one more thing that
-      // varies from round to round, which the test over rounds sees.
       p.placements_ms = per_round;
       p.samples_ms.clear();
-      p.sustained = false;
-    } else {
-      p.sustained = std::any_of(parts.begin(), parts.end(), [](const compare::ResultRow* r) { return r->sustained; });
     }
+    // Pooled placements hold a sustained round's values when any round was
+    // read sustained (with rounds as the test values compare leaves the
+    // pace guard off: the test over rounds sees it vary).
+    p.sustained = std::any_of(parts.begin(), parts.end(), [](const compare::ResultRow* r) { return r->sustained; });
     const std::vector<double>& values = p.placements_ms.empty() ? p.samples_ms : p.placements_ms;
     if (!values.empty()) {
       p.latency_ms = mean(values);

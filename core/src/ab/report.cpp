@@ -118,7 +118,7 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
   // them already sees how a process lands; the in-run spread bar is for
   // placements of one process each.
   compare::Options options = o.compare;
-  options.spread_bar = o.samples != Samples::rounds;
+  options.process_guards = o.samples != Samples::rounds;
   const compare::Report report = compare::compare(side_of("A"), side_of("B"), options);
   std::unique_ptr<compare::Calibration> aa;
   if (o.calibrate) {

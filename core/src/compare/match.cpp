@@ -97,10 +97,12 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   }
   c.speedup = *a.latency_ms / *b.latency_ms;
   Guards guards;
-  if (opt.spread_bar) guards.spread = c.noise_pct / 100;
+  if (opt.process_guards) {
+    guards.spread = c.noise_pct / 100;
+    guards.sustained_a = a.sustained;
+    guards.sustained_b = b.sustained;
+  }
   guards.control = c.control;
-  guards.sustained_a = a.sustained;
-  guards.sustained_b = b.sustained;
   guards.no_work = *a.latency_ms < kNoWorkMs && *b.latency_ms < kNoWorkMs;
   const Decision d = decide({*c.speedup, c.values_a, c.values_b, opt.threshold, c.bar}, guards);
   if (!d.why.empty()) c.note += (c.note.empty() ? "" : "; ") + d.why;

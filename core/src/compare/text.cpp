@@ -86,8 +86,9 @@ std::vector<std::string> method_lines(const Options& o) {
                 kAlpha * 100);
   std::string bar = " and |speedup - 1| is past the bar (threshold " + pct(o.threshold * 100);
   if (o.noise_floor) bar += ", or the row's noise-floor bar";
-  if (o.spread_bar) bar += "; and past the row's in-run spread";
-  bar += ") and not matched by torch's side of the row, and the side read at one pace (held or sustained) in both";
+  if (o.process_guards) bar += "; and past the row's in-run spread";
+  bar += ") and not matched by torch's side of the row";
+  if (o.process_guards) bar += ", and the side read at one pace (held or sustained) in both";
   std::snprintf(interval, sizeof interval,
                 "interval: %g %% Hodges-Lehmann interval of the speedup (the ratios that test does not reject); "
                 "geomean: %g %% two-stage bootstrap (rows, then each row's placement noise), %d seeded replicates",
