@@ -32,8 +32,9 @@
 #              then every pair compared, calibrated, and the cost (aa_check.md)
 #   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205), none named
 #              in docs/evidence, plus abs (scripts/sample_ops.py; seed and list printed).
-#              AB1: FlagGems against itself, AB_ROUNDS (5, the fewest a verdict over
-#              rounds takes) rounds, --calibrate (the in-run A/A); AB2: against a copy in $WORK/fg_slow whose abs kernel tiles by 32
+#              One A/B, AB: AB_ROUNDS (5, the fewest a verdict over rounds takes) rounds,
+#              --calibrate, so A against A2 is FlagGems against itself (the in-run A/A) and
+#              A against B is against a copy in $WORK/fg_slow whose abs kernel tiles by 32
 #              elements with one warp (a CodeGenConfig given to its pointwise_dynamic, made by
 #              a small Python edit): abs must read SLOWER, nothing else move. Then the sequence
 #              it replaces: batch A (records) + batch B (replays) + compare over the same ops,
@@ -370,17 +371,21 @@ PY
         echo "$name $(( $(date +%s) - t0 )) $rc" | tee -a "$WORK/ab_wall.txt"
         return $rc
       }
-      for run in AB1 AB2; do
-        [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "ab: budget spent before $run"; break; }
-        grep -q "\"status\": \"done\"" "$WORK/$run/ab_identity.json" 2>/dev/null && continue
+      # One A/B does both checks: --calibrate runs side A twice (A, A2), so
+      # A against A2 is FlagGems against itself and A against B the slowed
+      # copy, in the same rounds (3 sides, not the 5 of two separate A/Bs).
+      run=AB
+      if [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ]; then
+        say "ab: budget spent before $run"
+      elif ! grep -q "\"status\": \"done\"" "$WORK/$run/ab_identity.json" 2>/dev/null; then
         again=(); [ -f "$WORK/$run/ab_identity.json" ] && again=(--resume)
-        if [ $run = AB1 ]; then side_b=("$FG"); extra=(--calibrate); else side_b=("$WORK/fg_slow"); extra=(--expect-diff 'versions.flaggems.*'); fi
+        extra=(--calibrate --expect-diff 'versions.flaggems.*')
         # Each side tuning itself may pick other winners: declared, not hidden.
         [ "${AB_WINNERS:-record}" = own ] && extra+=(--expect-diff autotune)
         say "ab: $run ${again[*]}"
-        timed "$run" "$ZL" ab "${AB_COMMON[@]}" --a "$FG" --b "${side_b[@]}" "${extra[@]}" --out "$WORK/$run" "${again[@]}" \
+        timed "$run" "$ZL" ab "${AB_COMMON[@]}" --a "$FG" --b "$WORK/fg_slow" "${extra[@]}" --out "$WORK/$run" "${again[@]}" \
           | tail -25
-      done
+      fi
       # The sequence ab replaces, over the same ops: batch A, batch B, compare.
       for run in SA SB; do
         [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "ab: budget spent before $run"; break; }
@@ -399,22 +404,26 @@ PY
         echo "# zlcore ab acceptance (issue 24)"; echo
         echo "ops (seed ${AB_SEED:-20261205}, ${AB_N:-20} drawn + abs): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"; echo
         echo "wall seconds, summed over the calls a step took (a resumed step has several lines):"; echo '```'
-        awk '{t[$1]+=$2} END {for (n in t) print n, t[n]; print "ab (AB2, the A/B itself):", t["AB2"]; \
+        awk '{t[$1]+=$2} END {for (n in t) print n, t[n]; print "ab (A, A2 and B, 5 rounds):", t["AB"]; \
              print "sequence (batch_SA + batch_SB + compare):", t["batch_SA"]+t["batch_SB"]+t["compare"]}' \
           "$WORK/ab_wall.txt" 2>/dev/null; echo '```'
-        for run in AB1 AB2; do
-          [ -f "$WORK/$run/report.md" ] || { echo "$run: no report yet"; continue; }
+        run=AB
+        if [ -f "$WORK/$run/report.md" ]; then
           echo "## $run"; echo '```'; cat "$WORK/$run/ab_summary.json"; echo '```'
           grep -E "^- (A/A|FAILED|rounds|winners)" "$WORK/$run/report.md"
-          echo; echo "rows not SAME:"; "$PY" - "$WORK/$run/report.json" <<'PY'
+          echo; echo "### A against A2 (FlagGems against itself, the same rounds)"; echo
+          sed -n '/^## Verdicts per pair/,/^## Noise floor/p' "$WORK/$run/aa.md" | grep -v "^## Noise floor"
+          echo "### A against B (abs slowed): rows not SAME"; echo; "$PY" - "$WORK/$run/report.json" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1]))["rows"]:
     if r["verdict"] != "SAME":
         print(f"  {r['op']} {r['dtype']} {r['shape']}: {r['verdict']} speedup {r['speedup']} [{r['ci_low']}, {r['ci_high']}]")
 PY
-        done
+        else
+          echo "$run: no report yet"
+        fi
       } | tee "$OUT/ab_check.md"
-      for run in AB1 AB2; do [ -f "$WORK/$run/report.html" ] && cp "$WORK/$run/report.html" "$OUT/$run.html"; done
+      [ -f "$WORK/AB/report.html" ] && cp "$WORK/AB/report.html" "$OUT/AB.html"
       ;;
     *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
   esac
