@@ -117,7 +117,8 @@ def quantile(values, q):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
 
 
-def table_cost(dirs):
+def table_cost(dirs, per_op=None):
+    """The cost table; per_op names the dirs whose ops get a line each (default: all)."""
     print("| run | op | sides | measure ms median | p90 | max | over 100 ms | capture ms median | held / sustained "
           "| warm-up ms median |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
@@ -136,7 +137,7 @@ def table_cost(dirs):
                     sustained.append(bool(r.get(f"sustained{suffix}")))
                     warmup.append(r.get(f"warmup{suffix}_ms") or 0.0)
             every += measure
-            if measure:
+            if measure and (per_op is None or d in per_op):
                 # held: the steady pass stood; sustained: a power-limited pace, one reading per placement
                 spread = f"{sum(not x for x in sustained)} / {sum(sustained)}"
                 print(f"| {d.name} | {op} | {len(measure)} | {quantile(measure, 0.5):.1f} "
@@ -259,7 +260,8 @@ def table_aa(work, zl):
                           for v in ("SLOWER", "SAME", "NOISY", "FASTER", "UNCONFIRMED")))
     if runs:
         print()
-        table_cost([runs[0]])
+        # Per op for the first batch; every batch's whole (issue 19 (c) asks for each).
+        table_cost(runs, per_op={runs[0]})
 
 
 if __name__ == "__main__":
