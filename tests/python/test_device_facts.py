@@ -74,7 +74,9 @@ def test_a_state_that_answers_skips_the_probe_and_its_rest():
 def jittery(placement, load, rest):
     # Windows of the first placement read 1 % apart without any change of
     # clocks: a launch-bound replay's noise. The pace is otherwise steady.
-    return 0.010 * (1.01 if 40.0 < load < 80.0 else 1.0)
+    # (128 calls a replay: the sizing replays and the settling end at 74.2 ms
+    # of load, the first window's samples at 87.0.)
+    return 0.010 * (1.01 if 40.0 < load < 87.0 else 1.0)
 
 
 def test_windows_that_moved_while_the_device_held_its_clocks_are_noise_not_a_pace():

@@ -44,8 +44,9 @@ class FakeReplayer:
     slow, like the H200's.
     """
 
-    def __init__(self, pace, fail_capture=None):
+    def __init__(self, pace, fail_capture=None, launch_ms=0.0):
         self.pace = pace
+        self.launch_ms = launch_ms  # each replay's own cost, whatever its calls
         self.fail_capture = fail_capture
         self.load = 0.0
         self.last_rest = None
@@ -62,7 +63,7 @@ class FakeReplayer:
 
     def _one(self, graph):
         per_call = self.pace(graph.placement, self.load, self.last_rest)
-        ms = graph.calls * per_call * (2.0 if graph.replays == 0 else 1.0)
+        ms = graph.calls * per_call * (2.0 if graph.replays == 0 else 1.0) + self.launch_ms
         graph.replays += 1
         self.replayed += 1
         self.load += ms
@@ -124,7 +125,7 @@ def test_steady_pace_reads_the_same_on_every_placement():
     assert reading.placements_ms == [pytest.approx(0.010)] * 4
     assert reading.latency_ms == pytest.approx(0.010)
     assert reading.after_rest_pct == pytest.approx(0.0)
-    assert reading.calls == 100  # replay_ms (1.0) / 0.010
+    assert reading.calls == 128  # the smallest power of two with replay_ms (1.0) at 0.010 a call
     # Four placements, each captured once, released, and its clones let go.
     assert places.entered == places.exited == [0, 1, 2, 3]
     assert [g.placement for g in mech.captures] == [0, 1, 2, 3]
@@ -133,8 +134,8 @@ def test_steady_pace_reads_the_same_on_every_placement():
     assert [w.placement for w in reading.windows] == [0, 0, 1, 2, 3]
     assert reading.windows[0].load_ms >= SETTINGS.settle_ms
     # Samples per window: the first placement's windows judge the pace, so
-    # they hold ZL_GRAPH_SAMPLES (10); the others placement_ms (4) of 1 ms replays.
-    assert [len(w.samples) for w in reading.windows] == [10, 10, 4, 4, 4]
+    # they hold ZL_GRAPH_SAMPLES (10); the others placement_ms (4) of 1.28 ms replays.
+    assert [len(w.samples) for w in reading.windows] == [10, 10, 3, 3, 3]
     assert mech.rests == [SETTINGS.probe_rest_ms]  # the probe, once
     assert reading.pace[2] == [pytest.approx(reading.windows[2].load_ms, abs=0.1), 0.01, 1]
 
@@ -249,12 +250,38 @@ def test_scaled_to_level_keeps_the_mean_at_the_level():
 
 
 def test_an_undersized_graph_is_captured_again_larger():
-    # A host-bound eager estimate (10x the real per-call time) undersizes n.
+    # A host-bound eager estimate (10x the real per-call time) undersizes n;
+    # the graph's own warm replay reads the device and sizes it again.
     reading, mech, _ = run(lambda p, load, rest: 0.001, eager_ms=0.010)
-    assert mech.captures[0].calls == 100 and mech.captures[1].calls > 100
+    assert mech.captures[0].calls == 128 and mech.captures[1].calls == 1024
     assert mech.captures[0].released
-    assert reading.calls == mech.captures[1].calls
+    assert reading.calls == 1024
     assert all(g.calls == reading.calls for g in mech.captures[1:])
+    assert reading.latency_ms == pytest.approx(0.001)
+
+
+def test_processes_whose_eager_estimates_differ_build_the_same_graph():
+    # A 2.5 us kernel behind a wrapper whose host time per call is 170 us in
+    # one process and 250 us in the other, and a replay's own launch cost of
+    # 5.5 us (normal_float_tensor 64x64 on the H200). Sized from the eager
+    # estimate, the graphs held 8 and 4 calls and read 3.2 and 3.9 us a call.
+    readings = [run(lambda p, load, rest: 0.0025, eager_ms=eager, launch_ms=0.0055)[0] for eager in (0.17, 0.25)]
+    assert [r.calls for r in readings] == [512, 512]
+    assert readings[0].latency_ms == pytest.approx(readings[1].latency_ms, rel=1e-9)
+    assert readings[0].latency_ms == pytest.approx(0.0025, rel=0.01)
+
+
+def test_calls_are_powers_of_two_within_the_capture_budget():
+    s = SETTINGS
+    assert graph_policy.calls_for(0.010, 0.010, s) == 128
+    assert graph_policy.calls_for(0.0099, 0.0099, s) == 128  # a few percent apart: the same graph
+    assert graph_policy.calls_for(0.0105, 0.0105, s) == 128
+    assert graph_policy.calls_for(2.0, 2.0, s) == 1  # a long kernel: one call
+    assert graph_policy.calls_for(0.6, 0.6, s) == 2
+    # A 1 us kernel behind a 1 ms wrapper: no more than CAPTURE_BUDGET_MS of capture.
+    assert graph_policy.calls_for(0.001, 1.0, s) == 128
+    assert graph_policy.calls_for(0.0, 0.0, s) == graph_policy.CALLS_WHEN_ESTIMATE_IS_ZERO
+    assert graph_policy.calls_for(1e-7, 1e-7, replace(s, max_calls=5000)) == 5000
 
 
 def test_a_capture_that_fails_releases_what_it_placed():

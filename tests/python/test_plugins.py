@@ -11,7 +11,8 @@ ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_
             "latency_ms", "speedup", "timer", "timer_base", "fallback_reason", "repeats", "placements_ms",
             "placements_base_ms", "samples_ms",
             "samples_base_ms", "spread_pct", "spread_base_pct", "warmup_ms", "warmup_base_ms", "measure_ms",
-            "measure_base_ms", "capture_ms", "capture_base_ms", "windows", "windows_base", "pace",
+            "measure_base_ms", "capture_ms", "capture_base_ms", "windows", "windows_base", "eager_ms", "eager_base_ms",
+            "calls_per_replay", "calls_per_replay_base", "discarded_replay_ms", "discarded_replay_base_ms", "pace",
             "pace_base", "sustained", "sustained_base",
             "after_rest_pct", "after_rest_base_pct", "readings", "readings_base", "device_state",
             "device_state_base", "noise_note", "noise_note_base", "extras_stopped", "gbps", "tflops", "cluster_kernel",
@@ -56,7 +57,8 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
             assert len(row[key]) == 4 and sum(row[key]) / 4 == approx(row[latency])
         # Samples: two windows on the first placement, one on each other, 3-10 each.
         assert 15 <= len(row["samples_ms"]) <= 50 and 15 <= len(row["samples_base_ms"]) <= 50
-        assert len(row["samples_ms"]) == 2 * 10 + 3 * 4 or row["shape"] == "[[64, 512, 8]]"
+        # 1.31 ms replays (a power of two calls): 4 ms of samples is 3 of them.
+        assert len(row["samples_ms"]) == 2 * 10 + 3 * 3 or row["shape"] == "[[64, 512, 8]]"
         assert row["windows"] == row["windows_base"] == 5  # the stub's pace holds
         for pace in (row["pace"], row["pace_base"]):  # [load before the window, its median, placement]
             assert [p[2] for p in pace] == [0, 0, 1, 2, 3]
@@ -98,9 +100,10 @@ def test_graph_timer_sizes_placements_from_its_settings(run_child):
                     ZL_PLACEMENTS="3", ZL_PLACEMENT_MS="6", ZL_GRAPH_SAMPLES="6")
     assert run.rc == 0, run.output
     rows = by_shape(run.rows())
-    # 64x64: 48 calls of 20.48 us make a ~1 ms replay; two windows of
-    # ZL_GRAPH_SAMPLES (6) on the first placement, 6 ms (6 samples) on each other
-    assert rows["[[64, 64]]"]["repeats"] == 3 and len(rows["[[64, 64]]"]["samples_ms"]) == 24
+    # 64x64: 64 calls of 20.48 us make a 1.31 ms replay; two windows of
+    # ZL_GRAPH_SAMPLES (6) on the first placement, 6 ms (5 samples) on each other
+    assert rows["[[64, 64]]"]["repeats"] == 3 and len(rows["[[64, 64]]"]["samples_ms"]) == 22
+    assert rows["[[64, 64]]"]["calls_per_replay"] == 64 and rows["[[64, 64]]"]["calls_per_replay_base"] == 32
     # torch's 2.6 ms per call: one call per replay; 20 ms windows capped at 6
     # samples on the first placement, then at least ZL_GRAPH_MIN_SAMPLES (3)
     assert len(rows["[[64, 512, 8]]"]["samples_base_ms"]) == 2 * 6 + 2 * 3
@@ -512,10 +515,11 @@ def test_unknown_timer_is_a_usage_error(run_child):
     assert "ZL_TIMER='stopwatch': unknown timer 'stopwatch' (known: graph, direct, host" in run.output
 
 
-# 64x64 under the default graph settings, on either side: 48 calls per ~1 ms
-# replay. On the first placement's graph replay 1 is discarded, 2-73 settle
-# (70 ms), 74-83 are the first window's samples, 84 leads the second window
-# (samples 85-94). Every later placement has a graph of its own.
+# 64x64 under the default graph settings, on either side: 64 calls per
+# 1.31 ms replay (the FlagGems side's 20.48 us a call, torch's 32 of 40.96).
+# On the first placement's graph replay 1 is discarded, 2 sizes it, 3-56
+# settle (70 ms), 57-66 are the first window's samples, 67 leads the second
+# window (samples 68-77). Every later placement has a graph of its own.
 STEP_SHAPE = "[[64, 64]]"
 # Rests short enough for a test; the stub's boost needs no more.
 QUICK_RESTS = {"ZL_GRAPH_REST_MS": "60", "ZL_GRAPH_PROBE_REST_MS": "60"}
@@ -528,7 +532,7 @@ def test_graph_timer_sustains_a_pace_that_moved(run_child):
     # own graph) is past the step after its first 200 ms of load.
     nominal = SHAPES[STEP_SHAPE] * COST / 2
     args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
-    run = run_child(args, STUB_GRAPH_STEP="84:1.15:each", **QUICK_RESTS)
+    run = run_child(args, STUB_GRAPH_STEP="67:1.15:each", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
     assert row["sustained"] == row["sustained_base"] == "window medians 15.0 % apart"
@@ -551,15 +555,15 @@ def test_graph_timer_sustains_a_pace_that_moved(run_child):
     assert timing["settings"]["graph"]["rest_ms"] == 60.0
 
     # One window on the first placement cannot see the step; the pace holds.
-    one = run_child(args, STUB_GRAPH_STEP="84:1.15:each", ZL_GRAPH_MIN_WINDOWS="1", **QUICK_RESTS)
+    one = run_child(args, STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_MIN_WINDOWS="1", **QUICK_RESTS)
     row = by_shape(one.rows())[STEP_SHAPE]
     assert row["sustained"] is None and row["readings"] is None and row["windows"] == 4
 
     # Fewer, shorter sustained readings: only the samples after ZL_GRAPH_SUSTAINED_FROM_MS count.
-    short = run_child(args, STUB_GRAPH_STEP="84:1.15:each", ZL_GRAPH_SUSTAINED_MS="70",
+    short = run_child(args, STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_SUSTAINED_MS="70",
                       ZL_GRAPH_SUSTAINED_FROM_MS="30", ZL_GRAPH_READINGS="2", **QUICK_RESTS)
     row = by_shape(short.rows())[STEP_SHAPE]
-    assert row["readings"] == [approx(nominal)] * 2  # the step comes after 84 replays, ~83 ms
+    assert row["readings"] == [approx(nominal)] * 2  # the step comes after 67 replays, ~88 ms
     assert short.child("timing")["settings"]["graph"]["readings"] == 2
 
 
@@ -598,7 +602,7 @@ def test_graph_timer_reports_a_sustained_reading_cut_short(run_child):
     # window, before 200 ms of load: that window stands in, and says so.
     nominal = SHAPES[STEP_SHAPE] * COST / 2
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
-                    STUB_GRAPH_STEP="84:1.15:each", ZL_GRAPH_MAX_WINDOWS="1", **QUICK_RESTS)
+                    STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_MAX_WINDOWS="1", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
     assert row["windows"] == 2 + 4 and row["sustained"] is not None  # one per reading
@@ -623,3 +627,4 @@ def test_graph_timer_refuses_settings_it_cannot_use(run_child):
     assert run.rc == 0, run.output
     graph = run.child("timing")["settings"]["graph"]
     assert graph["settle_ms"] == 0.0 and graph["sustained_from_ms"] == 0.0
+

@@ -220,6 +220,14 @@ def build_row(row):
         "capture_base_ms": _extra(base, "capture_ms"),
         "windows": _extra(gems, "windows"),
         "windows_base": _extra(base, "windows"),
+        # How each graph was sized: the eager estimate per call, the calls a
+        # replay holds, and the fresh graph's discarded first replay (ms).
+        "eager_ms": gems.eager_ms if gems is not None else None,
+        "eager_base_ms": base.eager_ms if base is not None else None,
+        "calls_per_replay": _extra(gems, "calls_per_replay"),
+        "calls_per_replay_base": _extra(base, "calls_per_replay"),
+        "discarded_replay_ms": _extra(gems, "discarded_replay_ms"),
+        "discarded_replay_base_ms": _extra(base, "discarded_replay_ms"),
         "pace": _extra(gems, "pace"),
         "pace_base": _extra(base, "pace"),
         "sustained": _extra(gems, "sustained"),

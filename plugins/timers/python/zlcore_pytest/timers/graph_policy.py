@@ -65,6 +65,17 @@ WINDOW_MS = 20.0
 NO_WORK_MS = 1e-4
 # Triton's do_bench_cudagraph uses this n when the eager estimate reads 0 ms.
 CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
+# The most host time one capture may take, estimated as calls x the eager
+# per-call time (the host's time per call where launches are host-bound): a
+# kernel of a few microseconds behind a slow Python wrapper would otherwise be
+# captured thousands of times on every placement.
+CAPTURE_BUDGET_MS = 200.0
+# Resizes of the first placement's graph: a replay of few calls carries the
+# graph launch's own cost, so the size read from it can be one step short;
+# the resized graph's own replay settles it.
+SIZING_ROUNDS = 2
+
+
 
 
 @dataclass
@@ -113,12 +124,37 @@ class Reading:
         return [[round(w.load_ms, 1), float(f"{w.median:.6g}"), w.placement] for w in self.windows]
 
 
-def calls_for(eager_ms, s):
-    """Calls per replay so a replay lasts about replay_ms."""
-    if eager_ms <= 0:
+def _power_of_two_at_least(x):
+    calls = 1
+    while calls < x:
+        calls *= 2
+    return calls
+
+
+def _power_of_two_at_most(x):
+    calls = 1
+    while calls * 2 <= x:
+        calls *= 2
+    return calls
+
+
+def calls_for(per_call_ms, eager_ms, s):
+    """Calls per replay: the smallest power of two whose replay lasts replay_ms
+    at per_call_ms, within CAPTURE_BUDGET_MS of host time at eager_ms a call
+    and within max_calls.
+
+    A power of two, so that processes whose readings of the same kernel differ
+    by a few percent build the same graph and spread the graph launch's own
+    cost alike; an eager estimate alone reads the host where the op's wrapper
+    is slower than its kernel, and varies from process to process
+    (docs/graph-timer.md, step 1).
+    """
+    if per_call_ms <= 0:
         calls = CALLS_WHEN_ESTIMATE_IS_ZERO
     else:
-        calls = int(s.replay_ms / eager_ms)
+        calls = _power_of_two_at_least(s.replay_ms / per_call_ms)
+    if eager_ms > 0:
+        calls = min(calls, _power_of_two_at_most(CAPTURE_BUDGET_MS / eager_ms))
     return int(min(max(calls, 1), s.max_calls))
 
 
@@ -134,7 +170,7 @@ class _Side:
         self.place = place
         self.s = s
         self.eager_ms = eager_ms
-        self.calls = calls_for(eager_ms, s)
+        self.calls = calls_for(eager_ms, eager_ms, s)
         self.replay_ms = 0.0  # per replay, once sized
         self.load = 0.0
         self.windows: List[Window] = []
@@ -165,28 +201,35 @@ class _Side:
         self.load = 0.0
 
     def _sized_graph(self, placed):
-        """The first placement's graph, n checked against its discarded replay."""
-        s = self.s
+        """The first placement's graph, sized from its own replays.
+
+        The eager estimate gives the first size; a host-bound one (a slow
+        wrapper around a small kernel) reads the host, not the device. So the
+        graph's first replay is discarded (a fresh graph's runs slow), the
+        second gives the device's time per call, and the graph is captured
+        again at the size that time asks for (calls_for), up to SIZING_ROUNDS
+        times, until a warm replay confirms the size."""
         graph = self.mech.capture(placed, self.calls)
         try:
             first = self.mech.replay_ms(graph)
-            if first < s.replay_ms and self.calls < s.max_calls:
-                # A host-bound eager estimate undersized n: capture once more, larger.
-                wanted = math.ceil(self.calls * s.replay_ms * 1.25 / max(first, 1e-6))
-                more = int(min(max(wanted, self.calls + 1), s.max_calls))
+            warm = self.mech.replay_ms(graph)
+            self.load += first + warm
+            for _ in range(SIZING_ROUNDS):
+                wanted = calls_for(warm / self.calls, self.eager_ms, self.s)
+                if wanted == self.calls:
+                    break
                 self.mech.release(graph)
                 graph = None
-                graph = self.mech.capture(placed, more)
-                self.calls = more
+                graph = self.mech.capture(placed, wanted)
+                self.calls = wanted
                 first = self.mech.replay_ms(graph)
+                warm = self.mech.replay_ms(graph)
+                self.load += first + warm
         except BaseException:
             if graph is not None:
                 self.mech.release(graph)
             raise
-        # The discarded replay can run 2x slow; the eager estimate is an upper
-        # bound too when launches are host-bound. The smaller one sizes the rest.
-        self.replay_ms = min(first, self.calls * self.eager_ms) if self.eager_ms > 0 else first
-        self.load += first
+        self.replay_ms = warm
         return graph, first
 
     # -- the steady pass -----------------------------------------------------------
