@@ -628,3 +628,15 @@ def test_graph_timer_refuses_settings_it_cannot_use(run_child):
     graph = run.child("timing")["settings"]["graph"]
     assert graph["settle_ms"] == 0.0 and graph["sustained_from_ms"] == 0.0
 
+
+def test_a_cold_child_runs_the_suite_on_a_frozen_heap(tmp_path):
+    (tmp_path / "test_heap.py").write_text(
+        "import gc\n\n"
+        "def test_the_heap_is_frozen():\n"
+        "    assert gc.get_freeze_count() > 0\n")
+    run_dir = tmp_path / "run"
+    (run_dir / ".child").mkdir(parents=True)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "zlcore_pytest.timing",
+                           str(tmp_path / "test_heap.py")], capture_output=True, text=True,
+                          env=child_env(run_dir), cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

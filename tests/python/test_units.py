@@ -1,6 +1,8 @@
 """In-process checks of helpers that need no pytest child."""
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -368,3 +370,22 @@ def test_the_worker_lets_go_of_what_a_failed_test_held(tmp_path):
         del sys.modules["zl_held_box"]
         for name, value in saved.items():
             setattr(sys, name, value)
+
+
+def test_the_imported_heap_is_frozen_once_and_what_comes_after_is_still_collected():
+    # The suite collects after every shape; the imports are frozen out of that
+    # walk, once per process, and an op's own cycles are still collected.
+    script = (
+        "import gc, weakref\n"
+        "from zlcore_pytest._heap import freeze_imports\n"
+        "class Node: pass\n"
+        "first = freeze_imports(); frozen = gc.get_freeze_count()\n"
+        "second = freeze_imports()\n"
+        "a = Node(); a.me = a; ref = weakref.ref(a); del a\n"
+        "gc.collect()\n"
+        "print(first, second, frozen > 0, gc.get_freeze_count() == frozen, ref() is None)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(PLUGINS)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "False", "True", "True", "True"]
+

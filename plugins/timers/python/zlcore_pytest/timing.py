@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from . import _bench, _child, _env, _state
+from . import _bench, _child, _env, _heap, _state
 from . import timers as registry
 from .timers.base import CaptureFailed, SideCall, SideTiming, one_line
 from .timers.placement import Placer, clone_inputs, memory_for
@@ -287,6 +287,7 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_finish(session):
+    _heap.freeze_imports()  # the suite's per-shape gc.collect() then skips the imports
     timing = session.config.stash[_SESSION]
     if timing._patched_class is None:
         timing.install()
