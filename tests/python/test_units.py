@@ -388,4 +388,3 @@ def test_the_imported_heap_is_frozen_once_and_what_comes_after_is_still_collecte
                           env={**os.environ, "PYTHONPATH": str(PLUGINS)}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "False", "True", "True", "True"]
-

@@ -76,8 +76,6 @@ CAPTURE_BUDGET_MS = 200.0
 SIZING_ROUNDS = 2
 
 
-
-
 @dataclass
 class Window:
     placement: int
