@@ -18,7 +18,7 @@ sys.path[:0] = [str(PLUGINS)]
 
 from zlcore_pytest.timers import graph, graph_policy  # noqa: E402
 from zlcore_pytest.timers.base import CaptureFailed  # noqa: E402
-from zlcore_pytest.timers.graph_device import GraphDevice  # noqa: E402
+from zlcore_pytest.timers.graph_device import GraphDevice, PrivatePools  # noqa: E402
 from zlcore_pytest.timers.settings import GraphSettings, SettingsError, TimerSettings  # noqa: E402
 
 # Rests short enough for a test: the fake replayer does not sleep anyway.
@@ -425,6 +425,77 @@ def test_a_capture_that_cannot_be_ended_is_reported_open():
     failed, _, still, _ = capture_that_fails_midway(device)
     assert failed.left_open is True and still is True
     assert failed.reason.endswith("(the stream still reads as capturing)")
+
+
+class FakePools:
+    """PrivatePools' calls, recorded: the handles handed out and the pools let go."""
+
+    def __init__(self):
+        self.handed = []
+        self.ended = []
+        self.released = []
+
+    def pools(self):
+        def handle():
+            self.handed.append(("pool", len(self.handed) + 1))
+            return self.handed[-1]
+
+        return PrivatePools(handle, lambda dev, pool: self.released.append((dev, pool)),
+                            lambda dev, pool: self.ended.append((dev, pool)), device_index=lambda: 3)
+
+
+def test_a_failed_capture_lets_its_private_pool_go():
+    # torch releases a graph's pool only when its capture ended: a capture
+    # that failed would keep every block it allocated for the process's life.
+    device, fake = FakeDeviceModule(), FakePools()
+    begun = []
+    plain_begin = device.Graph.capture_begin
+
+    def capture_begin(graph, pool=None):
+        begun.append(pool)
+        plain_begin(graph)
+
+    device.Graph.capture_begin = capture_begin
+    device.Graph.pool = lambda graph: (_ for _ in ()).throw(RuntimeError("without a preceding successful capture"))
+    mech = GraphDevice(device, device.Graph, random_draw=lambda: None, pools=fake.pools())
+
+    class Placed:
+        index = 0
+        grad_to_none = None
+        fn = staticmethod(lambda: None)
+
+    with mech.side_stream():
+        with pytest.raises(CaptureFailed):
+            mech.capture(Placed, 2)
+    assert begun == [("pool", 1)]  # the capture began on the handle it was given
+    assert fake.ended == fake.released == [(3, ("pool", 1))] and mech.pools_released == 1
+
+
+def test_a_pool_is_let_go_only_by_whoever_owns_it():
+    fake = FakePools()
+    pools = fake.pools()
+
+    class Ended:  # a capture that ended: its graph's reset() lets the pool go
+        def pool(self):
+            return ("pool", 1)
+
+    assert pools.let_go(Ended(), ("pool", 1)) is False and fake.released == []
+    # A capture still open is not let go: its stream is capturing into the pool.
+    device, fake = FakeDeviceModule(end_ends_capture=False), FakePools()
+    device.Graph.capture_begin = lambda graph, pool=None: setattr(device, "capturing", device.current_stream())
+    mech = GraphDevice(device, device.Graph, random_draw=lambda: None, pools=fake.pools())
+
+    class Placed:
+        index = 0
+        grad_to_none = None
+        fn = staticmethod(lambda: None)
+
+    with mech.side_stream():
+        with pytest.raises(CaptureFailed) as failed:
+            mech.capture(Placed, 2)
+    assert failed.value.left_open and fake.released == [] and mech.pools_released == 0
+    # Without the device module's calls there are no pools to manage.
+    assert PrivatePools.for_device(FakeDeviceModule()) is None
 
 
 class FakeGenerator:

@@ -17,7 +17,7 @@ import time
 from .. import _bench, _device_state
 from . import graph_policy
 from .base import CaptureFailed, SideTiming, clear_grads, one_line
-from .graph_device import GraphDevice
+from .graph_device import GraphDevice, PrivatePools
 
 NAME = "graph"
 
@@ -78,7 +78,8 @@ class GraphTimer:
                 self._stream = device.Stream()
             except Exception as exc:
                 raise CaptureFailed(f"graph API {api} unavailable: {one_line(exc)}") from exc
-        return GraphDevice(*self._resolved, stream=self._stream)
+        device, graph_class = self._resolved
+        return GraphDevice(device, graph_class, stream=self._stream, pools=PrivatePools.for_device(device))
 
     def _state_reader(self):
         if not hasattr(self, "_reader"):

@@ -9,6 +9,11 @@ for every side, because caching allocators keep freed blocks per stream, and
 each placement's clones and shift, allocated there, must be reusable by the
 next side rather than pile up in the caches of ever new streams.
 
+Each capture gets a private memory pool of its own (PrivatePools), and a capture
+that fails lets its pool go: torch lets a graph's pool go only in the reset of a
+graph whose capture ended well, so without this every block the failed capture
+allocated stays for the life of the process.
+
 A capture that fails must leave nothing open: work later queued on a stream
 still capturing is captured instead of run, and in the global capture mode
 other streams' synchronizing calls fail, so a warm worker would lose every op
@@ -33,11 +38,80 @@ import time
 from .base import CaptureFailed, clear_grads, one_line
 
 
+class PrivatePools:
+    """Private memory pools for captures, and letting go of a failed capture's.
+
+    torch's CUDAGraph releases its pool in reset() only when its capture
+    ended (`graph.pool()` raises otherwise). A capture that fails at the end
+    (an op that synchronizes, "operation not permitted when stream is
+    capturing") never gets there: its pool and the blocks allocated in it stay
+    reserved, and while the allocator still counts the capture as underway it
+    holds back frees. An op whose torch side cannot be captured fails it on
+    every shape, and its 1G-element shapes then ran out of a 140 GiB device
+    with 90 GiB in private pools (docs/graph-timer.md, "Captures that fail").
+    So each capture begins on a pool handle taken here, and a failed one's
+    pool is ended and released by that handle; its blocks go back to the
+    device once the failed capture's tensors are gone.
+    """
+
+    def __init__(self, handle, release, end=None, device_index=lambda: 0):
+        self._handle = handle
+        self._release = release
+        self._end = end
+        self._device_index = device_index
+
+    @classmethod
+    def for_device(cls, device):
+        """The device module's pools (torch.cuda's: graph_pool_handle and
+        torch._C._cuda_releasePool); None where it offers no such calls."""
+        handle = getattr(device, "graph_pool_handle", None)
+        name = getattr(device, "__name__", "").rsplit(".", 1)[-1]
+        try:
+            import torch
+
+            binding = torch._C
+        except Exception:
+            return None
+        release = getattr(binding, f"_{name}_releasePool", None)
+        end = (getattr(binding, f"_{name}_endAllocateToPool", None)
+               or getattr(binding, f"_{name}_endAllocateCurrentStreamToPool", None))
+        current = getattr(device, "current_device", None)
+        if handle is None or release is None or current is None:
+            return None
+        return cls(handle, release, end, current)
+
+    def new(self):
+        return self._handle()
+
+    def let_go(self, graph, pool):
+        """After a failed capture on `pool`: True once its pool is released.
+        A capture that ended has a pool of its graph's own, let go by reset()."""
+        try:
+            graph.pool()
+            return False
+        except Exception:
+            pass
+        device = self._device_index()
+        if self._end is not None:
+            try:
+                self._end(device, pool)  # the allocator still routes to it, or not: either is fine
+            except Exception:
+                pass
+        try:
+            self._release(device, pool)
+            return True
+        except Exception:
+            return False
+
+
 class GraphDevice:
     def __init__(self, device, graph_class, stream=None, sleep=time.sleep, clock=time.perf_counter,
-                 random_draw=None):
+                 random_draw=None, pools=None):
         self.device = device
         self.graph_class = graph_class
+        # Pools for the captures (PrivatePools); None: the graph class picks its own.
+        self._pools = pools
+        self.pools_released = 0  # failed captures whose private pool was let go
         # One draw from the device's random generator; raises when a failed
         # capture left it believing it is capturing. None: torch.rand on the
         # device the plan named.
@@ -89,9 +163,14 @@ class GraphDevice:
         gc.disable()
         started = self._clock()
         graph = self.graph_class()
+        pool = None
         try:
             with device.stream(self.stream):
-                graph.capture_begin()
+                if self._pools is not None:
+                    pool = self._pools.new()
+                    graph.capture_begin(pool=pool)
+                else:
+                    graph.capture_begin()
                 try:
                     for _ in range(calls):
                         clear_grads(placed.grad_to_none)
@@ -102,6 +181,8 @@ class GraphDevice:
                 graph.capture_end()
         except BaseException as exc:
             left_open = self._clean_up_failed_capture(graph)
+            if pool is not None and not left_open and self._pools.let_go(graph, pool):
+                self.pools_released += 1
             del graph
             if not isinstance(exc, Exception):
                 raise
