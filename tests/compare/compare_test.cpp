@@ -147,6 +147,40 @@ TEST(Verdict, GuardsOnlyStopFindings) {
   EXPECT_EQ(zc::decide({1.0, b, b, 0.02, 0.02}, all).verdict, V::Same);
 }
 
+// A launch path that got faster adds the same microseconds to every launch:
+// on the H200, unfold_copy's ~1 us kernel read 1.067 us in one batch and
+// 0.887 us in the next, torch's side 1.926 and 1.733 us. As ratios the two
+// moves differ (1.20 against 1.11); in time they are the same 0.19 us.
+TEST(Verdict, TheControlReadInTime) {
+  using V = zc::Verdict;
+  auto decide = [](double a_ms, double b_ms, double a_base, double b_base) {
+    const std::vector<double> a = spaced(a_ms, 1), b = spaced(b_ms, 1);
+    zc::Guards g;
+    g.control = a_base / b_base;
+    g.a_ms = a_ms;
+    g.b_ms = b_ms;
+    g.a_base_ms = a_base;
+    g.b_base_ms = b_base;
+    return zc::decide({mean(a) / mean(b), a, b, 0.02, 0.02}, g);
+  };
+  const zc::Decision launch = decide(1.067e-3, 0.887e-3, 1.926e-3, 1.733e-3);
+  EXPECT_EQ(launch.verdict, V::Noisy);
+  EXPECT_NE(launch.why.find("torch's side moved by the same time (-0.193 us): the launch path changed"),
+            std::string::npos)
+      << launch.why;
+  // torch's ordinary jitter on a larger kernel (0.3 % of 1 ms) is the same
+  // 3 us as a real 3 % change of a 100 us kernel: the control must itself
+  // have moved past the bar before it explains anything.
+  EXPECT_EQ(decide(0.100, 0.103, 1.000, 1.003).verdict, V::Slower);
+  // Past launch scale (10 us) the same reading in time is never taken: a 2 us
+  // launch path does not exist, a 2 us move of a 20 us torch kernel is its own.
+  EXPECT_EQ(decide(0.010, 0.008, 0.020, 0.018).verdict, V::Faster);
+  EXPECT_EQ(decide(0.0099, 0.0079, 0.020, 0.018).verdict, V::Noisy);
+  EXPECT_EQ(decide(1.067e-3, 0.887e-3, 1.733e-3, 1.926e-3).verdict, V::Faster);  // torch moved the other way
+  EXPECT_EQ(decide(1.067e-3, 0.887e-3, 1.926e-3, 1.826e-3).verdict, V::Faster);  // 0.1 us of the kernel's 0.18
+  EXPECT_EQ(decide(1.067e-3, 0.887e-3, 0, 0).verdict, V::Faster);                 // no torch side
+}
+
 TEST(Verdict, NoWorkOnEitherSideIsNotCompared) {
   zc::Guards g;
   g.no_work = true;

@@ -155,6 +155,10 @@ inline constexpr int kBootstrapReplicates = 4000;  // geomean intervals
 // that launches nothing (a view op, a size query) replays in nanoseconds,
 // the smallest kernel takes about a microsecond (docs/compare.md, "Verdicts").
 inline constexpr double kNoWorkMs = 1e-4;
+// Rows whose FlagGems side is under this in both runs are where a launch
+// path's fraction of a microsecond is a few percent: only there does the
+// torch control read in time (verdict.cpp).
+inline constexpr double kLaunchScaleMs = 0.010;
 
 // What a side's test values are: per-placement medians, or in older runs
 // the in-run repeats of one placement, which cannot see placement variance.
@@ -179,6 +183,11 @@ struct Guards {
   // mean. FASTER/SLOWER must pass it too when it is above 0 (Options::process_guards).
   double spread = 0;
   std::optional<double> control;  // the torch side's A/B latency ratio, when both sides have one
+  // The row's latencies (ms), FlagGems side and torch side, for the control
+  // read in time: a launch path that got faster or slower adds the same
+  // microseconds to every launch, a larger fraction of a smaller kernel.
+  // 0: unknown.
+  double a_ms = 0, b_ms = 0, a_base_ms = 0, b_base_ms = 0;
   // Each run's FlagGems side read at its sustained (power-limited) pace.
   bool sustained_a = false, sustained_b = false;
   bool no_work = false;  // both latencies under kNoWorkMs

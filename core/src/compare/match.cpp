@@ -103,6 +103,12 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
     guards.sustained_b = b.sustained;
   }
   guards.control = c.control;
+  guards.a_ms = *a.latency_ms;
+  guards.b_ms = *b.latency_ms;
+  if (c.control) {
+    guards.a_base_ms = *a.latency_base_ms;
+    guards.b_base_ms = *b.latency_base_ms;
+  }
   guards.no_work = *a.latency_ms < kNoWorkMs && *b.latency_ms < kNoWorkMs;
   const Decision d = decide({*c.speedup, c.values_a, c.values_b, opt.threshold, c.bar}, guards);
   if (!d.why.empty()) c.note += (c.note.empty() ? "" : "; ") + d.why;

@@ -25,6 +25,12 @@ std::string pct(double v) {
   return buf;
 }
 
+std::string signed_us(double ms) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%+.3g us", ms * 1000.0);
+  return buf;
+}
+
 std::string geo(const Geomean& g) { return g.rows == 0 ? "-" : ratio(g.speedup); }
 
 std::string interval(const std::optional<double>& lo, const std::optional<double>& hi) {

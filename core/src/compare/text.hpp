@@ -13,6 +13,7 @@ namespace zl::compare::text {
 std::string ms(const std::optional<double>& v);     // 4 significant digits, "-" when absent
 std::string ratio(const std::optional<double>& v);  // 3 decimals, "-" when absent
 std::string pct(double v);                          // one decimal and "%"
+std::string signed_us(double ms);                   // a difference in microseconds: "-0.193 us", 3 significant digits
 std::string geo(const Geomean& g);                  // the geomean speedup, "-" over no rows
 // "[0.991, 1.004]", "-" when absent.
 std::string interval(const std::optional<double>& lo, const std::optional<double>& hi);

@@ -85,6 +85,17 @@ std::string guarded(const VerdictInputs& in, const Guards& g) {
     if (same_way && 2 * std::fabs(c - 1.0) >= moved && std::fabs(in.speedup / c - 1.0) <= in.bar) {
       return "torch's side moved with it (" + text::ratio(c) + "): the environment changed, not the kernel";
     }
+    // The same control read in time: the kernel's move is torch's move in
+    // microseconds. Only for kernels of launch scale, and only when torch
+    // itself moved past the bar, so that torch's ordinary jitter on a larger
+    // kernel, a few microseconds, never explains away a real change.
+    const double control_moved_ms = g.a_base_ms - g.b_base_ms;
+    const bool launch_scale = g.a_ms > 0 && g.b_ms > 0 && g.a_ms < kLaunchScaleMs && g.b_ms < kLaunchScaleMs;
+    if (same_way && launch_scale && std::fabs(c - 1.0) > in.bar && g.a_base_ms > 0 && g.b_base_ms > 0 &&
+        std::fabs((g.a_ms - control_moved_ms) / g.b_ms - 1.0) <= in.bar) {
+      return "torch's side moved by the same time (" + text::signed_us(-control_moved_ms) +
+             "): the launch path changed, not the kernel";
+    }
   }
   if (g.sustained_a != g.sustained_b) {
     return std::string(g.sustained_a ? "A" : "B") + " was read at its sustained (power-limited) pace, " +
