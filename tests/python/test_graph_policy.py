@@ -125,7 +125,7 @@ def test_steady_pace_reads_the_same_on_every_placement():
     assert reading.placements_ms == [pytest.approx(0.010)] * 4
     assert reading.latency_ms == pytest.approx(0.010)
     assert reading.after_rest_pct == pytest.approx(0.0)
-    assert reading.calls == 128  # the smallest power of two with replay_ms (1.0) at 0.010 a call
+    assert reading.calls == 128  # the power of two nearest replay_ms (1.0) at 0.010 a call (100)
     # Four placements, each captured once, released, and its clones let go.
     assert places.entered == places.exited == [0, 1, 2, 3]
     assert [g.placement for g in mech.captures] == [0, 1, 2, 3]
@@ -276,6 +276,7 @@ def test_calls_are_powers_of_two_within_the_capture_budget():
     assert graph_policy.calls_for(0.010, 0.010, s) == 128
     assert graph_policy.calls_for(0.0099, 0.0099, s) == 128  # a few percent apart: the same graph
     assert graph_policy.calls_for(0.0105, 0.0105, s) == 128
+    assert graph_policy.calls_for(0.0137, 0.0137, s) == 64  # 73 calls: nearer 64 than 128 on a log scale
     assert graph_policy.calls_for(2.0, 2.0, s) == 1  # a long kernel: one call
     assert graph_policy.calls_for(0.6, 0.6, s) == 2
     # A 1 us kernel behind a 1 ms wrapper: no more than CAPTURE_BUDGET_MS of capture.

@@ -122,9 +122,10 @@ class Reading:
         return [[round(w.load_ms, 1), float(f"{w.median:.6g}"), w.placement] for w in self.windows]
 
 
-def _power_of_two_at_least(x):
+def _nearest_power_of_two(x):
+    """The power of two nearest x on a log scale: within a factor of sqrt(2)."""
     calls = 1
-    while calls < x:
+    while calls * math.sqrt(2.0) < x:
         calls *= 2
     return calls
 
@@ -137,9 +138,9 @@ def _power_of_two_at_most(x):
 
 
 def calls_for(per_call_ms, eager_ms, s):
-    """Calls per replay: the smallest power of two whose replay lasts replay_ms
-    at per_call_ms, within CAPTURE_BUDGET_MS of host time at eager_ms a call
-    and within max_calls.
+    """Calls per replay: the power of two whose replay lasts nearest replay_ms
+    at per_call_ms (between 0.71 and 1.41 times it), within CAPTURE_BUDGET_MS
+    of host time at eager_ms a call and within max_calls.
 
     A power of two, so that processes whose readings of the same kernel differ
     by a few percent build the same graph and spread the graph launch's own
@@ -150,7 +151,7 @@ def calls_for(per_call_ms, eager_ms, s):
     if per_call_ms <= 0:
         calls = CALLS_WHEN_ESTIMATE_IS_ZERO
     else:
-        calls = _power_of_two_at_least(s.replay_ms / per_call_ms)
+        calls = _nearest_power_of_two(s.replay_ms / per_call_ms)
     if eager_ms > 0:
         calls = min(calls, _power_of_two_at_most(CAPTURE_BUDGET_MS / eager_ms))
     return int(min(max(calls, 1), s.max_calls))
