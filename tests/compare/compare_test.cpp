@@ -178,7 +178,7 @@ TEST(Verdict, TheControlReadInTime) {
   EXPECT_EQ(decide(0.0099, 0.0079, 0.020, 0.018).verdict, V::Noisy);
   EXPECT_EQ(decide(1.067e-3, 0.887e-3, 1.733e-3, 1.926e-3).verdict, V::Faster);  // torch moved the other way
   EXPECT_EQ(decide(1.067e-3, 0.887e-3, 1.926e-3, 1.826e-3).verdict, V::Faster);  // 0.1 us of the kernel's 0.18
-  EXPECT_EQ(decide(1.067e-3, 0.887e-3, 0, 0).verdict, V::Faster);                 // no torch side
+  EXPECT_EQ(decide(1.067e-3, 0.887e-3, 0, 0).verdict, V::Faster);                // no torch side
 }
 
 TEST(Verdict, NoWorkOnEitherSideIsNotCompared) {
