@@ -445,6 +445,21 @@ class FakePools:
                             lambda dev, pool: self.ended.append((dev, pool)), device_index=lambda: 3)
 
 
+def capture_on_pools(device, fake):
+    """A capture of two empty calls on `device` with `fake`'s pools, which the device fails."""
+    mech = GraphDevice(device, device.Graph, random_draw=lambda: None, pools=fake.pools())
+
+    class Placed:
+        index = 0
+        grad_to_none = None
+        fn = staticmethod(lambda: None)
+
+    with mech.side_stream():
+        with pytest.raises(CaptureFailed) as failed:
+            mech.capture(Placed, 2)
+    return mech, failed.value
+
+
 def test_a_failed_capture_lets_its_private_pool_go():
     # torch releases a graph's pool only when its capture ended: a capture
     # that failed would keep every block it allocated for the process's life.
@@ -458,16 +473,7 @@ def test_a_failed_capture_lets_its_private_pool_go():
 
     device.Graph.capture_begin = capture_begin
     device.Graph.pool = lambda graph: (_ for _ in ()).throw(RuntimeError("without a preceding successful capture"))
-    mech = GraphDevice(device, device.Graph, random_draw=lambda: None, pools=fake.pools())
-
-    class Placed:
-        index = 0
-        grad_to_none = None
-        fn = staticmethod(lambda: None)
-
-    with mech.side_stream():
-        with pytest.raises(CaptureFailed):
-            mech.capture(Placed, 2)
+    mech, failed = capture_on_pools(device, fake)
     assert begun == [("pool", 1)]  # the capture began on the handle it was given
     assert fake.ended == fake.released == [(3, ("pool", 1))] and mech.pools_released == 1
 
@@ -484,17 +490,8 @@ def test_a_pool_is_let_go_only_by_whoever_owns_it():
     # A capture still open is not let go: its stream is capturing into the pool.
     device, fake = FakeDeviceModule(end_ends_capture=False), FakePools()
     device.Graph.capture_begin = lambda graph, pool=None: setattr(device, "capturing", device.current_stream())
-    mech = GraphDevice(device, device.Graph, random_draw=lambda: None, pools=fake.pools())
-
-    class Placed:
-        index = 0
-        grad_to_none = None
-        fn = staticmethod(lambda: None)
-
-    with mech.side_stream():
-        with pytest.raises(CaptureFailed) as failed:
-            mech.capture(Placed, 2)
-    assert failed.value.left_open and fake.released == [] and mech.pools_released == 0
+    mech, failed = capture_on_pools(device, fake)
+    assert failed.left_open and fake.released == [] and mech.pools_released == 0
     # Without the device module's calls there are no pools to manage.
     assert PrivatePools.for_device(FakeDeviceModule()) is None
 
