@@ -302,15 +302,16 @@ PY
       for run in ${AA_RUNS:-AA1 AA2 AA3}; do
         # A batch that ran to its end is not resumed: --resume would run its
         # failed and no_tests ops again, a minute of device time for nothing.
-        [ -f "$WORK/$run.done" ] && { say "aa: batch $run is complete"; continue; }
+        [ -f "$WORK/$run/.acceptance_done" ] && { say "aa: batch $run is complete"; continue; }
         [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "aa: budget spent before $run"; break; }
         again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
         say "aa: batch $run ${again[*]}"
         timeout -s INT -k 60 "$(left)" "$ZL" batch "${COMMON[@]}" --ops-file "$WORK/aa_ops.txt" --out "$WORK/$run" \
           "${again[@]}" | tail -3
-        # 130: stopped by the budget's SIGINT (docs/cli.md), to be resumed.
+        # 0: every op passed or was declined; 1: some failed (docs/cli.md).
+        # Anything else (the budget's SIGINT, a usage error, a crash) is resumed.
         rc=${PIPESTATUS[0]}
-        [ "$rc" != 130 ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] && touch "$WORK/$run.done"
+        { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && touch "$WORK/$run/.acceptance_done"
       done
       unset FLAGGEMS_CACHE_DIR TRITON_CACHE_DIR
       # The winners alone (FlagGems' tuner database: small), for the call that runs

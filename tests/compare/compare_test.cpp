@@ -175,7 +175,9 @@ TEST(Verdict, TheControlReadInTime) {
   // Past launch scale (10 us) the same reading in time is never taken: a 2 us
   // launch path does not exist, a 2 us move of a 20 us torch kernel is its own.
   EXPECT_EQ(decide(0.010, 0.008, 0.020, 0.018).verdict, V::Faster);
-  EXPECT_EQ(decide(0.0099, 0.0079, 0.020, 0.018).verdict, V::Noisy);
+  EXPECT_EQ(decide(0.0099, 0.0079, 0.020, 0.018).verdict, V::Faster);  // torch's side is past it
+  EXPECT_EQ(decide(0.005, 0.008, 0.146, 0.149).verdict, V::Slower);    // 2 % of 146 us explains nothing
+  EXPECT_EQ(decide(0.0049, 0.0039, 0.0099, 0.0089).verdict, V::Noisy);
   EXPECT_EQ(decide(1.067e-3, 0.887e-3, 1.733e-3, 1.926e-3).verdict, V::Faster);  // torch moved the other way
   EXPECT_EQ(decide(1.067e-3, 0.887e-3, 1.926e-3, 1.826e-3).verdict, V::Faster);  // 0.1 us of the kernel's 0.18
   EXPECT_EQ(decide(1.067e-3, 0.887e-3, 0, 0).verdict, V::Faster);                // no torch side

@@ -479,14 +479,30 @@ def test_a_failed_capture_lets_its_private_pool_go():
 
 
 def test_a_pool_is_let_go_only_by_whoever_owns_it():
-    fake = FakePools()
-    pools = fake.pools()
+    # A capture that ended and then failed (torch's capture_end can fail in
+    # instantiate, after the capture ended): the graph owns the pool, and its
+    # reset() releases it, after which pool() raises as it would for a
+    # capture that never ended. Asked after the reset, the timer would
+    # release the pool a second time.
+    device, fake = FakeDeviceModule(), FakePools()
+    failing_end = device.Graph.capture_end
 
-    class Ended:  # a capture that ended: its graph's reset() lets the pool go
-        def pool(self):
-            return ("pool", 1)
+    def capture_end(graph):
+        graph.ended = True
+        failing_end(graph)
 
-    assert pools.let_go(Ended(), ("pool", 1)) is False and fake.released == []
+    def pool(graph):
+        if not getattr(graph, "ended", False):
+            raise RuntimeError("without a preceding successful capture")
+        return ("pool", 1)
+
+    def reset(graph):
+        graph.ended = False
+
+    device.Graph.capture_begin = lambda graph, pool=None: setattr(device, "capturing", device.current_stream())
+    device.Graph.capture_end, device.Graph.pool, device.Graph.reset = capture_end, pool, reset
+    mech, failed = capture_on_pools(device, fake)
+    assert not failed.left_open and fake.released == [] and mech.pools_released == 0
     # A capture still open is not let go: its stream is capturing into the pool.
     device, fake = FakeDeviceModule(end_ends_capture=False), FakePools()
     device.Graph.capture_begin = lambda graph, pool=None: setattr(device, "capturing", device.current_stream())

@@ -155,9 +155,9 @@ inline constexpr int kBootstrapReplicates = 4000;  // geomean intervals
 // that launches nothing (a view op, a size query) replays in nanoseconds,
 // the smallest kernel takes about a microsecond (docs/compare.md, "Verdicts").
 inline constexpr double kNoWorkMs = 1e-4;
-// Rows whose FlagGems side is under this in both runs are where a launch
-// path's fraction of a microsecond is a few percent: only there does the
-// torch control read in time (verdict.cpp).
+// Rows whose FlagGems and torch sides are under this in both runs are where
+// a launch path's fraction of a microsecond is a few percent: only there does
+// the torch control read in time (verdict.cpp).
 inline constexpr double kLaunchScaleMs = 0.010;
 
 // What a side's test values are: per-placement medians, or in older runs

@@ -83,18 +83,28 @@ class PrivatePools:
     def new(self):
         return self._handle()
 
-    def let_go(self, graph, pool):
-        """After a failed capture on `pool`: True once its pool is released.
-        A capture that ended has a pool of its graph's own, let go by reset()."""
+    @staticmethod
+    def owned_by(graph):
+        """Whether `graph` owns its pool: its capture ended, and its reset() lets the pool go."""
         try:
             graph.pool()
-            return False
+            return True
         except Exception:
-            pass
+            return False
+
+    def let_go(self, pool):
+        """After a failed capture on `pool`, whose graph does not own it: True once released."""
         device = self._device_index()
         if self._end is not None:
+            # The allocator may still route to the pool (torch ends that after
+            # the capture itself, which is what failed), or not: either is fine.
             try:
-                self._end(device, pool)  # the allocator still routes to it, or not: either is fine
+                self._end(device, pool)
+            except TypeError:
+                try:
+                    self._end(device)  # an older binding that takes the device alone
+                except Exception:
+                    return False
             except Exception:
                 pass
         try:
@@ -180,9 +190,7 @@ class GraphDevice:
                     raise
                 graph.capture_end()
         except BaseException as exc:
-            left_open = self._clean_up_failed_capture(graph)
-            if pool is not None and not left_open and self._pools.let_go(graph, pool):
-                self.pools_released += 1
+            left_open = self._clean_up_failed_capture(graph, pool)
             del graph
             if not isinstance(exc, Exception):
                 raise
@@ -217,11 +225,16 @@ class GraphDevice:
         except Exception:
             pass  # the op's own error is the one to report
 
-    def _clean_up_failed_capture(self, graph):
-        """After any failed capture: end it if still open, drop the graph, synchronize.
+    def _clean_up_failed_capture(self, graph, pool=None):
+        """After any failed capture: end it if still open, drop the graph, synchronize,
+        and let go of its pool when the graph does not own it (PrivatePools).
         True when the stream still reads as capturing afterwards."""
         if self.is_capturing():
             self._end_capture(graph)
+        # Asked before the reset: a graph whose capture ended owns its pool,
+        # and its reset() lets the pool go; releasing it once more would
+        # break torch's count of the pool's users.
+        owned = pool is None or PrivatePools.owned_by(graph)
         self.release(graph)
         for sync in (getattr(self.stream, "synchronize", None), self.device.synchronize):
             if sync is not None:
@@ -229,7 +242,10 @@ class GraphDevice:
                     sync()
                 except Exception:
                     pass
-        return bool(self.is_capturing())
+        left_open = bool(self.is_capturing())
+        if not owned and not left_open and self._pools.let_go(pool):
+            self.pools_released += 1
+        return left_open
 
     def generator_works(self):
         draw = self._random_draw

@@ -39,7 +39,8 @@ reasons in docs/graph-timer.md:
 "Load" is device time spent replaying, counted from the side's first replay
 and again from zero after each rest; a window records the load before its
 samples. The first replay after the host synchronized is never timed: a
-window leads with an extra replay unless untimed replays precede it.
+window leads with an extra replay unless untimed replays precede it. (The
+sizing's warm replay is such a first replay: it only sizes the graph.)
 """
 
 import math
@@ -63,8 +64,9 @@ WINDOW_MS = 20.0
 # row whose sides are both under it NO_WORK (core kNoWorkMs), so extra
 # placements would time an empty graph more precisely at ~100 ms each.
 NO_WORK_MS = 1e-4
-# Triton's do_bench_cudagraph uses this n when the eager estimate reads 0 ms.
-CALLS_WHEN_ESTIMATE_IS_ZERO = 1000
+# Near the n Triton's do_bench_cudagraph uses when the eager estimate reads
+# 0 ms (1000), as a power of two like every other size.
+CALLS_WHEN_ESTIMATE_IS_ZERO = 1024
 # The most host time one capture may take, estimated as calls x the eager
 # per-call time (the host's time per call where launches are host-bound): a
 # kernel of a few microseconds behind a slow Python wrapper would otherwise be
