@@ -41,7 +41,8 @@
 #              each timed (ab_check.md). Both on AB_DEVICES (all): ab spreads its rounds,
 #              batch its ops, over them. An ab or batch directory that exists is resumed;
 #              BUDGET_S bounds each call. AB_WINNERS=own runs the ab sides in warm workers,
-#              each tuning on its own cache (default record: A records, both replay, cold).
+#              each tuning on its own cache, and the sequence's two batches likewise
+#              ($WORK/seq_cache/SA, SB); default record: A records, both replay, cold.
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
 #              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
 #              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);
@@ -73,7 +74,7 @@ EVIDENCE=$(dirname "$0")/../docs/evidence
 say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
 pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared \
-                        --exclude=./aa_cache --exclude=./fg_slow --exclude='./AB*/tuner' .); }
+                        --exclude=./aa_cache --exclude=./fg_slow --exclude='./AB*/tuner' --exclude=./seq_cache .); }
 ident() {  # the identity lines each issue asks for
   "$PY" - "$@" <<'PY'
 import json, os, sys
@@ -398,14 +399,25 @@ PY
         [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "ab: budget spent before $run"; break; }
         again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
         [ -f "$WORK/$run.done" ] && continue
-        if [ $run = SA ]; then args=(--flaggems-dir "$FG" --isolate-tuner-cache 1); else args=(--flaggems-dir "$WORK/fg_slow" --replay-from "$WORK/SA"); fi
+        # The sequence's winners as ab's: record (A records, B replays A's
+        # record, cold processes) or own (each batch warm, tuning on a cache of
+        # its own that lasts across calls, as ab's sides do).
+        caches=()
+        if [ "${AB_WINNERS:-record}" = own ]; then
+          [ $run = SA ] && args=(--flaggems-dir "$FG") || args=(--flaggems-dir "$WORK/fg_slow")
+          caches=(FLAGGEMS_CACHE_DIR="$WORK/seq_cache/$run/flaggems" TRITON_CACHE_DIR="$WORK/seq_cache/$run/triton")
+        elif [ $run = SA ]; then args=(--flaggems-dir "$FG" --isolate-tuner-cache 1)
+        else args=(--flaggems-dir "$WORK/fg_slow" --replay-from "$WORK/SA"); fi
         say "ab: sequence batch $run ${again[*]}"
-        timed "batch_$run" "$ZL" batch --backend "$BACKEND" --devices "$AB_DEVICES" --level core --dtypes "${DTYPES:-float16}" --python "$PY" \
-          --ops-file "$WORK/ab_ops.txt" "${args[@]}" --out "$WORK/$run" "${again[@]}" | tail -3
+        timed "batch_$run" env "${caches[@]}" "$ZL" batch --backend "$BACKEND" --devices "$AB_DEVICES" --level core \
+          --dtypes "${DTYPES:-float16}" --python "$PY" --ops-file "$WORK/ab_ops.txt" "${args[@]}" --out "$WORK/$run" \
+          "${again[@]}" | tail -3
         rc=${PIPESTATUS[0]}; { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && touch "$WORK/$run.done"
       done
       if [ -f "$WORK/SA.done" ] && [ -f "$WORK/SB.done" ]; then
-        timed compare "$ZL" compare "$WORK/SA" "$WORK/SB" --expect-diff 'versions.flaggems.*' --format md > "$OUT/ab_sequence_compare.md"
+        declared=(--expect-diff 'versions.flaggems.*')
+        [ "${AB_WINNERS:-record}" = own ] && declared+=(--expect-diff autotune)
+        timed compare "$ZL" compare "$WORK/SA" "$WORK/SB" "${declared[@]}" --format md > "$OUT/ab_sequence_compare.md"
       fi
       {
         echo "# zlcore ab acceptance (issue 24)"; echo
