@@ -457,7 +457,7 @@ def capture_on_pools(device, fake):
     with mech.side_stream():
         with pytest.raises(CaptureFailed) as failed:
             mech.capture(Placed, 2)
-    return mech, failed.value
+    return failed.value
 
 
 def test_a_failed_capture_lets_its_private_pool_go():
@@ -473,9 +473,9 @@ def test_a_failed_capture_lets_its_private_pool_go():
 
     device.Graph.capture_begin = capture_begin
     device.Graph.pool = lambda graph: (_ for _ in ()).throw(RuntimeError("without a preceding successful capture"))
-    mech, failed = capture_on_pools(device, fake)
+    capture_on_pools(device, fake)
     assert begun == [("pool", 1)]  # the capture began on the handle it was given
-    assert fake.ended == fake.released == [(3, ("pool", 1))] and mech.pools_released == 1
+    assert fake.ended == fake.released == [(3, ("pool", 1))]
 
 
 def test_a_pool_is_let_go_only_by_whoever_owns_it():
@@ -501,13 +501,13 @@ def test_a_pool_is_let_go_only_by_whoever_owns_it():
 
     device.Graph.capture_begin = lambda graph, pool=None: setattr(device, "capturing", device.current_stream())
     device.Graph.capture_end, device.Graph.pool, device.Graph.reset = capture_end, pool, reset
-    mech, failed = capture_on_pools(device, fake)
-    assert not failed.left_open and fake.released == [] and mech.pools_released == 0
+    failed = capture_on_pools(device, fake)
+    assert not failed.left_open and fake.released == []
     # A capture still open is not let go: its stream is capturing into the pool.
     device, fake = FakeDeviceModule(end_ends_capture=False), FakePools()
     device.Graph.capture_begin = lambda graph, pool=None: setattr(device, "capturing", device.current_stream())
-    mech, failed = capture_on_pools(device, fake)
-    assert failed.left_open and fake.released == [] and mech.pools_released == 0
+    failed = capture_on_pools(device, fake)
+    assert failed.left_open and fake.released == []
     # Without the device module's calls there are no pools to manage.
     assert PrivatePools.for_device(FakeDeviceModule()) is None
 

@@ -92,9 +92,10 @@ std::string guarded(const VerdictInputs& in, const Guards& g) {
     const double control_moved_ms = g.a_base_ms - g.b_base_ms;
     // Both kernels, FlagGems' and torch's, in both runs: torch's jitter on
     // a 150 us kernel is 3 us, which would explain away 5 us becoming 8 us.
-    const bool launch_scale = g.a_ms > 0 && g.b_ms > 0 && g.a_ms < kLaunchScaleMs && g.b_ms < kLaunchScaleMs &&
-                              g.a_base_ms < kLaunchScaleMs && g.b_base_ms < kLaunchScaleMs;
-    if (same_way && launch_scale && std::fabs(c - 1.0) > in.bar && g.a_base_ms > 0 && g.b_base_ms > 0 &&
+    auto launch_scale = [](double ms) { return ms > 0 && ms < kLaunchScaleMs; };
+    const bool all_launch_scale =
+        launch_scale(g.a_ms) && launch_scale(g.b_ms) && launch_scale(g.a_base_ms) && launch_scale(g.b_base_ms);
+    if (same_way && all_launch_scale && std::fabs(c - 1.0) > in.bar &&
         std::fabs((g.a_ms - control_moved_ms) / g.b_ms - 1.0) <= in.bar) {
       return "torch's side moved by the same time (" + text::signed_us(-control_moved_ms) +
              "): the launch path changed, not the kernel";

@@ -74,12 +74,12 @@ class GraphTimer:
                 raise CaptureFailed("no graph API named (ZL_GRAPH_API is empty)")
             try:
                 device = _bench.device_module()
-                self._resolved = (device, resolve_dotted(api))
+                self._resolved = (device, resolve_dotted(api), PrivatePools.for_device(device))
                 self._stream = device.Stream()
             except Exception as exc:
                 raise CaptureFailed(f"graph API {api} unavailable: {one_line(exc)}") from exc
-        device, graph_class = self._resolved
-        return GraphDevice(device, graph_class, stream=self._stream, pools=PrivatePools.for_device(device))
+        device, graph_class, pools = self._resolved
+        return GraphDevice(device, graph_class, stream=self._stream, pools=pools)
 
     def _state_reader(self):
         if not hasattr(self, "_reader"):

@@ -121,7 +121,6 @@ class GraphDevice:
         self.graph_class = graph_class
         # Pools for the captures (PrivatePools); None: the graph class picks its own.
         self._pools = pools
-        self.pools_released = 0  # failed captures whose private pool was let go
         # One draw from the device's random generator; raises when a failed
         # capture left it believing it is capturing. None: torch.rand on the
         # device the plan named.
@@ -243,8 +242,8 @@ class GraphDevice:
                 except Exception:
                     pass
         left_open = bool(self.is_capturing())
-        if not owned and not left_open and self._pools.let_go(pool):
-            self.pools_released += 1
+        if not owned and not left_open:
+            self._pools.let_go(pool)
         return left_open
 
     def generator_works(self):
