@@ -23,7 +23,8 @@
 #              nor unsupported; then the table (suite_check.md)
 #   aa         issue 19 (numbers that hold across processes): AA_N (30) marks drawn with
 #              AA_SEED (20261204), none of them in suite_ops.txt when it exists nor named
-#              anywhere in docs/evidence (so no session ran them before), plus layer_norm;
+#              anywhere in docs/evidence (so no session ran them before), plus AA_LATE
+#              (layer_norm) last; a batch starts only with AA_START_MIN_S (30) of BUDGET_S left;
 #              batches AA_RUNS (AA1 AA2 AA3) back to back on one tuner cache kept in WORK
 #              (a name that exists is resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
@@ -284,8 +285,9 @@ PY
       "$ZL" ops --flaggems-dir "$FG" --json > "$WORK/aa_index.json"
       if [ ! -f "$WORK/aa_ops.txt" ]; then
         exclude=(); [ -f "$WORK/suite_ops.txt" ] && exclude=(--exclude "$WORK/suite_ops.txt")
+        late=(); for op in ${AA_LATE:-layer_norm}; do late+=(--late "$op"); done
         "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/aa_index.json" --seed "${AA_SEED:-20261204}" \
-          --count "${AA_N:-30}" --late layer_norm "${exclude[@]}" --exclude-mentioned "$EVIDENCE" \
+          --count "${AA_N:-30}" "${late[@]}" "${exclude[@]}" --exclude-mentioned "$EVIDENCE" \
           > "$WORK/aa_ops.txt" || exit 1
       fi
       tr '\n' ' ' < "$WORK/aa_ops.txt"; echo
@@ -304,7 +306,11 @@ PY
         # A batch that ran to its end is not resumed: --resume would run its
         # failed and no_tests ops again, a minute of device time for nothing.
         [ -f "$WORK/$run/.acceptance_done" ] && { say "aa: batch $run is complete"; continue; }
-        [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "aa: budget spent before $run"; break; }
+        # A batch cut by the budget resumes its op on a new worker, as that
+        # worker's first op: not how the other batches ran it. AA_START_MIN_S
+        # keeps a batch for the next call unless this many seconds are left.
+        [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le "${AA_START_MIN_S:-30}" ] &&
+          { say "aa: budget spent before $run"; break; }
         again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
         say "aa: batch $run ${again[*]}"
         timeout -s INT -k 60 "$(left)" "$ZL" batch "${COMMON[@]}" --ops-file "$WORK/aa_ops.txt" --out "$WORK/$run" \
