@@ -8,6 +8,7 @@ behaved (docs/graph-timer.md).
 
 import contextlib
 import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -388,6 +389,50 @@ class FakeDeviceModule:
 
     def is_current_stream_capturing(self):
         return self.capturing is not None and self.capturing is self.current_stream()
+
+
+class TimedDeviceModule(FakeDeviceModule):
+    """A FakeDeviceModule with events on a clock the calls advance."""
+
+    def __init__(self):
+        super().__init__()
+        self.clock_ms = 0.0
+        module = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = module.clock_ms
+
+            def elapsed_time(self, end):
+                return end.at - self.at
+
+        self.Event = Event
+
+
+def test_the_eager_estimate_stops_at_a_host_bound_first_call():
+    # A NumPy reference of seconds a call would cost five of them before its
+    # capture is even tried; its first call's host time is enough to size it.
+    device = TimedDeviceModule()
+    mech = GraphDevice(device, device.Graph)
+    calls = []
+
+    def host_bound():
+        calls.append(1)
+        device.clock_ms += 80.0
+        time.sleep(0.06)
+
+    def quick():
+        calls.append(1)
+        device.clock_ms += 0.01
+
+    assert mech.eager_ms(host_bound, 5, enough_ms=50.0) == 80.0 and len(calls) == 1
+    calls.clear()
+    assert mech.eager_ms(quick, 5, enough_ms=50.0) == pytest.approx(0.01) and len(calls) == 5
+    calls.clear()
+    assert mech.eager_ms(host_bound, 2) == 80.0 and len(calls) == 2  # no bound: every call
 
 
 def capture_that_fails_midway(device, random_draw=lambda: None):

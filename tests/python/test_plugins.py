@@ -162,6 +162,40 @@ def test_direct_timer_repeats_on_placements_with_mean_and_spread(run_child):
                for a in state["do_bench_args"])
 
 
+def test_a_side_too_slow_for_do_bench_is_timed_by_events_within_the_budget(run_child):
+    # With --warmup 1 --iter 5, do_bench's five estimate calls outweigh the
+    # suite's times once a call passes 1.2 ms: the 64x512x8 shape (2.6 ms torch,
+    # 1.3 ms gems). A 12 ms budget holds two placements of each, not three.
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
+                    ZL_TIMER="direct", ZL_TIMER_FALLBACK="", ZL_DIRECT_REPEAT="3", ZL_DIRECT_BUDGET_MS="12")
+    assert run.rc == 0, run.output
+    for row in run.rows():
+        numel = SHAPES[row["shape"]]
+        if numel < 100000:
+            assert row["repeats"] == 3 and row["noise_note"] is None and row["noise_note_base"] is None
+            continue
+        assert row["placements_base_ms"] == [approx(numel * COST)] * 2
+        assert row["placements_ms"] == [approx(numel * COST / 2)] * 2
+        assert row["eager_base_ms"] == approx(numel * COST)
+        assert row["noise_note_base"].startswith("one call 3 ms: 2 placement(s) of 2 call(s) timed by events")
+        assert row["noise_note"].startswith("one call 1 ms: 2 placement(s) of 4 call(s) timed by events")
+    state = run.stub_state()
+    assert state["do_bench_calls"] == 2 * 3 * 2  # the two fast shapes only
+    assert run.child("timing")["settings"]["direct_budget_ms"] == 12.0
+
+
+def test_a_fallback_reuses_the_failed_timers_estimate(run_child):
+    # The graph timer measured the warm call before its capture failed: the
+    # direct fallback decides from that, spending no call of its own on it.
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
+                    STUB_CAPTURE_FAIL_NUMEL="262144", ZL_DIRECT_REPEAT="1", ZL_DIRECT_BUDGET_MS="1")
+    assert run.rc == 0, run.output
+    row = next(r for r in run.rows() if r["shape"] == "[[64, 512, 8]]")
+    assert row["timer_base"] == "direct" and row["eager_base_ms"] == approx(262144 * COST)
+    assert row["noise_note_base"].startswith("one call 3 ms: 1 placement(s) of 2 call(s)")
+    assert run.stub_state()["do_bench_calls"] == 0
+
+
 def test_one_direct_repeat_is_one_placement(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST, ZL_TIMER="direct")
     assert run.rc == 0, run.output

@@ -16,8 +16,8 @@ namespace {
 // framework knobs a run's identity records (TRITON_*, GEMS_*, FLAGGEMS_*,
 // FLAGTUNE): a value set for one session and not the next changes numbers.
 bool number_knob(const std::string& name) {
-  static const char* const prefixes[] = {"ZL_GRAPH_",     "ZL_PLACEMENT",  "ZL_HOST_REPEAT",
-                                         "ZL_HOST_LOOPS", "ZL_HOST_CLOCK", "ZL_CLUSTER_"};
+  static const char* const prefixes[] = {"ZL_GRAPH_",     "ZL_PLACEMENT", "ZL_HOST_REPEAT",     "ZL_HOST_LOOPS",
+                                         "ZL_HOST_CLOCK", "ZL_CLUSTER_",  "ZL_DIRECT_BUDGET_MS"};
   // Where caches live changes no number (and differs per machine).
   if (name == "TRITON_CACHE_DIR" || name == FlagGemsProvider::tuner_cache_env() || name == "TRITON_HOME") return false;
   for (const char* p : prefixes) {

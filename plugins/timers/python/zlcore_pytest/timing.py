@@ -136,6 +136,7 @@ class Timing:
         s = self.settings
         out = {
             "direct_repeat": s.direct.repeat,
+            "direct_budget_ms": s.direct.budget_ms,
             "host_repeat": s.host.repeat,
             "host_loops": s.host.loops,
             "host_clock": s.host.clock,
@@ -260,6 +261,7 @@ class Timing:
         if not fallback:
             raise RuntimeError(f"{self.effective} timer failed and no fallback timer is planned: {reason}") from failed
         call.probe = None  # the probe ran in the failed attempt
+        call.warm_call_ms = failed.eager_ms
         try:
             timing = self.timer(fallback).measure(call)
         except Exception as exc:

@@ -20,6 +20,9 @@ class CaptureFailed(Exception):
         self.cluster = cluster
         # The stream still read as capturing after the clean-up: the process is suspect.
         self.left_open = left_open
+        # The failed timer's per-call estimate of the warm callable (ms), when it
+        # took one: the fallback need not spend calls finding it again.
+        self.eager_ms = None
 
 
 @dataclass
@@ -38,6 +41,9 @@ class SideCall:
     context: Dict[str, Any] = field(default_factory=dict)
     # cluster_fix's probe(fn) -> bool | None, run on one warm call; None without cluster_fix
     probe: Optional[Callable] = None
+    # Per-call ms of the callable, already warm (compiled, tuned), when a timer
+    # that failed before this one measured it; None when nothing ran yet.
+    warm_call_ms: Optional[float] = None
 
 
 @dataclass

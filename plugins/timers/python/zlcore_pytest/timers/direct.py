@@ -5,10 +5,20 @@ runs do_bench on a fresh placement (placement.py) with the suite's warm-up
 and repetition times; a repeat's value is do_bench's median, the latency the
 mean over placements. The first placement's warm-up also compiles and tunes,
 so do_bench reports the whole time as measurement.
+
+A slow side is not handed to do_bench: before its first repetition do_bench
+runs five calls to estimate one, on every placement, so a host-bound reference
+of seconds a call (FlagGems' hadamard_transform's NumPy one, up to 7.8 s) cost
+minutes a shape. When the placements' do_bench would cost more than
+ZL_DIRECT_BUDGET_MS and those estimate calls more than the suite's warm-up
+and repetition time, each placement is timed by events around as many calls
+as the repetition time holds (at least one), on as many placements as the
+budget holds (at least one, at most ZL_DIRECT_REPEAT); the row's noise note
+says so.
 """
 
 from .. import _bench, _env
-from .base import SideTiming
+from .base import SideTiming, clear_grads
 
 NAME = "direct"
 # Warm-up (ms) of every placement after the first.
@@ -49,17 +59,79 @@ class DirectTimer:
 
     def measure(self, call):
         cluster = None
-        if call.probe is not None:
-            fn, _ = call.build(call.args, call.kwargs)
-            cluster = call.probe(fn)
-            del fn
-        bench = _do_bench()
+        call_ms = call.warm_call_ms
+        if call.probe is not None or call_ms is None:
+            fn, grad_to_none = call.build(call.args, call.kwargs)
+            if call.probe is not None:
+                cluster = call.probe(fn)
+            if call_ms is None:
+                call_ms = _warm_call_ms(fn, grad_to_none)
+            del fn, grad_to_none
         rng = self.placer.rng(call.context)
+        slow = _too_slow_for_do_bench(call_ms, self.settings)
+        if slow:
+            placements, calls = self._by_events(call, call_ms, rng)
+            note = (f"one call {call_ms:.0f} ms: {len(placements)} placement(s) of {calls} call(s) timed by events "
+                    f"within ZL_DIRECT_BUDGET_MS={self.settings.budget_ms:g}, not do_bench")
+            return SideTiming.over_placements(NAME, placements, cluster=cluster, eager_ms=call_ms,
+                                              extra={"noise_note": note})
+        bench = _do_bench()
         placements = []
         for index in range(self.settings.repeat):
             with self.placer.place(index, call.args, call.kwargs, rng) as p:
                 placements.append(_bench_one(bench, call, p, first=index == 0))
         return SideTiming.over_placements(NAME, placements, cluster=cluster)
+
+    def _by_events(self, call, call_ms, rng):
+        calls = max(1, int(round(_bench.repetition_ms() / call_ms)))
+        device = _bench.device_module()
+        placements = []
+        spent_ms = 0.0
+        for index in range(self.settings.repeat):
+            with self.placer.place(index, call.args, call.kwargs, rng) as p:
+                per_call = _timed_by_events(device, call, p, calls)
+            placements.append(per_call)
+            spent_ms += per_call * calls
+            if spent_ms + per_call * calls > self.settings.budget_ms:
+                break
+        return placements, calls
+
+
+def _too_slow_for_do_bench(call_ms, settings):
+    """do_bench spends five calls estimating one, then its warm-up and
+    repetition, at least one call each, on every placement."""
+    warmup, rep = _bench.warmup_ms(), _bench.repetition_ms()
+    estimate = 5 * call_ms
+    per_placement = estimate + max(call_ms, warmup) + max(call_ms, rep)
+    return per_placement * settings.repeat > settings.budget_ms and estimate > warmup + rep
+
+
+def _warm_call_ms(fn, grad_to_none):
+    """Two calls, the second timed by events: the first compiles and tunes."""
+    device = _bench.device_module()
+    fn()
+    clear_grads(grad_to_none)
+    start, end = device.Event(enable_timing=True), device.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    device.synchronize()
+    clear_grads(grad_to_none)
+    return float(start.elapsed_time(end))
+
+
+def _timed_by_events(device, call, placement, calls):
+    # A function of its own, so the callable and its clones go when it returns.
+    fn, grad_to_none = call.build(placement.args, placement.kwargs)
+    start, end = device.Event(enable_timing=True), device.Event(enable_timing=True)
+    device.synchronize()
+    start.record()
+    for _ in range(calls):
+        fn()
+        clear_grads(grad_to_none)
+    end.record()
+    device.synchronize()
+    return float(start.elapsed_time(end)) / calls
 
 
 def _bench_one(bench, call, placement, first):

@@ -20,6 +20,10 @@ from .base import CaptureFailed, SideTiming, clear_grads, one_line
 from .graph_device import GraphDevice, PrivatePools
 
 NAME = "graph"
+# A first eager call whose host part alone took this long ends the estimate
+# there: the side is bound by its host (a Python or NumPy reference of seconds a
+# call), and four more calls would only multiply its cost.
+ESTIMATE_ENOUGH_MS = 50.0
 
 
 def resolve_dotted(name):
@@ -102,7 +106,7 @@ class GraphTimer:
             clear_grads(grad_to_none)
             mech.synchronize()
             warmed = time.perf_counter()  # compilation and tuning are behind us
-            eager_ms = mech.eager_ms(fn, s.estimate_calls)
+            eager_ms = mech.eager_ms(fn, s.estimate_calls, enough_ms=ESTIMATE_ENOUGH_MS)
             del fn, grad_to_none
             rng = self.placer.rng(call.context)
 
@@ -125,6 +129,7 @@ class GraphTimer:
                                                extra=tested_side(call.context))
             except CaptureFailed as failed:
                 failed.cluster = cluster
+                failed.eager_ms = eager_ms
                 raise
         timing = SideTiming.over_placements(
             "graph", reading.placements_ms, reading.samples,

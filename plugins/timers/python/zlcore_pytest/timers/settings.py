@@ -188,10 +188,16 @@ class DirectSettings:
 
     # Five: the fewest with which compare's rank test can reject at 1 %.
     repeat: int = 5
+    # A side whose do_bench placements would cost more than this, mostly in
+    # do_bench's five estimate calls (a host-bound reference of seconds a
+    # call), is timed by events on as many placements as this allows, at
+    # least one (direct.py).
+    budget_ms: float = 2000.0
 
     @classmethod
     def from_env(cls, env):
-        return cls(repeat=_int(env, "ZL_DIRECT_REPEAT", cls.repeat, 1))
+        return cls(repeat=_int(env, "ZL_DIRECT_REPEAT", cls.repeat, 1),
+                   budget_ms=_float(env, "ZL_DIRECT_BUDGET_MS", cls.budget_ms, 0.0, inclusive=False))
 
 
 # What the host timer's loops read (ZL_HOST_CLOCK).
