@@ -17,7 +17,7 @@ from conftest import PLUGINS
 
 sys.path[:0] = [str(PLUGINS)]
 
-from zlcore_pytest.timers import graph, graph_policy  # noqa: E402
+from zlcore_pytest.timers import graph, graph_device, graph_policy  # noqa: E402
 from zlcore_pytest.timers.base import CaptureFailed  # noqa: E402
 from zlcore_pytest.timers.graph_device import GraphDevice, PrivatePools  # noqa: E402
 from zlcore_pytest.timers.settings import GraphSettings, SettingsError, TimerSettings  # noqa: E402
@@ -433,6 +433,36 @@ def test_the_eager_estimate_stops_at_a_host_bound_first_call():
     assert mech.eager_ms(quick, 5, enough_ms=50.0) == pytest.approx(0.01) and len(calls) == 5
     calls.clear()
     assert mech.eager_ms(host_bound, 2) == 80.0 and len(calls) == 2  # no bound: every call
+
+
+def test_a_release_that_leaves_gigabytes_idle_empties_the_caches():
+    # torch frees a released graph's pool only when the caches are emptied,
+    # and its out-of-memory retry does not empty them inside a capture: six
+    # placements of a 1G-element side left a later capture 90 GiB short.
+    device = FakeDeviceModule()
+    held = {"reserved": 0, "allocated": 0}
+    emptied = []
+    device.memory_reserved = lambda: held["reserved"]
+    device.memory_allocated = lambda: held["allocated"]
+
+    def empty_cache():
+        emptied.append(held["reserved"] - held["allocated"])
+        held["reserved"] = held["allocated"]
+
+    device.empty_cache = empty_cache
+    mech = GraphDevice(device, device.Graph)
+    held.update(reserved=graph_device.TRIM_IDLE_BYTES + (40 << 30), allocated=40 << 30)
+    mech.release(device.Graph())  # 8 GiB idle: kept, the next placement reuses it
+    assert emptied == []
+    held["reserved"] += 1
+    mech.release(device.Graph())
+    assert emptied == [graph_device.TRIM_IDLE_BYTES + 1]
+    assert held["reserved"] == 40 << 30  # the live tensors stay
+
+
+def test_a_device_without_memory_queries_is_never_trimmed():
+    device = FakeDeviceModule()
+    assert GraphDevice(device, device.Graph).trim_caches() is False
 
 
 def capture_that_fails_midway(device, random_draw=lambda: None):

@@ -14,6 +14,11 @@ that fails lets its pool go: torch lets a graph's pool go only in the reset of a
 graph whose capture ended well, so without this every block the failed capture
 allocated stays for the life of the process.
 
+A released graph's pool stays cached until the device caches are emptied,
+which torch's out-of-memory retry does not do while a capture is underway;
+so once a release leaves more than TRIM_IDLE_BYTES idle in the caches, they
+are emptied there (trim_caches).
+
 A capture that fails must leave nothing open: work later queued on a stream
 still capturing is captured instead of run, and in the global capture mode
 other streams' synchronizing calls fail, so a warm worker would lose every op
@@ -36,6 +41,10 @@ import gc
 import time
 
 from .base import CaptureFailed, clear_grads, one_line
+
+# Idle bytes in the device caches past which a released graph's pools are
+# given back (GraphDevice.trim_caches): a few of the largest shapes' tensors.
+TRIM_IDLE_BYTES = 8 << 30
 
 
 class PrivatePools:
@@ -250,6 +259,7 @@ class GraphDevice:
         left_open = bool(self.is_capturing())
         if not owned and not left_open:
             self._pools.let_go(pool)
+            self.trim_caches()
         return left_open
 
     def generator_works(self):
@@ -331,6 +341,28 @@ class GraphDevice:
                 reset()
             except Exception:
                 pass
+        self.trim_caches()
+
+    def trim_caches(self):
+        """Give the caches' idle memory back to the device once it passes
+        TRIM_IDLE_BYTES. A released graph's pool keeps its blocks cached until
+        the caches are emptied, and torch's out-of-memory retry empties them
+        only while no capture is underway: so the graphs of a side whose calls
+        take gigabytes (six placements, each its own pool) left a later
+        capture without room, everything idle in old pools."""
+        device = self.device
+        reserved = getattr(device, "memory_reserved", None)
+        allocated = getattr(device, "memory_allocated", None)
+        empty = getattr(device, "empty_cache", None)
+        if reserved is None or allocated is None or empty is None:
+            return False
+        try:
+            if reserved() - allocated() <= TRIM_IDLE_BYTES:
+                return False
+            empty()
+            return True
+        except Exception:
+            return False
 
     def _sync_quietly(self):
         try:
