@@ -24,7 +24,8 @@
 #   aa         issue 19 (numbers that hold across processes): AA_N (30) marks drawn with
 #              AA_SEED (20261204), none of them in suite_ops.txt when it exists nor named
 #              anywhere in docs/evidence (so no session ran them before), plus AA_LATE
-#              (layer_norm) last; a batch starts only with AA_START_MIN_S (30) of BUDGET_S left;
+#              (layer_norm) last; a batch starts only with AA_START_MIN_S (30) of BUDGET_S left,
+#              and AA_OP_TIMEOUT_S (none) bounds each op (batch --timeout);
 #              batches AA_RUNS (AA1 AA2 AA3) back to back on one tuner cache kept in WORK
 #              (a name that exists is resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
@@ -313,8 +314,11 @@ PY
           { say "aa: budget spent before $run"; break; }
         again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
         say "aa: batch $run ${again[*]}"
+        # AA_OP_TIMEOUT_S: an op past it says `timeout` in every batch alike,
+        # rather than one slow op (a NumPy torch side of seconds a call) eating the call.
+        per_op=(); [ -n "${AA_OP_TIMEOUT_S:-}" ] && per_op=(--timeout "$AA_OP_TIMEOUT_S")
         timeout -s INT -k 60 "$(left)" "$ZL" batch "${COMMON[@]}" --ops-file "$WORK/aa_ops.txt" --out "$WORK/$run" \
-          "${again[@]}" | tail -3
+          "${per_op[@]}" "${again[@]}" | tail -3
         # 0: every op passed or was declined; 1: some failed (docs/cli.md).
         # Anything else (the budget's SIGINT, a usage error, a crash) is resumed.
         rc=${PIPESTATUS[0]}
