@@ -25,7 +25,7 @@
 #              AA_SEED (20261204), none of them in suite_ops.txt when it exists nor named
 #              anywhere in docs/evidence (so no session ran them before), plus AA_LATE
 #              (layer_norm) last; a batch starts only with AA_START_MIN_S (30) of BUDGET_S left,
-#              and AA_OP_TIMEOUT_S (none) bounds each op (batch --timeout);
+#              and AA_OP_TIMEOUT_S, when set, bounds each op (batch --timeout);
 #              batches AA_RUNS (AA1 AA2 AA3) back to back on one tuner cache kept in WORK
 #              (a name that exists is resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
@@ -286,7 +286,7 @@ PY
       "$ZL" ops --flaggems-dir "$FG" --json > "$WORK/aa_index.json"
       if [ ! -f "$WORK/aa_ops.txt" ]; then
         exclude=(); [ -f "$WORK/suite_ops.txt" ] && exclude=(--exclude "$WORK/suite_ops.txt")
-        late=(); for op in ${AA_LATE:-layer_norm}; do late+=(--late "$op"); done
+        late=(); for op in ${AA_LATE-layer_norm}; do late+=(--late "$op"); done
         "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/aa_index.json" --seed "${AA_SEED:-20261204}" \
           --count "${AA_N:-30}" "${late[@]}" "${exclude[@]}" --exclude-mentioned "$EVIDENCE" \
           > "$WORK/aa_ops.txt" || exit 1

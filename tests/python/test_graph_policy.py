@@ -656,6 +656,34 @@ def test_a_generator_that_stays_broken_is_named():
                                   "process fail)")
 
 
+def test_a_repair_whose_empty_capture_cannot_end_reports_the_stream_open():
+    # The repair opens a capture of its own; should that one not end either,
+    # the stream is named as still capturing, not the generator.
+    generator = FakeGenerator()
+    device = device_with_generator(generator)
+    graph_class = device.Graph
+    op_capture_end = graph_class.capture_end
+
+    def capture_end(graph):
+        if graph_class.first:
+            return op_capture_end(graph)  # the op's: ends, and raises
+        raise RuntimeError("capture_end failed")  # the repair's: raises, and stays open
+
+    graph_class.capture_end = capture_end
+    failed, _, _, _ = capture_that_fails_midway(device, generator.draw)
+    assert failed.left_open and failed.reason.endswith("(the stream still reads as capturing)")
+
+
+def test_no_cache_is_emptied_while_a_failed_capture_stays_open():
+    device = FakeDeviceModule(end_ends_capture=False)
+    emptied = []
+    device.memory_reserved = lambda: 64 << 30
+    device.memory_allocated = lambda: 0
+    device.empty_cache = lambda: emptied.append(device.capturing is not None)
+    failed, _, _, _ = capture_that_fails_midway(device)
+    assert failed.left_open and emptied == []
+
+
 def test_a_pace_that_moved_reports_its_readings_only():
     def drifting(placement, load, rest):
         return 0.050 * (1 + 0.002 * min(load, 100.0))

@@ -177,8 +177,8 @@ def test_a_side_too_slow_for_do_bench_is_timed_by_events_within_the_budget(run_c
         assert row["placements_base_ms"] == [approx(numel * COST)] * 2
         assert row["placements_ms"] == [approx(numel * COST / 2)] * 2
         assert row["eager_base_ms"] == approx(numel * COST)
-        assert row["noise_note_base"].startswith("one call 3 ms: 2 placement(s) of 2 call(s) timed by events")
-        assert row["noise_note"].startswith("one call 1 ms: 2 placement(s) of 4 call(s) timed by events")
+        assert row["noise_note_base"].startswith("one call 3 ms (a warm call): 2 placement(s) of 2 call(s) timed by")
+        assert row["noise_note"].startswith("one call 1 ms (a warm call): 2 placement(s) of 4 call(s) timed by")
     state = run.stub_state()
     assert state["do_bench_calls"] == 2 * 3 * 2  # the two fast shapes only
     assert run.child("timing")["settings"]["direct_budget_ms"] == 12.0
@@ -192,7 +192,7 @@ def test_a_fallback_reuses_the_failed_timers_estimate(run_child):
     assert run.rc == 0, run.output
     row = next(r for r in run.rows() if r["shape"] == "[[64, 512, 8]]")
     assert row["timer_base"] == "direct" and row["eager_base_ms"] == approx(262144 * COST)
-    assert row["noise_note_base"].startswith("one call 3 ms: 1 placement(s) of 2 call(s)")
+    assert row["noise_note_base"].startswith("one call 3 ms (the failed timer's estimate): 1 placement(s) of 2 call(s)")
     assert run.stub_state()["do_bench_calls"] == 0
 
 

@@ -388,3 +388,20 @@ def test_the_imported_heap_is_frozen_once_and_what_comes_after_is_still_collecte
                           env={**os.environ, "PYTHONPATH": str(PLUGINS)}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "False", "True", "True", "True"]
+
+
+def test_the_cluster_check_reads_graph_timings_only():
+    # The check compares a graph's replays with the eager calls; a direct
+    # timing that keeps its own estimate in eager_ms has nothing to compare.
+    from zlcore_pytest import cluster_fix
+    from zlcore_pytest.timers.base import CaptureFailed, SideTiming
+
+    def timing(timer):
+        t = SideTiming.over_placements(timer, [3.0], eager_ms=2.0)
+        t.cluster = True
+        return t
+
+    probe = cluster_fix.ClusterProbe()
+    probe.check(timing("direct"))
+    with pytest.raises(CaptureFailed):
+        probe.check(timing("graph"))

@@ -10,11 +10,14 @@ A slow side is not handed to do_bench: before its first repetition do_bench
 runs five calls to estimate one, on every placement, so a host-bound reference
 of seconds a call (FlagGems' hadamard_transform's NumPy one, up to 7.8 s) cost
 minutes a shape. When the placements' do_bench would cost more than
-ZL_DIRECT_BUDGET_MS and those estimate calls more than the suite's warm-up
-and repetition time, each placement is timed by events around as many calls
-as the repetition time holds (at least one), on as many placements as the
-budget holds (at least one, at most ZL_DIRECT_REPEAT); the row's noise note
-says so.
+ZL_DIRECT_BUDGET_MS and its estimate calls more than its repetition time,
+each placement's calls (as many as the repetition time holds, at least one)
+are timed by events, on as many placements as the budget holds (at least
+one, at most ZL_DIRECT_REPEAT); the row's noise note says so, and where the
+call's time came from (the failed graph timer's estimate, or a warm call of
+this timer's own). No untimed call precedes a placement's: at these times a
+call's first-touch cost on new storage is noise, and one more call would
+double a seconds-long side.
 """
 
 from .. import _bench, _env
@@ -60,6 +63,7 @@ class DirectTimer:
     def measure(self, call):
         cluster = None
         call_ms = call.warm_call_ms
+        source = "the failed timer's estimate" if call_ms is not None else "a warm call"
         if call.probe is not None or call_ms is None:
             fn, grad_to_none = call.build(call.args, call.kwargs)
             if call.probe is not None:
@@ -71,8 +75,8 @@ class DirectTimer:
         slow = _too_slow_for_do_bench(call_ms, self.settings)
         if slow:
             placements, calls = self._by_events(call, call_ms, rng)
-            note = (f"one call {call_ms:.0f} ms: {len(placements)} placement(s) of {calls} call(s) timed by events "
-                    f"within ZL_DIRECT_BUDGET_MS={self.settings.budget_ms:g}, not do_bench")
+            note = (f"one call {call_ms:.0f} ms ({source}): {len(placements)} placement(s) of {calls} call(s) "
+                    f"timed by events within ZL_DIRECT_BUDGET_MS={self.settings.budget_ms:g}, not do_bench")
             return SideTiming.over_placements(NAME, placements, cluster=cluster, eager_ms=call_ms,
                                               extra={"noise_note": note})
         bench = _do_bench()
@@ -99,11 +103,15 @@ class DirectTimer:
 
 def _too_slow_for_do_bench(call_ms, settings):
     """do_bench spends five calls estimating one, then its warm-up and
-    repetition, at least one call each, on every placement."""
+    repetition, at least one call each, on every placement (the first with
+    the suite's whole warm-up, the later ones LATER_WARMUP_MS). Too slow: all
+    of that past the budget, and more of it estimating than measuring."""
     warmup, rep = _bench.warmup_ms(), _bench.repetition_ms()
     estimate = 5 * call_ms
-    per_placement = estimate + max(call_ms, warmup) + max(call_ms, rep)
-    return per_placement * settings.repeat > settings.budget_ms and estimate > warmup + rep
+    first = estimate + max(call_ms, warmup) + max(call_ms, rep)
+    later = estimate + max(call_ms, min(warmup, LATER_WARMUP_MS)) + max(call_ms, rep)
+    total = first + later * (settings.repeat - 1)
+    return total > settings.budget_ms and estimate > rep
 
 
 def _warm_call_ms(fn, grad_to_none):
@@ -122,16 +130,17 @@ def _warm_call_ms(fn, grad_to_none):
 
 def _timed_by_events(device, call, placement, calls):
     # A function of its own, so the callable and its clones go when it returns.
+    # Events around each call, grads reset between them, as do_bench does.
     fn, grad_to_none = call.build(placement.args, placement.kwargs)
-    start, end = device.Event(enable_timing=True), device.Event(enable_timing=True)
+    pairs = [(device.Event(enable_timing=True), device.Event(enable_timing=True)) for _ in range(calls)]
     device.synchronize()
-    start.record()
-    for _ in range(calls):
-        fn()
+    for start, end in pairs:
         clear_grads(grad_to_none)
-    end.record()
+        start.record()
+        fn()
+        end.record()
     device.synchronize()
-    return float(start.elapsed_time(end)) / calls
+    return sum(float(start.elapsed_time(end)) for start, end in pairs) / calls
 
 
 def _bench_one(bench, call, placement, first):

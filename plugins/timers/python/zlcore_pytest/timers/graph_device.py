@@ -211,9 +211,12 @@ class GraphDevice:
             if not isinstance(exc, Exception):
                 raise
             reason = f"graph capture of {calls} calls failed: {one_line(exc)}"
+            generator_works = left_open or self.repair_generator()
+            # The repair's own empty capture, should it not end, leaves the stream capturing too.
+            left_open = left_open or bool(self.is_capturing())
             if left_open:
                 reason += " (the stream still reads as capturing)"
-            if not left_open and not self.repair_generator():
+            elif not generator_works:
                 reason += " (the random generator stays in capture mode: later random draws in this process fail)"
             raise CaptureFailed(reason, left_open=left_open) from exc
         finally:
@@ -251,7 +254,7 @@ class GraphDevice:
         # and its reset() lets the pool go; releasing it once more would
         # break torch's count of the pool's users.
         owned = pool is None or PrivatePools.owned_by(graph)
-        self.release(graph)
+        self.release(graph, trim=False)  # trimmed below, once nothing is capturing
         for sync in (getattr(self.stream, "synchronize", None), self.device.synchronize):
             if sync is not None:
                 try:
@@ -259,8 +262,9 @@ class GraphDevice:
                 except Exception:
                     pass
         left_open = bool(self.is_capturing())
-        if not owned and not left_open:
-            self._pools.let_go(pool)
+        if not left_open:
+            if not owned:
+                self._pools.let_go(pool)
             self.trim_caches()
         return left_open
 
@@ -300,6 +304,7 @@ class GraphDevice:
     def _empty_capture(self):
         """A capture of nothing: its prologue and epilogue set the generator's
         capture flag back, whatever the failed capture left it at."""
+        empty = None
         try:
             empty = self.graph_class()
             with warnings.catch_warnings():
@@ -307,9 +312,13 @@ class GraphDevice:
                 with self.device.stream(self.stream):
                     empty.capture_begin()
                     empty.capture_end()
-            self.release(empty)
         except Exception:
-            pass
+            # A capture this opened must not stay open: the next op's work
+            # would be captured instead of run.
+            if empty is not None and self.is_capturing():
+                self._end_capture(empty)
+        if empty is not None:
+            self.release(empty, trim=False)
 
     # -- replay ------------------------------------------------------------------
 
@@ -351,14 +360,17 @@ class GraphDevice:
         self.device.synchronize()
         self._sleep(ms / 1000.0)
 
-    def release(self, graph):
+    def release(self, graph, trim=True):
+        """Reset `graph`; then, unless told not to (a capture that may still
+        be open), give idle cache memory back (trim_caches)."""
         reset = getattr(graph, "reset", None)
         if reset is not None:
             try:
                 reset()
             except Exception:
                 pass
-        self.trim_caches()
+        if trim:
+            self.trim_caches()
 
     def trim_caches(self):
         """Give the caches' idle memory back to the device once it passes
