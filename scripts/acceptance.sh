@@ -26,7 +26,7 @@
 #              anywhere in docs/evidence (so no session ran them before), plus AA_LATE
 #              (layer_norm) last; a batch starts only with AA_START_MIN_S (30) of BUDGET_S left,
 #              and AA_OP_TIMEOUT_S, when set, bounds each op (batch --timeout);
-#              batches AA_RUNS (AA1 AA2 AA3) back to back on one tuner cache kept in WORK
+#              batches AA_RUNS (AA1 AA2 AA3; "" for none) back to back on one tuner cache kept in WORK
 #              (a name that exists is resumed: the stage spans calls, and AA4 in a later call is the other
 #              machine; the winners are saved in $OUT/aa_winners.tgz, and a WORK
 #              without aa_cache but with aa_winners.tgz starts from them); then the
@@ -303,7 +303,7 @@ PY
       export FLAGGEMS_CACHE_DIR=$WORK/aa_cache/flaggems TRITON_CACHE_DIR=$WORK/aa_cache/triton
       start=$(date +%s)
       left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
-      for run in ${AA_RUNS:-AA1 AA2 AA3}; do
+      for run in ${AA_RUNS-AA1 AA2 AA3}; do  # AA_RUNS="" runs none (the known-effect suite alone)
         # A batch that ran to its end is not resumed: --resume would run its
         # failed and no_tests ops again, a minute of device time for nothing.
         [ -f "$WORK/$run/.acceptance_done" ] && { say "aa: batch $run is complete"; continue; }
