@@ -86,12 +86,11 @@ std::string guarded(const VerdictInputs& in, const Guards& g) {
       return "torch's side moved with it (" + text::ratio(c) + "): the environment changed, not the kernel";
     }
     // The same control read in time: the kernel's move is torch's move in
-    // microseconds. Only for kernels of launch scale, and only when torch
-    // itself moved past the bar, so that torch's ordinary jitter on a larger
-    // kernel, a few microseconds, never explains away a real change.
+    // microseconds. Only when both kernels, FlagGems' and torch's, are of
+    // launch scale in both runs (torch's jitter on a 150 us kernel is 3 us,
+    // which would explain away 5 us becoming 8 us), and only when torch
+    // itself moved past the bar.
     const double control_moved_ms = g.a_base_ms - g.b_base_ms;
-    // Both kernels, FlagGems' and torch's, in both runs: torch's jitter on
-    // a 150 us kernel is 3 us, which would explain away 5 us becoming 8 us.
     auto launch_scale = [](double ms) { return ms > 0 && ms < kLaunchScaleMs; };
     const bool all_launch_scale =
         launch_scale(g.a_ms) && launch_scale(g.b_ms) && launch_scale(g.a_base_ms) && launch_scale(g.b_base_ms);

@@ -115,23 +115,20 @@ def _too_slow_for_do_bench(call_ms, settings):
 
 
 def _warm_call_ms(fn, grad_to_none):
-    """Two calls, the second timed by events: the first compiles and tunes."""
-    device = _bench.device_module()
+    """Two calls, the second timed: the first compiles and tunes."""
     fn()
-    clear_grads(grad_to_none)
-    start, end = device.Event(enable_timing=True), device.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    device.synchronize()
-    clear_grads(grad_to_none)
-    return float(start.elapsed_time(end))
+    return _per_call_ms(_bench.device_module(), fn, grad_to_none, 1)
 
 
 def _timed_by_events(device, call, placement, calls):
     # A function of its own, so the callable and its clones go when it returns.
-    # Events around each call, grads reset between them, as do_bench does.
     fn, grad_to_none = call.build(placement.args, placement.kwargs)
+    return _per_call_ms(device, fn, grad_to_none, calls)
+
+
+def _per_call_ms(device, fn, grad_to_none, calls):
+    """The mean of `calls` calls, each between its own events, grads reset
+    before each outside them, as do_bench does."""
     pairs = [(device.Event(enable_timing=True), device.Event(enable_timing=True)) for _ in range(calls)]
     device.synchronize()
     for start, end in pairs:
