@@ -37,8 +37,9 @@ def test_run_writes_the_whole_run_directory(tmp_path):
     assert ident["backend"]["name"] == "host" and ident["device"]["index"] == 0
     assert ident["timer"]["name"] == "host"
     assert ident["timer"]["sides_extended"] == ident["timer"]["sides_unsettled"] == 0
-    # what the timers measured with, defaults included, so compare sees a changed default
-    assert ident["timer"]["settings"]["host_repeat"] >= 1 and ident["timer"]["settings"]["direct_repeat"] == 1
+    # what the timers measured with, defaults included, so compare sees a changed default;
+    # and five direct placements by default: the five values a side that compare's test needs
+    assert ident["timer"]["settings"]["host_repeat"] >= 1 and ident["timer"]["settings"]["direct_repeat"] == 5
     assert ident["bench_level"] == "core" and ident["test_node"] == "benchmark/test_abs.py"
     assert ident["shapes"]["mode"] == "upstream" and len(ident["shapes"]["sha256"]) == 64
     assert ident["tuner_cache"]["kind"] == "shared"
