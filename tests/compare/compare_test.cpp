@@ -583,6 +583,17 @@ TEST(Calibrate, EveryPairItsFalseVerdictsAndEachRowsFloor) {
   EXPECT_NE(two.notes[0].find("two runs"), std::string::npos);
 }
 
+TEST(Calibrate, AHugeBarIsPrintedAsAPercentage) {
+  // Two runs of a row 2.6x apart (the H200's allclose, one placement a side):
+  // the bar is exp(63.7 * log 2.6) - 1, about 2.7e26; in fixed notation it
+  // filled the cell's buffer and lost its '%'.
+  zc::Calibration c = calibrate_aa({"b1", "b2", "b3"});
+  c.rows[0].bar = 2.7e26;
+  std::ostringstream md;
+  zc::write_calibration_markdown(md, c);
+  EXPECT_NE(md.str().find("| 2.7e+28% |"), std::string::npos) << md.str();
+}
+
 TEST(NoiseFloor, WidensTheBarOfKnownRowsOnly) {
   const std::string path = write_noise_file(calibrate_aa({"b1", "b2", "b3"}), "floor");
   zc::Options opt;
