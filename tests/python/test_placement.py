@@ -39,6 +39,23 @@ def test_a_tensor_that_requires_grad_is_cloned_into_a_leaf_that_does(torch):
     assert y.requires_grad and y.is_leaf and y.data_ptr() != x.data_ptr()
 
 
+def test_an_intermediate_that_requires_grad_is_cloned_into_an_intermediate(torch):
+    # FlagGems' addbmm_ bias: created without grad, then an in-place op with
+    # inputs that require grad makes it an intermediate. A leaf clone of it
+    # refuses the next in-place op; the original does not.
+    bias = torch.randn(16, device="cuda")
+    bias.mul_(torch.ones((), device="cuda", requires_grad=True))
+    assert bias.requires_grad and not bias.is_leaf
+    bias.mul_(torch.ones((), device="cuda"))
+    with torch.no_grad():
+        (y,), _ = placement.clone_inputs((bias,), {})
+    assert y.requires_grad and not y.is_leaf and y.data_ptr() != bias.data_ptr()
+    y.mul_(torch.ones((), device="cuda"))
+    leaf = torch.randn(16, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        leaf.mul_(torch.ones((), device="cuda"))
+
+
 def test_other_arguments_pass_through_and_containers_are_rebuilt(torch):
     Pair = collections.namedtuple("Pair", "a b")
     x = torch.randn(8, device="cuda")

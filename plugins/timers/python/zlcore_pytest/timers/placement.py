@@ -179,12 +179,29 @@ class _Cloner:
                 size = t.untyped_storage().nbytes() // t.element_size()
                 flat = src.as_strided((size,), (1,), 0).clone()
                 self.storages[key] = flat
-            new = flat.as_strided(src.size(), src.stride(), src.storage_offset())
+            # Through detach(): another view's grad_fn (below) stays its own.
+            new = flat.detach().as_strided(src.size(), src.stride(), src.storage_offset())
         if new is None:
             new = src.clone()  # sparse, quantized, nested...: values only
         if t.requires_grad:
-            new.requires_grad_(True)
+            if t.is_leaf:
+                new.requires_grad_(True)
+            else:
+                _make_intermediate(torch, new)
         return new
+
+
+def _make_intermediate(torch, new):
+    """Makes `new` an autograd intermediate, as the tensor it copies is. An
+    in-place op on a leaf that requires grad is an error, on an intermediate
+    it is not: addbmm_'s bias becomes one at its first call, and a leaf clone
+    of it failed every later call. Multiplying by a one that requires grad
+    changes no value (not even a -0.0 or a NaN) and gives the tensor a grad_fn."""
+    try:
+        with torch.enable_grad():
+            new.mul_(torch.ones((), dtype=new.dtype, device=new.device, requires_grad=True))
+    except Exception:
+        new.requires_grad_(True)  # a dtype without an in-place multiply: a leaf, as before
 
 
 def _storage_key(t):

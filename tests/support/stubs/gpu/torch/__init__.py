@@ -52,6 +52,7 @@ class Tensor:
         self.dtype = dtype
         self.requires_grad = requires_grad
         self.grad = None
+        self._grad_fn = None
         self.device = device
         self.layout = layout
         self._stride = tuple(stride) if stride is not None else _contiguous_strides(self.shape)
@@ -73,7 +74,16 @@ class Tensor:
 
     @property
     def is_leaf(self):
-        return True
+        return not self.requires_grad or self._grad_fn is None
+
+    def mul_(self, other):
+        """Values aside, what torch's autograd does with an in-place op."""
+        if self.requires_grad and self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if is_tensor(other) and other.requires_grad and _grad_enabled[0]:
+            self.requires_grad = True
+            self._grad_fn = "MulBackward0"
+        return self
 
     def stride(self):
         return self._stride
@@ -109,6 +119,33 @@ class Tensor:
 
     def t(self):
         return self.as_strided(tuple(reversed(self.shape)), tuple(reversed(self._stride)), self._offset)
+
+
+_grad_enabled = [True]
+
+
+class _GradMode:
+    def __init__(self, enabled):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.before = _grad_enabled[0]
+        _grad_enabled[0] = self.enabled
+
+    def __exit__(self, *exc):
+        _grad_enabled[0] = self.before
+
+
+def enable_grad():
+    return _GradMode(True)
+
+
+def no_grad():
+    return _GradMode(False)
+
+
+def ones(*shape, dtype=float32, device=None, requires_grad=False):
+    return Tensor(_shape(shape), dtype, requires_grad, device=device or "cpu")
 
 
 def empty(*shape, dtype=float32, device=None):
