@@ -122,15 +122,19 @@ def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path)
     r = ab(*args, *declared, threshold=3)
     assert r.returncode in (0, 1), r.stdout + r.stderr
     rounds_run = 12
-    overall = json.loads((out / "report.json").read_text())["geomean"]["overall"]
-    if verdicts(out).get("SLOWER", 0) == 0 or overall["speedup"] >= 1:
-        # A stretch of this VM's bursts (whole rounds 30-80 % slower, in CPU
-        # time too) can leave 12 rounds undecided, or pull the mean of a
-        # row's rounds past the effect; what a user does then: more rounds,
-        # in the same directory.
-        print(f"12 rounds left it open ({verdicts(out)}, geomean {overall['speedup']}): extending to 24")
-        rounds_run = 24
-        r = ab(*sides, *declared, "--rounds", 24, threshold=3)
+    # A stretch of this VM's bursts (whole rounds 30-80 % slower, in CPU
+    # time too) can leave 12 rounds undecided, or pull the mean of a row's
+    # rounds past the effect; what a user does then: more rounds, in the
+    # same directory. On a bad day 24 are not enough either: placements
+    # flip between two speeds 50-70 % apart (docs/evidence/
+    # h200-2026-12-04-session16.md, "The host"), and 48 rounds decide it.
+    for more in (24, 48):
+        overall = json.loads((out / "report.json").read_text())["geomean"]["overall"]
+        if verdicts(out).get("SLOWER", 0) > 0 and overall["speedup"] < 1:
+            break
+        print(f"{rounds_run} rounds left it open ({verdicts(out)}, geomean {overall['speedup']}): extending to {more}")
+        rounds_run = more
+        r = ab(*sides, *declared, "--rounds", more, threshold=3)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "REGRESSION" in r.stderr
     v = verdicts(out)
