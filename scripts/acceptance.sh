@@ -42,7 +42,8 @@
 #              it replaces: batch A (records) + batch B (replays) + compare over the same ops,
 #              each timed (ab_check.md). Both on AB_DEVICES (all): ab spreads its rounds,
 #              batch its ops, over them. An ab or batch directory that exists is resumed;
-#              BUDGET_S bounds each call. AB_WINNERS=own runs the ab sides in warm workers,
+#              BUDGET_S bounds each call; AB_OP_TIMEOUT_S, when set, each run (ab and
+#              batch --timeout). AB_WINNERS=own runs the ab sides in warm workers,
 #              each tuning on its own cache, and the sequence's two batches likewise
 #              ($WORK/seq_cache/SA, SB); default record: A records, both replay, cold.
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
@@ -383,6 +384,9 @@ PY
       AB_DEVICES=${AB_DEVICES:-all}
       AB_COMMON=(--backend "$BACKEND" --devices "$AB_DEVICES" --level core --dtypes "${DTYPES:-float16}" --a-python "$PY" --b-python "$PY"
                  --ops-file "$WORK/ab_ops.txt" --rounds "${AB_ROUNDS:-5}" --winners "${AB_WINNERS:-record}")
+      # A drawn op that hangs would hold a call for ab's default 600 s a try.
+      op_timeout=(); [ -n "${AB_OP_TIMEOUT_S:-}" ] && op_timeout=(--timeout "$AB_OP_TIMEOUT_S")
+      AB_COMMON+=("${op_timeout[@]}")
       timed() {  # name, command...: runs it, appends "name seconds exit" to ab_wall.txt
         local name=$1; shift; local t0; t0=$(date +%s)
         timeout -s INT -k 60 "$(left)" "$@"; local rc=$?
@@ -420,7 +424,7 @@ PY
         else args=(--flaggems-dir "$WORK/fg_slow" --replay-from "$WORK/SA"); fi
         say "ab: sequence batch $run ${again[*]}"
         timed "batch_$run" env "${caches[@]}" "$ZL" batch --backend "$BACKEND" --devices "$AB_DEVICES" --level core \
-          --dtypes "${DTYPES:-float16}" --python "$PY" --ops-file "$WORK/ab_ops.txt" "${args[@]}" --out "$WORK/$run" \
+          --dtypes "${DTYPES:-float16}" --python "$PY" --ops-file "$WORK/ab_ops.txt" "${args[@]}" "${op_timeout[@]}" --out "$WORK/$run" \
           "${again[@]}" | tail -3
         rc=${PIPESTATUS[0]}; { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && touch "$WORK/$run.done"
       done
