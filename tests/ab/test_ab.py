@@ -239,6 +239,27 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
 
 
 @pytest.mark.skipif(not VENDOR, reason="run through ctest (needs the fake backend)")
+def test_a_finished_ab_is_reported_again_where_there_are_no_devices(tmp_path):
+    # The device machine is gone; the directory came back. Re-reporting needs
+    # no device, measuring more does.
+    out = tmp_path / "gone"
+    args = ["ab", "--backend", "fakegpu", "--timer", "host", "--a", EXAMPLE_SUITE, "--b", EXAMPLE_SUITE,
+            "--ops", "abs", "--dtypes", "float32", "--rounds", "5", "--out", out]
+    r = zltest.zl(*args, env=clean_env(STRIP, ZL_FAKE_DEVICE_COUNT="1"), timeout=600, backend_dir=VENDOR)
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = rounds(out)
+    none = clean_env(STRIP, ZL_FAKE_DEVICE_COUNT="0")
+    r = zltest.zl(*args, "--resume", "--samples", "placements", env=none, timeout=120, backend_dir=VENDOR)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "devices none (nothing to run)" in r.stdout
+    assert rounds(out) == before and all(row["samples_a"] == 25 for row in rows(out))
+    assert json.loads((out / "ab_identity.json").read_text())["status"] == "done"
+    r = zltest.zl(*args[:-4], "--rounds", "6", "--out", out, "--resume", env=none, timeout=120, backend_dir=VENDOR)
+    assert r.returncode == 3 and r.stderr.startswith("PREFLIGHT_FAILED check=devices "), r.stdout + r.stderr
+    assert rounds(out) == before
+    assert json.loads((out / "ab_identity.json").read_text())["status"] == "done"
+
+
 def test_rounds_spread_over_devices_and_each_round_stays_on_one(tmp_path):
     # The multi-device fake backend of tests/loader, timed by the host timer
     # on the example suite (NumPy): what is checked is where rounds ran.

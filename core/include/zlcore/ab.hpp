@@ -49,6 +49,10 @@ struct Options {
   std::string backend;
   std::string backend_dir;
   std::vector<Device> devices;
+  // --resume where the backend reports no devices: why, so that an A/B with
+  // every round already whole still writes its report (on a machine without
+  // the devices) and one with rounds left fails on this before measuring.
+  std::string no_devices_reason;
   std::vector<batch::OpSpec> ops;
   std::string out_dir;
   bool resume = false;

@@ -61,9 +61,13 @@ class Runner {
 
   int execute() {
     prepare();
+    plan_units();
+    // Before anything is written: a resumed A/B with rounds left needs its devices.
+    if (!todo_.empty() && o_.devices.empty()) throw PreflightError("devices", o_.no_devices_reason);
+    started_ = utc_now_iso();
+    write_identity("running");
     signals::install();
     executors_ = make_executors(o_, dir_.string());
-    plan_units();
     std::cout << "ab " << dir_.string() << ": " << o_.ops.size() << " ops x " << o_.rounds << " rounds, sides "
               << (o_.calibrate ? "A, B and A again (A2)" : "A and B") << ", " << todo_.size()
               << " unit(s) to run, devices " << devices_text() << "\n"
@@ -106,8 +110,6 @@ class Runner {
       if (ec) throw UsageError("ab: cannot create --out " + dir_.string() + ": " + ec.message());
       write_file_atomic(csv.string(), rounds_csv_header());
     }
-    started_ = utc_now_iso();
-    write_identity("running");
   }
 
   void write_identity(const std::string& status) {
@@ -117,7 +119,7 @@ class Runner {
   std::string devices_text() const {
     std::string t;
     for (const Device& d : o_.devices) t += (t.empty() ? "" : ",") + std::to_string(d.index);
-    return t;
+    return t.empty() ? "none (nothing to run)" : t;
   }
 
   // Rounds already whole (or given up) on an earlier invocation stay so.

@@ -182,15 +182,19 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   if (resolve_devices) {
     const VisibleDevices visible = visible_devices(backend);
     if (visible.query.devices.empty()) {
-      throw PreflightError("devices", backend.name() + " reports no devices: " +
-                                          (visible.query.reason.empty() ? visible.query.error : visible.query.reason));
+      const std::string why = backend.name() + " reports no devices: " +
+                              (visible.query.reason.empty() ? visible.query.error : visible.query.reason);
+      if (!o.resume) throw PreflightError("devices", why);
+      o.no_devices_reason = why;
     }
     std::vector<int> valid;
     for (const Device& d : visible.query.devices) valid.push_back(d.index);
-    const std::string spec = vm.count("devices") ? vm["devices"].as<std::string>() : std::to_string(valid.front());
-    for (int index : batch::parse_device_list(spec, valid, "--devices")) {
-      for (const Device& d : visible.query.devices) {
-        if (d.index == index) o.devices.push_back(d);
+    if (!valid.empty()) {
+      const std::string spec = vm.count("devices") ? vm["devices"].as<std::string>() : std::to_string(valid.front());
+      for (int index : batch::parse_device_list(spec, valid, "--devices")) {
+        for (const Device& d : visible.query.devices) {
+          if (d.index == index) o.devices.push_back(d);
+        }
       }
     }
   }
