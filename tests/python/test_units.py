@@ -405,3 +405,25 @@ def test_the_cluster_check_reads_graph_timings_only():
     probe.check(timing("direct"))
     with pytest.raises(CaptureFailed):
         probe.check(timing("graph"))
+
+
+def test_the_worker_empties_flag_gems_launch_caches_between_ops():
+    # LibEntry launches a kernel it ran before without asking the autotuner,
+    # so a warm worker would carry one op's configs into the next.
+    import types
+
+    from zlcore_pytest import worker
+
+    class LibEntry:
+        def __init__(self, held):
+            self.kernel_cache = ({"sig": ("kernel", {"BLOCK": 64})} if held else {}, {})
+
+    ops = types.ModuleType("flag_gems.ops.softmax")
+    ops.softmax_kernel, ops.idle_kernel = LibEntry(True), LibEntry(False)
+    other = types.ModuleType("not_flag_gems")
+    other.kernel = LibEntry(True)
+    modules = {"flag_gems.ops.softmax": ops, "not_flag_gems": other, "flag_gems.gone": None}
+    assert worker.clear_launch_caches(modules) == 1
+    assert ops.softmax_kernel.kernel_cache == ({}, {})
+    assert other.kernel.kernel_cache[0], "only flag_gems' kernels are FlagGems' LibEntry"
+    assert worker.clear_launch_caches(modules) == 0

@@ -105,7 +105,40 @@ class _TunerTracker:
             if isinstance(cache, dict) and cache:
                 cache.clear()
                 cleared += 1
-        return cleared
+        return cleared + clear_launch_caches()
+
+
+def clear_launch_caches(modules=None):
+    """Empty FlagGems' LibEntry launch caches; returns how many held entries.
+
+    LibEntry (flag_gems.utils.libentry) keeps, per kernel and device, the
+    compiled kernel and config it launched for each argument signature, and
+    launches from there without asking the autotuner again. A cold process
+    starts with them empty; a warm one must too, or a kernel that an earlier
+    op ran would keep that op's config (on the H200 the rounds after the first
+    of a warm op reported no autotune lookups at all). The kernels are module
+    globals of flag_gems, so the modules are searched, not the heap.
+    """
+    cleared = 0
+    for name, module in list((modules if modules is not None else sys.modules).items()):
+        if module is None or not (name == "flag_gems" or name.startswith("flag_gems.")):
+            continue
+        try:
+            values = list(vars(module).values())
+        except TypeError:
+            continue
+        for value in values:
+            if type(value).__name__ != "LibEntry":
+                continue
+            caches = getattr(value, "kernel_cache", None)
+            caches = caches if isinstance(caches, (tuple, list)) else (caches,)
+            held = False
+            for cache in caches:
+                if isinstance(cache, dict) and cache:
+                    cache.clear()
+                    held = True
+            cleared += held
+    return cleared
 
 
 class Snapshot:
