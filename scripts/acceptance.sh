@@ -45,7 +45,8 @@
 #              BUDGET_S bounds each call; AB_OP_TIMEOUT_S, when set, each run (ab and
 #              batch --timeout). AB_WINNERS=own runs the ab sides in warm workers,
 #              each tuning on its own cache, and the sequence's two batches likewise
-#              ($WORK/seq_cache/SA, SB); default record: A records, both replay, cold.
+#              ($WORK/seq_cache/SA, SB); default record: A records (a cold run per op), every
+#              ab side replays it in its warm worker; the sequence records (SA) and replays (SB) cold.
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
 #              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
 #              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);

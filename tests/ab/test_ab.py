@@ -239,6 +239,32 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
 
 
 @pytest.mark.skipif(not VENDOR, reason="run through ctest (needs the fake backend)")
+def test_record_mode_replays_side_a_s_winners_in_warm_workers(tmp_path):
+    # The example suite's mm tunes (a LibTuner-like tuner): side A records it
+    # once, cold, on an isolated cache; then every round of A, B and A2 runs in
+    # its side's warm worker and replays that record into the side's own cache.
+    out = tmp_path / "rec"
+    r = zltest.zl("ab", "--backend", "host", "--dtypes", "float32", "--a", EXAMPLE_SUITE, "--b", EXAMPLE_SUITE,
+                  "--ops", "mm", "--rounds", "2", "--calibrate", "--out", out, env=clean_env(STRIP), timeout=600)
+    print(r.stdout[-2000:], r.stderr[-2000:])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "autotune replay/replay: same winners (1 kernel)" in r.stdout
+    record = json.loads((out / "runs/mm/r0-t1/A/run_identity.json").read_text())
+    assert record["worker"]["kind"] == "cold" and record["autotune"]["mode"] == "record"
+    assert record["autotune"]["tuning_benchmarks"] > 0
+    measured = [row for row in rounds(out) if row["side"] in ("A", "B", "A2") and row["round"] != "0"]
+    assert len(measured) == 6
+    for row in measured:
+        ident = json.loads((out / row["run_dir"] / "run_identity.json").read_text())
+        at = ident["autotune"]
+        assert ident["worker"]["kind"] == "warm", (row, ident["worker"])
+        assert at["mode"] == "replay" and at["replay_in_cache"] is True, row
+        assert at["source_run_id"] == record["run_id"] and at["replay_misses"] == 0, row
+        assert at["tuning_benchmarks"] == 0, row
+        assert at["winners_hash"] == record["autotune"]["winners_hash"], row
+        assert ident["tuner_cache"]["flaggems_dir"] == str(out / "tuner" / row["side"] / "flaggems"), row
+
+
 def test_a_finished_ab_is_reported_again_where_there_are_no_devices(tmp_path):
     # The device machine is gone; the directory came back. Re-reporting needs
     # no device, measuring more does.

@@ -218,6 +218,49 @@ def test_shared_cache_counts_inherited_winners_and_records_what_was_used(tmp_pat
     assert not list((tmp_path / "R" / "autotune_records" / "libtuner").rglob("other_kernel*"))
 
 
+def test_replay_in_cache_puts_the_records_into_the_callers_own_cache(tmp_path, recorded):
+    # What zlcore ab's warm sides do: replay into the cache their worker
+    # imported on, not an isolated one, and use exactly the record's winners.
+    a, ident_a = recorded
+    cache = tmp_path / "side"
+    own = {"FLAGGEMS_CACHE_DIR": cache / "flaggems", "TRITON_CACHE_DIR": cache / "triton"}
+    # Never into the user's default cache, only with a replay, never isolated:
+    # each a one-line usage error that writes nothing.
+    for out, args, env, says in (
+            ("U1", ["--replay-from", str(a)], {"TRITON_CACHE_DIR": cache / "triton"}, "FLAGGEMS_CACHE_DIR"),
+            ("U2", [], own, "--replay-from"),
+            ("U3", ["--replay-from", str(a), "--isolate-tuner-cache", "1"], own, "--isolate-tuner-cache")):
+        proc, _ = zl_run(tmp_path, tmp_path / out, *args, "--replay-in-cache", **env)
+        assert proc.returncode == 2 and says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, \
+            proc.stderr
+        assert not (tmp_path / out).exists() and not cache.exists()
+
+    proc, ident = zl_run(tmp_path, tmp_path / "B", "--replay-from", str(a), "--replay-in-cache",
+                         FIX_OUT=tmp_path / "B.out", **own)
+    assert proc.returncode == MEASURED_NOTHING, proc.stdout + proc.stderr
+    at = ident["autotune"]
+    assert at["mode"] == "replay" and at["replay_in_cache"] is True
+    assert at["tuning_benchmarks"] == 0 and at["replay_misses"] == 0
+    assert ident["tuner_cache"]["kind"] == "shared"
+    assert ident["tuner_cache"]["flaggems_dir"] == str(cache / "flaggems")
+    assert at["winners_hash"] == ident_a["autotune"]["winners_hash"]
+
+    # The cache outlives the run and holds other records' rows: one of the
+    # same key as this record's (another op's winner) gives way to the record.
+    (db,) = (cache / "flaggems" / "config_cache").glob("*.db")
+    with sqlite3.connect(db) as conn:
+        (table,) = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                    if t.startswith("sum_kernel_") and "_benchmark" not in t]
+        assert conn.execute(f'UPDATE "{table}" SET BLOCK = 32 WHERE key_0 = 256').rowcount == 1
+    proc, again = zl_run(tmp_path, tmp_path / "B2", "--replay-from", str(a), "--replay-in-cache",
+                         FIX_OUT=tmp_path / "B2.out", **own)
+    assert proc.returncode == MEASURED_NOTHING, proc.stdout + proc.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(f'SELECT BLOCK FROM "{table}" WHERE key_0 = 256').fetchone() == (64,)
+    assert again["autotune"]["winners_hash"] == ident_a["autotune"]["winners_hash"]
+    assert read_jsonl(tmp_path / "B2.out", skip_blank=True) == read_jsonl(tmp_path / "A.out", skip_blank=True)
+
+
 def test_winners_an_autotuner_keeps_in_memory_only_are_counted(tmp_path):
     # zlcore turns Triton's disk autotune cache on before the suite's imports,
     # so every plain-autotune winner tuned here would be there for the next

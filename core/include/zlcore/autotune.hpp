@@ -33,6 +33,7 @@ struct AutotuneSetup {
   std::string manifest_hash;  // replay: the hash the source manifest states
   std::string source_triton;  // replay: the Triton version the records were made with
   bool force = false;
+  bool in_cache = false;   // replay: into the cache in use, not an isolated one
   int replay_rows = 0;     // replay: LibTuner rows rebuilt into the cache
   int replay_kernels = 0;  // replay: plain-autotune kernels in the records
   std::map<std::string, std::string> child_env;
@@ -46,9 +47,11 @@ struct AutotuneSetup {
 // version mismatch at session start and a kernel source mismatch per kernel,
 // unless forced. Throws UsageError for a bad mode or a source without a
 // manifest, PreflightError (check replay_from) for a record that is not valid
-// JSON or names a table, column or type LibTuner never writes.
+// JSON or names a table, column or type LibTuner never writes. in_cache: the
+// replay goes into the cache in use (not isolated; the caller owns it), and
+// a recorded row replaces the row of the same key that is already there.
 AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::string& replay_from, bool force,
-                               const CacheDirs& dirs, const std::string& run_dir);
+                               const CacheDirs& dirs, const std::string& run_dir, bool in_cache = false);
 
 // What a Python process must find in its environment before it imports the
 // suite, because Triton reads it when each @triton.autotune is decorated,

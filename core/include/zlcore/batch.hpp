@@ -274,6 +274,11 @@ struct WarmExecutorConfig {
   std::string suite_root;                   // the worker's cwd (--flaggems-dir / FLAGGEMS_DIR)
   std::vector<std::string> visibility_env;  // set to the device's value before any import
   std::string framework_vendor;             // GEMS_VENDOR, read by flag_gems at import
+  // An op whose worker died under it (or was unhealthy after it) runs once
+  // more in a fresh process (batch). false: its outcome stands, the worker is
+  // replaced, and the caller retries as it sees fit (ab reruns the whole
+  // round on every side, so no round pairs a cold side with warm ones).
+  bool rerun_cold = true;
 };
 std::unique_ptr<Executor> make_warm_executor(WarmExecutorConfig config);
 

@@ -91,6 +91,7 @@ inline constexpr char autotune_source_triton[] = "autotune.source_triton";
 inline constexpr char autotune_force[] = "autotune.force";
 inline constexpr char autotune_replay_libtuner_rows[] = "autotune.replay_libtuner_rows";
 inline constexpr char autotune_replay_triton_kernels[] = "autotune.replay_triton_kernels";
+inline constexpr char autotune_replay_in_cache[] = "autotune.replay_in_cache";
 inline constexpr char autotune_variants_compiled[] = "autotune.variants_compiled";
 inline constexpr char autotune_tuning_benchmarks[] = "autotune.tuning_benchmarks";
 inline constexpr char autotune_records_written[] = "autotune.records_written";

@@ -28,6 +28,10 @@ struct RunOptions {
   std::string autotune_mode;  // tune | record | replay; empty: derived
   std::string replay_from;
   bool force_replay = false;
+  // Replay into the tuner cache in use (FLAGGEMS_CACHE_DIR / TRITON_CACHE_DIR,
+  // which the caller owns: zlcore ab's sides) instead of an isolated one, so
+  // that a warm worker started on that cache may run the replay.
+  bool replay_in_cache = false;
   bool isolate_tuner_cache = false;
   // Keep an isolated (or replay) cache after the run instead of dropping it,
   // e.g. to hand exactly these winners and binaries to another tool.

@@ -9,13 +9,19 @@ namespace zl::ab {
 std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir) {
   const SideSpec& side = label == "B" ? o.b : o.a;
   std::map<std::string, std::string> env = side.env;
-  if (o.winners == Winners::own) {
-    // Each side tunes once, into a cache of its own that outlives its rounds
-    // and is shared with nobody: not the user's, not the other side's.
-    const fs::path cache = fs::path(ab_dir) / "tuner" / label;
-    env["FLAGGEMS_CACHE_DIR"] = (cache / "flaggems").string();
-    env["TRITON_CACHE_DIR"] = (cache / "triton").string();
-  }
+  // Each side's warm workers import on a cache of its own that outlives its
+  // rounds and is shared with nobody: not the user's, not the other side's.
+  // own: the side tunes into it once. record / given: every round replays
+  // into it (--replay-in-cache).
+  const fs::path cache = fs::path(ab_dir) / "tuner" / label;
+  env["FLAGGEMS_CACHE_DIR"] = (cache / "flaggems").string();
+  env["TRITON_CACHE_DIR"] = (cache / "triton").string();
+  // A replay takes every plain-autotune winner from its records (the worker
+  // forgets in-memory winners between ops). Triton's disk autotune cache
+  // would instead serve a winner an earlier op's replay left for the same
+  // kernel and key, which that op's record may not hold.
+  const bool replays = o.winners != Winners::own || !side.replay_from.empty();
+  if (replays && !env.count("TRITON_CACHE_AUTOTUNING")) env["TRITON_CACHE_AUTOTUNING"] = "0";
   return env;
 }
 
@@ -35,10 +41,8 @@ std::map<std::string, std::unique_ptr<batch::Executor>> make_executors(const Opt
     c.run.flags.emplace_back("--python", side.python);
     c.run.dtypes = o.dtypes;
     c.env_set = side_env(o, label, ab_dir);
-    if (o.winners != Winners::own) {
-      out[label] = batch::make_cold_executor(c);
-      continue;
-    }
+    // Warm in every mode: round 0's record run isolates its cache, and so runs
+    // cold on its own (docs/warm-workers.md).
     batch::WarmExecutorConfig w;
     w.run = c;
     // The worker log directory is per executor: two sides' workers on one
@@ -49,6 +53,10 @@ std::map<std::string, std::unique_ptr<batch::Executor>> make_executors(const Opt
     w.suite_root = side.suite_root;
     w.visibility_env = o.visibility_env;
     w.framework_vendor = o.framework_vendor;
+    // A side whose worker died fails its round, which then runs again on
+    // every side (runner.cpp): a cold rerun of that side alone would pair a
+    // fresh process with warm ones.
+    w.rerun_cold = false;
     out[label] = batch::make_warm_executor(w);
   }
   return out;

@@ -183,7 +183,9 @@ void summarize_triton_records(const fs::path& out_dir, Alloc& ma, Harvest* h) {
 // and types checked_libtuner_table has checked and spelled canonically; every
 // value is bound, and each statement is prepared on its own, so nothing in a
 // record is ever run as SQL text.
-int rebuild_table(const LibTunerTable& t, const Value& entries, const fs::path& config_cache) {
+// replace: a recorded row wins over one of the same key already in the DB (a
+// cache that outlives one replay holds other records' rows).
+int rebuild_table(const LibTunerTable& t, const Value& entries, const fs::path& config_cache, bool replace) {
   fs::create_directories(config_cache);
   SQLite::Database db((config_cache / t.db_file).string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   db.exec("PRAGMA busy_timeout = 5000");
@@ -205,7 +207,8 @@ int rebuild_table(const LibTunerTable& t, const Value& entries, const fs::path& 
     marks += marks.empty() ? "?" : ", ?";
     cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
   }
-  SQLite::Statement ins(db, "INSERT OR IGNORE INTO " + quote_ident(t.table) + " (" + cols + ") VALUES (" + marks + ")");
+  SQLite::Statement ins(db, std::string(replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE") + " INTO " +
+                                quote_ident(t.table) + " (" + cols + ") VALUES (" + marks + ")");
   int rows = 0;
   for (const Value& e : entries.GetArray()) {
     const Value* key = member(e, "key");
@@ -288,10 +291,11 @@ bool autotune_replays(const std::string& requested_mode, const std::string& repl
 }
 
 AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::string& replay_from, bool force,
-                               const CacheDirs& dirs, const std::string& run_dir) {
+                               const CacheDirs& dirs, const std::string& run_dir, bool in_cache) {
   AutotuneSetup s;
   s.mode = requested_mode;
   s.force = force;
+  s.in_cache = in_cache;
   if (s.mode.empty()) s.mode = !replay_from.empty() ? "replay" : (dirs.isolated ? "record" : "tune");
   if (s.mode != "tune" && s.mode != "record" && s.mode != "replay") {
     throw UsageError("--autotune must be tune, record or replay, not '" + s.mode + "'");
@@ -347,7 +351,7 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
               << s.records_hash.substr(0, 12) << ", manifest says " << s.manifest_hash.substr(0, 12)
               << "); replaying them as they are now\n";
   }
-  if (!dirs.isolated) {
+  if (!dirs.isolated && !in_cache) {
     // run_operator isolates every replay; a shared cache would mix stale winners in.
     throw UsageError("autotune replay needs an isolated tuner cache");
   }
@@ -378,7 +382,7 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   }
   for (const Record& r : libtuner) {
     try {
-      s.replay_rows += rebuild_table(r.table, r.doc["entries"], config_cache);
+      s.replay_rows += rebuild_table(r.table, r.doc["entries"], config_cache, in_cache);
     } catch (const std::exception& e) {
       throw PreflightError("replay_from", "cannot replay " + r.file.string() + ": " + e.what());
     }

@@ -118,6 +118,7 @@ class WarmExecutor : public Executor {
 
   // The same op in a fresh process (no worker socket): a rerun.
   std::unique_ptr<Execution> start_cold(const OpLaunch& l, std::string* error) { return cold_->start(l, error); }
+  bool reruns_cold() const { return c_.rerun_cold; }
 
   // Reaps dead workers and records how each died for the run waiting on it.
   void reap() {
@@ -268,8 +269,10 @@ bool WarmExecution::poll_done() {
   const std::string why = rerun_reason(warm);
   if (why.empty()) return true;
   // The worker is replaced either way; the op gets one more go in a fresh
-  // process, in its own run directory (the warm attempt's is kept beside it).
+  // process, in its own run directory (the warm attempt's is kept beside it),
+  // unless the caller retries on its own.
   owner_->retire(launch_.device.index);
+  if (!owner_->reruns_cold()) return true;
   rerunning_ = true;
   rerun_note_ = std::string("warm worker: ") + to_string(warm.status) + ", " + why + "; rerun in a fresh process";
   // Kept beside the rerun, never overwritten: runs/<op>.warm, .warm2, ...

@@ -7,6 +7,7 @@
 #include "../util/text.hpp"
 #include "plan_options.hpp"
 #include "run_options.hpp"
+#include "zlcore/autotune.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/provider.hpp"
 #include "zlcore/run.hpp"
@@ -169,7 +170,11 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
       "--isolate-tuner-cache 1 (records), side B --replay-from <A's run dir>.\n\n"
       "Arguments after -- go to pytest unchanged.\n\noptions");
   add_run_options(desc);
-  desc.add_options()("out", po::value<std::string>(), "run directory to create (default runs/<time>-<op>-<backend>)");
+  desc.add_options()("out", po::value<std::string>(), "run directory to create (default runs/<time>-<op>-<backend>)")(
+      "replay-in-cache",
+      "replay into the tuner cache in use (FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR, both set, a cache the caller "
+      "owns) instead of an isolated one, so a warm worker on that cache may run it; a recorded row replaces one of "
+      "the same key");
   // Set by `zlcore batch` for the runs it starts.
   po::options_description hidden;
   hidden.add_options()("same-process-group", "")("warmed-on", po::value<std::string>(), "")(
@@ -213,6 +218,21 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
 
   RunOptions o = run_options_from(vm);
   if (vm.count("out")) o.out_dir = vm["out"].as<std::string>();
+  if (vm.count("replay-in-cache")) {
+    if (!autotune_replays(o.autotune_mode, o.replay_from))
+      throw UsageError("run: --replay-in-cache needs a replay (--replay-from / REPLAY_FROM)");
+    if (o.isolate_tuner_cache)
+      throw UsageError("run: --replay-in-cache replays into the cache in use; not with --isolate-tuner-cache 1");
+    // It writes rows into that cache: never into the user's default one,
+    // which every other run of theirs reads.
+    for (const char* var : {"FLAGGEMS_CACHE_DIR", "TRITON_CACHE_DIR"}) {
+      if (env_text(var).empty())
+        throw UsageError(std::string("run: --replay-in-cache needs ") + var +
+                         " set to a tuner cache of the caller's own (it is unset, so the default shared one would "
+                         "get the records)");
+    }
+    o.replay_in_cache = true;
+  }
   o.same_process_group = vm.count("same-process-group") > 0;
   if (vm.count("warmed-on")) o.warmed_on = vm["warmed-on"].as<std::string>();
   if (vm.count("batch-dir")) o.batch_dir = vm["batch-dir"].as<std::string>();

@@ -71,6 +71,8 @@ const std::vector<Field>& fields() {
       {key::autotune_force, W::core, false, "replay: `--force-replay`"},
       {key::autotune_replay_libtuner_rows, W::core, false, "replay: LibTuner rows seeded into the cache"},
       {key::autotune_replay_triton_kernels, W::core, false, "replay: plain-autotune kernels pinned"},
+      {key::autotune_replay_in_cache, W::core, false,
+       "replay: `--replay-in-cache`, the records written into the cache in use (a caller's own), not an isolated one"},
       {key::autotune_variants_compiled, W::core, false, "as tuner_cache.variants_compiled"},
       {key::autotune_tuning_benchmarks, W::core, false, "configs the tuners timed (null: unknown)"},
       {key::autotune_records_written, W::core, false, "record: records written"},

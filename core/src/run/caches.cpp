@@ -12,15 +12,17 @@ namespace fs = std::filesystem;
 
 Caches prepare_caches(const RunOptions& o, const std::string& run_dir) {
   Caches c;
-  // A replay always gets an isolated cache: winners or binaries another run
-  // left in a shared one must not leak in (docs/autotune.md).
-  c.dirs = resolve_cache_dirs(o.isolate_tuner_cache || autotune_replays(o.autotune_mode, o.replay_from), run_dir);
+  // A replay gets an isolated cache: winners or binaries another run left in
+  // a shared one must not leak in (docs/autotune.md). Unless the caller owns
+  // the cache in use and asked to replay into it (--replay-in-cache).
+  const bool replays = autotune_replays(o.autotune_mode, o.replay_from);
+  c.dirs = resolve_cache_dirs(o.isolate_tuner_cache || (replays && !o.replay_in_cache), run_dir);
   if (c.dirs.isolated) {
     fs::create_directories(c.dirs.flaggems);
     fs::create_directories(c.dirs.triton);
   }
   // Before the snapshot: a replay's cache starts with the recorded winners.
-  c.autotune = prepare_autotune(o.autotune_mode, o.replay_from, o.force_replay, c.dirs, run_dir);
+  c.autotune = prepare_autotune(o.autotune_mode, o.replay_from, o.force_replay, c.dirs, run_dir, o.replay_in_cache);
   c.before = snapshot_cache(c.dirs);
   return c;
 }

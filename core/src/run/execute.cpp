@@ -20,11 +20,16 @@ ChildResult interrupted_before_start() {
 
 // Why an op that has a warm worker must still run in a fresh process: a
 // worker imported the suite (and with it read the cache directories and
-// filled its tuner caches) before this op. Empty: it may run warm.
+// filled its tuner caches) before this op. Empty: it may run warm. A replay
+// into the cache in use (--replay-in-cache) may: the worker was started on
+// that cache, LibTuner reads its rows when a key is first looked up, the
+// worker drops every in-memory winner between ops, and the plugin serves the
+// plain-autotune winners from the records.
 std::string cold_reason(const Caches& caches) {
   if (caches.dirs.isolated) return "isolated tuner cache: needs a process that imported with its own cache dirs";
   const std::string& mode = caches.autotune.mode;
-  if (mode == "record" || mode == "replay") return "autotune " + mode + ": needs cold tuner caches";
+  if (mode == "record" || (mode == "replay" && !caches.autotune.in_cache))
+    return "autotune " + mode + ": needs cold tuner caches";
   return "";
 }
 

@@ -90,6 +90,7 @@ void start_caches(Identity& id, const Caches& c) {
     id.set(key::autotune_force, at.force);
     id.set(key::autotune_replay_libtuner_rows, int64_t{at.replay_rows});
     id.set(key::autotune_replay_triton_kernels, int64_t{at.replay_kernels});
+    id.set(key::autotune_replay_in_cache, at.in_cache);
   } else {
     id.set_null(key::autotune_source_run_id);
     id.set_null(key::autotune_records_hash);
