@@ -438,6 +438,24 @@ TEST(Caliber, EachFieldIsCompared) {
   }
 }
 
+TEST(Caliber, AnotherDeviceOfTheSameModelIsNotADifference) {
+  // Two runs on two H200s: the device's id reaches the identity's env through
+  // the state server's variables, which once made every such A/A read "NOT
+  // measured the same way", twice.
+  zc::Side a = zc::load_side("A", data("caliber/base"));
+  zc::Side b = a;
+  b.label = "B";
+  a.runs[0].env["ZL_DEVICE_STATE_ID"] = "GPU-c99362fd";
+  a.runs[0].env["ZL_DEVICE_STATE_ARGV"] = R"(["zlcore","devices","--serve-state","GPU-c99362fd"])";
+  b.runs[0].env["ZL_DEVICE_STATE_ID"] = "GPU-25fc3e73";
+  b.runs[0].env["ZL_DEVICE_STATE_ARGV"] = R"(["zlcore","devices","--serve-state","GPU-25fc3e73"])";
+  b.runs[0].autotune_mode = "replay";
+  b.runs[0].autotune_source = a.runs[0].run_id;
+  EXPECT_EQ(keys(zc::check_caliber(a, b, {})), std::vector<std::string>{});
+  b.runs[0].env["ZL_DIRECT_REPEAT"] = "9";  // a knob beside them still is one
+  EXPECT_EQ(keys(zc::check_caliber(a, b, {})), std::vector<std::string>{"env.ZL_DIRECT_REPEAT"});
+}
+
 TEST(Caliber, EveryDifferenceOfTheRecordedRunIsFound) {
   zc::Caliber c = report("caliber/base", "caliber/all_differ").caliber;
   std::vector<std::string> want = zc::caliber_keys();

@@ -193,6 +193,10 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
     for (const auto& [k, v] : p.a->env) knobs[k].first = v;
     for (const auto& [k, v] : p.b->env) knobs[k].second = v;
     for (const auto& [k, v] : knobs) {
+      // How run reaches the device's state server, by the device's id: that
+      // id is not compared (another device of the same model measures alike;
+      // its name and attributes are), so its plumbing is not either.
+      if (k == "ZL_DEVICE_STATE_ID" || k == "ZL_DEVICE_STATE_ARGV") continue;
       if (v.first != v.second) add(env, "env." + k, shown_env(v.first), shown_env(v.second), op);
     }
     Pairing at = autotune_pairing(*p.a, *p.b);
