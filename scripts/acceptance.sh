@@ -46,7 +46,8 @@
 #              batch --timeout). AB_WINNERS=own runs the ab sides in warm workers,
 #              each tuning on its own cache, and the sequence's two batches likewise
 #              ($WORK/seq_cache/SA, SB); default record: A records (a cold run per op), every
-#              ab side replays it in its warm worker; the sequence records (SA) and replays (SB) cold.
+#              ab side replays it, in its warm worker unless AB_WARM=0 (ab --warm); the
+#              sequence records (SA) and replays (SB) cold.
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
 #              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
 #              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);
@@ -385,6 +386,9 @@ PY
       AB_DEVICES=${AB_DEVICES:-all}
       AB_COMMON=(--backend "$BACKEND" --devices "$AB_DEVICES" --level core --dtypes "${DTYPES:-float16}" --a-python "$PY" --b-python "$PY"
                  --ops-file "$WORK/ab_ops.txt" --rounds "${AB_ROUNDS:-5}" --winners "${AB_WINNERS:-record}")
+      # Replays in warm workers: the fresh process per run costs ~14 s of
+      # imports on the H200; A2 (--calibrate) measures what warm costs.
+      [ "${AB_WARM:-1}" = 1 ] && AB_COMMON+=(--warm)
       # A drawn op that hangs would hold a call for ab's default 600 s a try.
       op_timeout=(); [ -n "${AB_OP_TIMEOUT_S:-}" ] && op_timeout=(--timeout "$AB_OP_TIMEOUT_S")
       AB_COMMON+=("${op_timeout[@]}")

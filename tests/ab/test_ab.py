@@ -239,13 +239,16 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
 
 
 @pytest.mark.skipif(not VENDOR, reason="run through ctest (needs the fake backend)")
-def test_record_mode_replays_side_a_s_winners_in_warm_workers(tmp_path):
+def test_warm_record_mode_replays_side_a_s_winners_in_warm_workers(tmp_path):
     # The example suite's mm tunes (a LibTuner-like tuner): side A records it
-    # once, cold, on an isolated cache; then every round of A, B and A2 runs in
-    # its side's warm worker and replays that record into the side's own cache.
+    # once, cold, on an isolated cache; with --warm every round of A, B and A2
+    # then runs in its side's warm worker and replays that record into the
+    # side's own cache.
+    common = ["ab", "--backend", "host", "--dtypes", "float32", "--a", EXAMPLE_SUITE, "--b", EXAMPLE_SUITE,
+              "--ops", "mm"]
     out = tmp_path / "rec"
-    r = zltest.zl("ab", "--backend", "host", "--dtypes", "float32", "--a", EXAMPLE_SUITE, "--b", EXAMPLE_SUITE,
-                  "--ops", "mm", "--rounds", "2", "--calibrate", "--out", out, env=clean_env(STRIP), timeout=600)
+    r = zltest.zl(*common, "--rounds", "2", "--calibrate", "--warm", "--out", out, env=clean_env(STRIP),
+                  timeout=600)
     print(r.stdout[-2000:], r.stderr[-2000:])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "autotune replay/replay: same winners (1 kernel)" in r.stdout
@@ -263,6 +266,17 @@ def test_record_mode_replays_side_a_s_winners_in_warm_workers(tmp_path):
         assert at["tuning_benchmarks"] == 0, row
         assert at["winners_hash"] == record["autotune"]["winners_hash"], row
         assert ident["tuner_cache"]["flaggems_dir"] == str(out / "tuner" / row["side"] / "flaggems"), row
+    assert json.loads((out / "ab_identity.json").read_text())["settings"]["warm"] == "1"
+
+    # Without --warm every run is a fresh process replaying into a cache of its own.
+    cold = tmp_path / "cold"
+    r = zltest.zl(*common, "--rounds", "1", "--out", cold, env=clean_env(STRIP), timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for row in [row for row in rounds(cold) if row["side"] in ("A", "B") and row["round"] == "1"]:
+        ident = json.loads((cold / row["run_dir"] / "run_identity.json").read_text())
+        assert ident["worker"]["kind"] == "cold" and ident["tuner_cache"]["kind"] == "isolated", row
+        assert ident["autotune"]["replay_in_cache"] is False, row
+    assert "warm" not in json.loads((cold / "ab_identity.json").read_text())["settings"]
 
 
 def test_a_finished_ab_is_reported_again_where_there_are_no_devices(tmp_path):

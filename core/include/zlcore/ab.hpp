@@ -58,6 +58,9 @@ struct Options {
   bool resume = false;
   int rounds = 6;
   bool calibrate = false;  // every round also runs side A a second time (A2)
+  // record / given: the rounds replay in warm workers (one per side and
+  // device) instead of a fresh process per run. own is always warm.
+  bool warm = false;
   Winners winners = Winners::record;
   std::string same_winners;  // Winners::given: the record every side replays
   std::vector<std::string> visibility_env;

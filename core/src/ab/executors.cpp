@@ -6,13 +6,16 @@ namespace fs = std::filesystem;
 
 namespace zl::ab {
 
+bool warm_sides(const Options& o) { return o.winners == Winners::own || o.warm; }
+
 std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir) {
   const SideSpec& side = label == "B" ? o.b : o.a;
   std::map<std::string, std::string> env = side.env;
+  if (!warm_sides(o)) return env;  // every run replays into an isolated cache of its own
   // Each side's warm workers import on a cache of its own that outlives its
   // rounds and is shared with nobody: not the user's, not the other side's.
-  // own: the side tunes into it once. record / given: every round replays
-  // into it (--replay-in-cache).
+  // own: the side tunes into it once. --warm: every round replays into it
+  // (--replay-in-cache).
   const fs::path cache = fs::path(ab_dir) / "tuner" / label;
   env["FLAGGEMS_CACHE_DIR"] = (cache / "flaggems").string();
   env["TRITON_CACHE_DIR"] = (cache / "triton").string();
@@ -41,8 +44,12 @@ std::map<std::string, std::unique_ptr<batch::Executor>> make_executors(const Opt
     c.run.flags.emplace_back("--python", side.python);
     c.run.dtypes = o.dtypes;
     c.env_set = side_env(o, label, ab_dir);
-    // Warm in every mode: round 0's record run isolates its cache, and so runs
-    // cold on its own (docs/warm-workers.md).
+    if (!warm_sides(o)) {
+      out[label] = batch::make_cold_executor(c);
+      continue;
+    }
+    // Round 0's record run isolates its cache, and so runs cold on its own
+    // (docs/warm-workers.md).
     batch::WarmExecutorConfig w;
     w.run = c;
     // The worker log directory is per executor: two sides' workers on one

@@ -16,17 +16,23 @@
 
 namespace zl::ab {
 
-// One executor per label (A, B, and A2 with --calibrate). Warm workers when
-// each side tunes in its own cache; cold runs when winners are replayed
-// (a replay rebuilds a tuner cache that the framework reads at import, so it
-// needs a fresh process: docs/warm-workers.md).
+// Whether each side runs in warm workers: always when it tunes in its own
+// cache (--winners own); with --warm when winners are replayed. A fresh
+// process per run is the default there: a round is then one process, so
+// whatever a process brings (its memory layout, the core it lands on) is
+// spread over the rounds instead of staying with one side (docs/ab.md).
+bool warm_sides(const Options& o);
+
+// One executor per label (A, B, and A2 with --calibrate), warm or cold as
+// warm_sides says.
 std::map<std::string, std::unique_ptr<batch::Executor>> make_executors(const Options& o, const std::string& ab_dir);
 
-// The side's variables, with its own tuner cache directories when it tunes.
+// The side's variables, with its own tuner cache directories when it is warm.
 std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir);
 
 // Extra `zlcore run` flags of one run: round 0 records (isolated cache);
-// a measured round replays the side's source, --same-winners, or the record.
+// a measured round replays the side's source, --same-winners, or the record
+// (warm: into the side's own cache, --replay-in-cache).
 std::vector<std::string> winner_args(const Options& o, const std::string& label, int round, const std::string& record);
 
 struct CaliberVerdict {

@@ -89,6 +89,9 @@ po::options_description ab_description() {
       "a row's test values: rounds (default: one per round, the median of its placements) or placements (every round's "
       "placements pooled)")(
       "calibrate", "every round also runs side A a second time (A2): the A/A of this run and its false-verdict rate")(
+      "warm",
+      "record / --same-winners: replay in one warm worker per side and device instead of a fresh process per run "
+      "(cheaper; each side's rounds then share one process)")(
       "devices", po::value<std::string>(),
       "device indices: all (default: the first), 0,2 or ranges; rounds spread over them")(
       "out", po::value<std::string>(), "the A/B directory (required)")(
@@ -137,6 +140,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   o.rounds = parse_positive(vm, "rounds", 6, 1);
   o.retries = parse_positive(vm, "retries", 1, 0);
   o.calibrate = vm.count("calibrate") > 0;
+  o.warm = vm.count("warm") > 0;
   o.timeout_s = parse_positive(vm, "timeout", 600, 1);
   o.fail_on_regression = vm.count("fail-on-regression") > 0;
 
@@ -221,6 +225,8 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   o.settings["winners"] = o.winners == ab::Winners::own ? "own" : o.winners == ab::Winners::given ? "given" : "record";
   o.settings["same-winners"] = o.same_winners;
   o.settings["calibrate"] = o.calibrate ? "1" : "0";
+  // Only when given, so that an A/B begun before the flag existed resumes.
+  if (o.warm && o.winners != ab::Winners::own) o.settings["warm"] = "1";
   for (const auto& [flag, value] : o.run_flags) o.settings[flag.substr(2)] = value.empty() ? "1" : value;
   o.settings["dtypes"] = vm.count("dtypes") ? vm["dtypes"].as<std::string>() : "";
   return o;
