@@ -6,7 +6,6 @@ decides (no verdict for identical sides, SLOWER for 10 % more work, a crash
 retried and reported, an interrupted A/B continued), and print the numbers.
 """
 
-import csv
 import json
 import shutil
 import signal
@@ -17,6 +16,7 @@ import pytest
 
 import zltest
 from zltest import EXAMPLE_SUITE, KNOWN_EFFECT_SUITE as SUITE, VENDOR, ZLCORE, clean_env
+from zltest import ab_rounds as rounds, ab_rows as rows, ab_verdicts as verdicts
 
 COMMON = ["--backend", "host", "--dtypes", "float32"]
 # What an A/B must not inherit: zlcore's knobs, FlagGems' selectors and a replay or suite from the caller.
@@ -35,19 +35,6 @@ def ab(*args, check=None, timeout=600, threshold=5):
     if check is not None:
         assert r.returncode == check, r.stdout + r.stderr
     return r
-
-
-def rounds(out):
-    with open(out / "rounds.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def verdicts(out):
-    return json.loads((out / "ab_summary.json").read_text())["verdicts"]
-
-
-def rows(out):
-    return json.loads((out / "report.json").read_text())["rows"]
 
 
 def test_usage_errors_are_one_line_and_write_nothing(tmp_path):

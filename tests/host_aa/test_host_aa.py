@@ -14,10 +14,10 @@ round by round, so both draw both states; its rank test over rounds calls
 what it cannot separate NOISY, and more rounds separate a real effect.
 """
 
-import json
 
 import zltest
 from zltest import EXAMPLE_SUITE, KNOWN_EFFECT_SUITE, PY, clean_env
+from zltest import ab_rows as rows, ab_verdicts as verdicts
 
 # What an A/B must not inherit: zlcore's knobs, FlagGems' selectors, a replay or suite from the caller.
 STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "REPLAY_FROM", "FLAGGEMS_DIR")
@@ -30,14 +30,6 @@ def ab(*args, timeout=900):
                   env=clean_env(STRIP, ZL_HOST_CLOCK="thread"), timeout=timeout)
     print(r.stdout[-4000:], r.stderr[-2000:])
     return r
-
-
-def verdicts(out):
-    return json.loads((out / "ab_summary.json").read_text())["verdicts"]
-
-
-def rows(out):
-    return json.loads((out / "report.json").read_text())["rows"]
 
 
 def test_the_example_suite_against_itself_is_faster_or_slower_on_at_most_one_row_in_50(tmp_path):

@@ -61,3 +61,19 @@ def tagged_pids(tag):
         except OSError:
             pass
     return found
+
+
+def ab_rounds(out):
+    """An A/B's rounds.csv: one dict per finished run and per finished round (side "*")."""
+    with open(Path(out) / "rounds.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def ab_verdicts(out):
+    """An A/B's verdict counts (ab_summary.json)."""
+    return json.loads((Path(out) / "ab_summary.json").read_text())["verdicts"]
+
+
+def ab_rows(out):
+    """An A/B's report rows (report.json)."""
+    return json.loads((Path(out) / "report.json").read_text())["rows"]
