@@ -2,6 +2,7 @@
 // run pair by run pair, so that a difference in one operator of a batch is
 // named with that operator instead of being averaged away.
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "../util/text.hpp"
@@ -10,6 +11,13 @@
 
 namespace zl::compare {
 namespace {
+
+// Variables of the identity's env that are run's plumbing, kept there (the
+// overhead bench rebuilds the child's environment from it) but not compared:
+// how run reaches the device's state server names the device's id, and that
+// id is not compared (another device of the same model measures alike; its
+// name and attributes are).
+const std::set<std::string> kRunPlumbing = {"ZL_DEVICE_STATE_ID", "ZL_DEVICE_STATE_ARGV"};
 
 // An env knob that is absent is unset; any other absent or empty field
 // (an empty fallback_shapes list, a field an older identity lacks) is none.
@@ -193,10 +201,7 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
     for (const auto& [k, v] : p.a->env) knobs[k].first = v;
     for (const auto& [k, v] : p.b->env) knobs[k].second = v;
     for (const auto& [k, v] : knobs) {
-      // How run reaches the device's state server, by the device's id: that
-      // id is not compared (another device of the same model measures alike;
-      // its name and attributes are), so its plumbing is not either.
-      if (k == "ZL_DEVICE_STATE_ID" || k == "ZL_DEVICE_STATE_ARGV") continue;
+      if (kRunPlumbing.count(k)) continue;
       if (v.first != v.second) add(env, "env." + k, shown_env(v.first), shown_env(v.second), op);
     }
     Pairing at = autotune_pairing(*p.a, *p.b);

@@ -105,7 +105,7 @@ class _TunerTracker:
             if isinstance(cache, dict) and cache:
                 cache.clear()
                 cleared += 1
-        return cleared + clear_launch_caches()
+        return cleared
 
 
 def clear_launch_caches(modules=None):
@@ -375,7 +375,7 @@ def run_op(request, snapshot, tracker, suite_root):
     forget_the_last_failure()
     env = request.get("env", {})
     report = snapshot.restore(suite_root)
-    report["tuners_cleared"] = tracker.clear()
+    report["tuners_cleared"] = tracker.clear() + clear_launch_caches()
     health = _health.check(env.get("ZL_TORCH_DEVICE", ""), env.get("ZL_CHILD_DIR", ""), threads_before,
                            [suite_root, *_ini_pythonpath(suite_root)])
     if health["ok"]:
