@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "batch_util.hpp"
+#include "zlcore/atomic_file.hpp"
 
 namespace {
 
@@ -95,6 +96,26 @@ TEST(FullDisk, TheBatchStopsCleanlyAndResumeFinishesIt) {
   ASSERT_EQ(rows.size(), 4u) << hostile::describe(r);
   for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].status, Status::passed) << rows[i].op;
   EXPECT_NE(hostile::slurp(out / "batch_identity.json").find("\"status\": \"finished\""), std::string::npos);
+}
+
+// A short write (the file system filled mid-record) used to leave its part
+// of the record behind, and the retry after room was freed then ran on
+// behind it as one garbled line: the row was lost to every reader.
+TEST(FullDisk, AnAppendThatDoesNotFitLeavesNoPartOfItsRecord) {
+  TempDir tmp;
+  Mounted disk(tmp / "disk");
+  if (!disk.ok()) GTEST_SKIP() << "cannot mount a small tmpfs here (" << disk.why() << "); needs root";
+  const fs::path csv = tmp / "disk" / "rounds.csv";
+  zl::append_record(csv.string(), "op,round\n");
+  fill(tmp / "disk" / "filler");
+  // Longer than what is left of the file's last page, which still takes it in part.
+  const std::string record = std::string(3 * 4096, 'y') + "\n";
+  EXPECT_THROW(zl::append_record(csv.string(), record), zl::WriteError);
+  EXPECT_EQ(hostile::slurp(csv), "op,round\n");
+
+  fs::remove(tmp / "disk" / "filler");
+  zl::append_record(csv.string(), "abs,1\n");
+  EXPECT_EQ(hostile::slurp(csv), "op,round\nabs,1\n");
 }
 
 }  // namespace

@@ -49,5 +49,9 @@ void append_log_line_or_warn(const std::string& path, const std::string& line, c
 // regular file: throws std::runtime_error with one line naming the file.
 int open_for_append(const std::string& path);
 std::string read_file(const std::string& path);
+// Before a repair rewrites a file: its old `text` kept beside it as
+// <path>.bak-<UTC time> (-2, -3 ... when that name is taken; an older copy is
+// never overwritten). Returns the copy's path; throws when none can be made.
+std::string keep_copy_aside(const std::string& path, const std::string& text);
 
 }  // namespace zl

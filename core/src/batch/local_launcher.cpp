@@ -4,7 +4,6 @@
 // and the timed pass through the work queue, and prints the summary.
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 #include <csignal>
 
@@ -257,7 +256,7 @@ class BatchRun : public QueueEvents {
     row.reason = text::one_line(out.reason);
     // The run found the disk full (or failed on a disk with no room left):
     // this op is failed for it, and no other op starts.
-    if (out.disk_full || (!is_settled(row.status) && no_room_left())) {
+    if (out.disk_full || (!is_settled(row.status) && little_room_left(dir_.string()))) {
       if (is_settled(row.status)) row.status = Status::failed;
       if (row.reason.find("No space left on device") == std::string::npos) {
         row.reason = "No space left on device" + (row.reason.empty() ? "" : "; " + row.reason);
@@ -345,14 +344,6 @@ class BatchRun : public QueueEvents {
     disk_full_what_ = "No space left on device (" + what + ")";
     if (reserve_) reserve_->release();
     say(disk_full_what_ + ": no more ops start; free space, then --resume finishes the batch");
-  }
-
-  // Under 64 KiB free where --out is: too little for another op's files.
-  bool no_room_left() const {
-    struct statvfs st {};
-    if (statvfs(dir_.c_str(), &st) != 0) return false;
-    const unsigned long long blocks = geteuid() == 0 ? st.f_bfree : st.f_bavail;
-    return blocks * st.f_frsize < 64 * 1024;
   }
 
   std::string devices_text() const {

@@ -13,7 +13,6 @@
 #include <map>
 #include <set>
 
-#include "../util/clock.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
@@ -178,17 +177,6 @@ bool row_follows(const std::string& t, size_t from) {
   return false;
 }
 
-// ops_status.csv.bak-<UTC time>, or with -2, -3 ... when that exists: an
-// older copy is never overwritten.
-std::string keep_copy(const std::string& path, const std::string& text) {
-  const std::string base = path + ".bak-" + utc_now_format("%Y%m%dT%H%M%SZ");
-  for (int n = 1; n < 1000; ++n) {
-    const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
-    if (create_file_exclusive(name, text)) return name;
-  }
-  throw std::runtime_error("cannot keep a copy of " + path + ": every backup name tried exists");
-}
-
 std::string describe_repair(const StatusFile& f, const std::string& copy) {
   std::vector<std::string> what;
   if (!f.unreadable.empty()) {
@@ -342,7 +330,7 @@ void prepare_status_csv(const std::string& path, std::string* note) {
   const StatusFile f = parse_status_text(text, path);
   if (!f.needs_repair()) return;
   // Only whitespace: nothing to keep a copy of.
-  const std::string copy = blank(text, 0, text.size()) ? "" : keep_copy(path, text);
+  const std::string copy = blank(text, 0, text.size()) ? "" : keep_copy_aside(path, text);
   std::string fixed = csv_header();
   for (const OpRow& r : f.rows) fixed += csv_record(r);
   write_file_atomic(path, fixed);

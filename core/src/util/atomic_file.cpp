@@ -17,6 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "clock.hpp"
+
 namespace zl {
 
 WriteError::WriteError(const std::string& what, int error_number)
@@ -160,13 +162,18 @@ void append_once(const std::string& path, const std::string& record, bool sync) 
   int fd = open_for_append(path);
   // One write with O_APPEND: the record lands whole or (on a kill before the
   // call) not at all.
+  const off_t before = ::lseek(fd, 0, SEEK_END);
   ssize_t n = ::write(fd, record.data(), record.size());
   int e = errno;
+  // A short write is what a file system that just filled up gives. Its part
+  // of a record is cut off again: the caller retries once room is freed, and
+  // the retry must not land behind half of itself as one garbled line.
+  const bool shortened = n >= 0 && n != static_cast<ssize_t>(record.size());
+  if (shortened && before >= 0) (void)::ftruncate(fd, before);
   if (sync) fsync(fd);
   close(fd);
   if (n < 0) throw WriteError("cannot append to " + path, e);
-  // A short write is what a file system that just filled up gives.
-  if (n != static_cast<ssize_t>(record.size())) throw WriteError("cannot append to " + path, ENOSPC);
+  if (shortened) throw WriteError("cannot append to " + path, ENOSPC);
 }
 
 }  // namespace
@@ -192,6 +199,15 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string keep_copy_aside(const std::string& path, const std::string& text) {
+  const std::string base = path + ".bak-" + utc_now_format("%Y%m%dT%H%M%SZ");
+  for (int n = 1; n < 1000; ++n) {
+    const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
+    if (create_file_exclusive(name, text)) return name;
+  }
+  throw std::runtime_error("cannot keep a copy of " + path + ": every backup name tried exists");
 }
 
 }  // namespace zl

@@ -1,6 +1,7 @@
 #include "space_reserve.hpp"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +25,13 @@ bool SpaceReserve::release() {
   if (!held_) return false;
   held_ = false;
   return ::unlink(path_.c_str()) == 0;
+}
+
+bool little_room_left(const std::string& dir) {
+  struct statvfs st {};
+  if (statvfs(dir.c_str(), &st) != 0) return false;
+  const unsigned long long blocks = geteuid() == 0 ? st.f_bfree : st.f_bavail;
+  return blocks * st.f_frsize < 64 * 1024;
 }
 
 }  // namespace zl

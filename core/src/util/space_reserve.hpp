@@ -25,4 +25,8 @@ class SpaceReserve {
   bool held_ = false;
 };
 
+// Under 64 KiB free on the file system of `dir` (what root may use, as root):
+// too little for another run's files. False when it cannot be asked.
+bool little_room_left(const std::string& dir);
+
 }  // namespace zl
