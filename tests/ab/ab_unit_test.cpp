@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "zlcore/ab.hpp"
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -52,6 +53,33 @@ TEST_F(AbDir, RoundsCsvRoundTripsAndDropsATornLastRecord) {
   EXPECT_EQ(lines[0].side, "B");
   EXPECT_EQ(lines[0].device, 1);
   EXPECT_EQ(lines[0].reason, "worker died, \"signal 11\" again");  // one line
+}
+
+// Without the repair, the next line a resumed A/B appends ran on behind the
+// torn one as one record of the wrong width, and that round was lost; with a
+// quoted reason torn open, every line after it.
+TEST_F(AbDir, ATornLastRecordIsCutOffBeforeAResumeAppendsAndTheFileKeptAside) {
+  ab::RoundLine l{"abs", 1, 1, "A", "passed", 0, 1.5, "runs/abs/r1-t1/A", ""};
+  const fs::path csv = dir_ / "rounds.csv";
+  const std::string torn = ab::rounds_csv_header() + ab::rounds_csv_record(l) + "abs,1,1,B,failed,0,0.5,x,\"No sp";
+  write(csv, torn);
+  const std::string note = ab::repair_rounds_csv(csv.string());
+  EXPECT_NE(note.find("torn last line"), std::string::npos) << note;
+  EXPECT_EQ(zl::read_file(csv.string()), ab::rounds_csv_header() + ab::rounds_csv_record(l));
+  std::vector<fs::path> kept;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().filename().string().rfind("rounds.csv.bak-", 0) == 0) kept.push_back(e.path());
+  }
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(zl::read_file(kept[0].string()), torn);
+  EXPECT_NE(note.find(kept[0].filename().string()), std::string::npos) << note;
+
+  l.side = "B";
+  zl::append_record(csv.string(), ab::rounds_csv_record(l));
+  const auto lines = ab::read_rounds_csv(csv.string());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].side, "B");
+  EXPECT_EQ(ab::repair_rounds_csv(csv.string()), "");  // a whole file is left alone
 }
 
 TEST_F(AbDir, RoundsCsvOfAnotherToolIsRefused) {

@@ -225,6 +225,62 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     assert r.returncode == 2 and "b-env" in r.stderr
 
 
+def fill(path):
+    """Writes until the file system says no, in smaller and smaller pieces."""
+    with open(path, "wb", buffering=0) as f:
+        piece = 1 << 16
+        while piece >= 1:
+            try:
+                while True:
+                    f.write(b"x" * piece)
+            except OSError:
+                piece //= 4
+
+
+def test_a_full_disk_stops_the_ab_and_resume_finishes_it(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here; needs root")
+    try:
+        out = disk / "ab"
+        args = ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop,copy_loop", "--rounds", 3, "--out", out]
+        cmd = [ZLCORE or "zlcore", "ab", *COMMON, "--threshold", "5", *map(str, args)]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=clean_env(STRIP, ZL_HOST_CLOCK=CLOCK))
+        deadline = time.time() + 300
+        while time.time() < deadline and p.poll() is None:
+            if (out / "runs" / "fma_loop" / "r2-t1").exists():
+                break
+            time.sleep(0.05)
+        fill(disk / "filler")
+        stdout, stderr = p.communicate(timeout=300)
+        print(stdout[-3000:], stderr[-2000:])
+        # One line, exit 1, and nothing retried on the same full disk.
+        assert p.returncode == 1, stdout + stderr
+        assert len(stderr.strip().splitlines()) == 1 and "internal error" not in stderr, stderr
+        assert "No space left on device" in stderr and "--resume finishes the A/B" in stderr, stderr
+        ident = json.loads((out / "ab_identity.json").read_text())
+        assert ident["status"] == "failed" and ident["reason"].startswith("No space left on device"), ident
+        lines = rounds(out)
+        assert not [row for row in lines if row["side"] == "*" and row["status"] != "done"], lines  # nothing given up
+        runs = [row for row in lines if row["side"] != "*"]
+        assert all(row["status"] == "passed" for row in runs[:-1]), runs
+        assert not list((out / "runs").glob("*/r*-t2")), "a round ran again on the full disk"
+        assert not (out / ".space_reserve").exists()
+
+        (disk / "filler").unlink()
+        ab(*args, "--resume", check=0)
+        done = [row for row in rounds(out) if row["side"] == "*" and row["status"] == "done"]
+        for op in ("fma_loop", "copy_loop"):
+            assert sorted(int(row["round"]) for row in done if row["op"] == op) == [0, 1, 2, 3]
+        assert json.loads((out / "ab_identity.json").read_text())["status"] == "done"
+        assert (out / "report.md").is_file()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
 @pytest.mark.skipif(not VENDOR, reason="run through ctest (needs the fake backend)")
 def test_warm_record_mode_replays_side_a_s_winners_in_warm_workers(tmp_path):
     # The example suite's mm tunes (a LibTuner-like tuner): side A records it

@@ -111,6 +111,11 @@ std::string rounds_csv_record(const RoundLine& l);
 // What can be read back; a torn last line (a crash mid-append) is dropped.
 // Throws UsageError when the file is not an A/B's rounds.csv.
 std::vector<RoundLine> read_rounds_csv(const std::string& path);
+// Before a resumed A/B appends: a torn last line (a crash or a full disk
+// mid-append) is cut off, so the next line does not run into it, and the
+// file as it was is kept beside it (rounds.csv.bak-<UTC time>). Returns what
+// was done, one line, or "" when the file was whole.
+std::string repair_rounds_csv(const std::string& path);
 
 // ---- pool -------------------------------------------------------------------
 

@@ -13,7 +13,7 @@
 namespace zl::ab {
 
 void write_ab_identity(const Options& o, const std::string& path, const std::string& status, const std::string& started,
-                       const std::string& caliber) {
+                       const std::string& caliber, const std::string& reason) {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   d.AddMember("kind", "zlcore-ab", a);
@@ -22,6 +22,7 @@ void write_ab_identity(const Options& o, const std::string& path, const std::str
   d.AddMember("started", json::str(started, a), a);
   d.AddMember("updated", json::str(utc_now_iso(), a), a);
   d.AddMember("caliber", json::str(caliber, a), a);
+  if (!reason.empty()) d.AddMember("reason", json::str(reason, a), a);
   d.AddMember("settings", json::str_map(o.settings, a), a);
   write_file_atomic(path, json::pretty(d));
 }

@@ -1,11 +1,14 @@
 // rounds.csv reuses batch's RFC 4180 reader and writer conventions: one
 // record per line, appended with one write, so a crash can tear at most the
-// last record, which is then dropped on reading.
+// last record, which is then dropped on reading and cut off before a resumed
+// A/B appends again.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "../util/text.hpp"
 #include "zlcore/ab.hpp"
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 
 namespace zl::ab {
@@ -83,6 +86,18 @@ std::vector<RoundLine> read_rounds_csv(const std::string& path) {
     if (l.round >= 0 && l.attempt > 0) out.push_back(std::move(l));
   }
   return out;
+}
+
+std::string repair_rounds_csv(const std::string& path) {
+  const std::string text = read_file(path);
+  bool torn = false;
+  size_t whole = 0;
+  batch::parse_csv(text, &torn, &whole);
+  if (!torn) return "";
+  const std::string copy = keep_copy_aside(path, text);
+  write_file_atomic(path, whole > 0 ? text.substr(0, whole) : rounds_csv_header());
+  return "rounds.csv repaired: left out a torn last line; the file as it was is in " +
+         std::filesystem::path(copy).filename().string();
 }
 
 }  // namespace zl::ab

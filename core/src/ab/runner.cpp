@@ -7,6 +7,8 @@
 // Nothing finished is lost: every run's line and every round's line is
 // appended to rounds.csv as it ends, and a unit counts only once its round
 // line is there, so --resume reruns exactly the rounds that were not whole.
+// A full disk stops the A/B as Ctrl-C does: no retry (it would find the same
+// disk), no new round, the identity `failed` with the reason, exit 1.
 #include <poll.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 
 #include "../util/clock.hpp"
 #include "../util/printable.hpp"
+#include "../util/space_reserve.hpp"
 #include "runner_parts.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -65,6 +68,8 @@ class Runner {
     // Before anything is written: a resumed A/B with rounds left needs its devices.
     if (!todo_.empty() && o_.devices.empty()) throw PreflightError("devices", o_.no_devices_reason);
     started_ = utc_now_iso();
+    // Room for the last words should the disk fill: round lines, the identity.
+    reserve_ = std::make_unique<SpaceReserve>((dir_ / ".space_reserve").string(), 256 * 1024);
     write_identity("running");
     signals::install();
     executors_ = make_executors(o_, dir_.string());
@@ -84,10 +89,17 @@ class Runner {
       return kExitInterrupted;
     }
     if (loop == kExitCaliber) return refuse();
-    write_identity("reporting");
-    const int code = write_report(o_, dir_.string(), read_rounds_csv((dir_ / "rounds.csv").string()), std::cout);
-    write_identity("done");
-    return code;
+    if (disk_full_) return stop_on_full_disk("no more rounds start", "finishes the A/B");
+    try {
+      write_identity("reporting");
+      const int code = write_report(o_, dir_.string(), read_rounds_csv((dir_ / "rounds.csv").string()), std::cout);
+      write_identity("done");
+      return code;
+    } catch (const std::exception& e) {
+      if (!is_out_of_space(e)) throw;
+      out_of_space(e.what());
+      return stop_on_full_disk("every round is kept", "writes the report");
+    }
   }
 
  private:
@@ -101,6 +113,8 @@ class Runner {
       check_resume_settings(o_, (dir_ / "ab_identity.json").string());
       if (!fs::exists(csv)) write_file_atomic(csv.string(), rounds_csv_header());
       lines_ = read_rounds_csv(csv.string());
+      const std::string note = repair_rounds_csv(csv.string());
+      if (!note.empty()) std::cout << printable(note) << "\n";
     } else {
       if (fs::exists(dir_) && !fs::is_empty(dir_, ec)) {
         throw UsageError("ab: --out " + dir_.string() +
@@ -113,7 +127,32 @@ class Runner {
   }
 
   void write_identity(const std::string& status) {
-    write_ab_identity(o_, (dir_ / "ab_identity.json").string(), status, started_, caliber_note_);
+    write_ab_identity(o_, (dir_ / "ab_identity.json").string(), status, started_, caliber_note_,
+                      disk_full_ ? disk_full_what_ : "");
+  }
+
+  // The file system of --out has room for nothing more. Called at the first
+  // sign: the room kept aside is given back so the round lines and the
+  // identity can still be written, and no round starts after this.
+  void out_of_space(const std::string& what) {
+    if (disk_full_) return;
+    disk_full_ = true;
+    disk_full_what_ = "No space left on device (" + what + ")";
+    if (reserve_) reserve_->release();
+    std::cout << printable(disk_full_what_ + ": no more rounds start") << "\n" << std::flush;
+  }
+
+  // Prints "zlcore ab: No space left on device (...); <state>; free space
+  // ..., then --resume <resume_does>" and returns the exit code.
+  int stop_on_full_disk(const std::string& state, const std::string& resume_does) {
+    try {
+      write_identity("failed");
+    } catch (const std::exception&) {
+      // Not even the reserve's room: the line below says it all.
+    }
+    std::cerr << "zlcore ab: " << printable(disk_full_what_) << "; " << state
+              << "; free space on the file system of --out, then --resume " << resume_does << "\n";
+    return kExitFailed;
   }
 
   std::string devices_text() const {
@@ -227,13 +266,37 @@ class Runner {
   }
 
   void append(const RoundLine& l) {
-    append_record((dir_ / "rounds.csv").string(), rounds_csv_record(l));
     lines_.push_back(l);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        append_record((dir_ / "rounds.csv").string(), rounds_csv_record(l));
+        return;
+      } catch (const std::exception& e) {
+        if (!is_out_of_space(e)) throw;
+        out_of_space(e.what());  // gives back the reserve: once more
+      }
+    }
+    // Not even that: the line is not lost, it is on stderr; without it in
+    // the file, --resume runs this round again.
+    const std::string record = rounds_csv_record(l);
+    std::cerr << "zlcore ab: no space left to record this line of rounds.csv: "
+              << printable(record.substr(0, record.size() - 1)) << "\n";
   }
 
-  void finish_step(Slot& s, const OpOutcome& out) {
+  void finish_step(Slot& s, const OpOutcome& given) {
     const std::string& label = s.order[s.step];
     const std::string& name = o_.ops[s.unit.op].name;
+    OpOutcome out = given;
+    // A run that found the disk full did not measure, whatever its status
+    // says (its files may be cut short), and ends the A/B.
+    if (out.disk_full ||
+        (!measured(out.status) && out.status != Status::unsupported && little_room_left(dir_.string()))) {
+      if (measured(out.status)) out.status = Status::failed;
+      if (out.reason.find("No space left on device") == std::string::npos) {
+        out.reason = "No space left on device" + (out.reason.empty() ? "" : "; " + out.reason);
+      }
+      out_of_space(name + " round " + std::to_string(s.unit.round) + " " + label);
+    }
     append({name, s.unit.round, s.attempt, label, batch::to_string(out.status), s.device.index, out.seconds,
             s.rel + "/" + label, out.reason});
     std::cout << printable("[" + std::to_string(s.device.index) + "] " + name + " round " +
@@ -247,7 +310,7 @@ class Runner {
     ++s.step;
     // A side that did not measure ends the round: the others' numbers would
     // have no partner in it.
-    if (interrupted_ || !measured(out.status) || s.step == s.order.size())
+    if (interrupted_ || disk_full_ || !measured(out.status) || s.step == s.order.size())
       finish_unit(s);
     else
       start_step(s);
@@ -268,7 +331,8 @@ class Runner {
       why += (why.empty() ? "" : "; ") + label + " " + batch::to_string(out.status) +
              (out.reason.empty() ? "" : ": " + out.reason);
     }
-    if (interrupted_) return;  // not whole; --resume runs it again
+    if (interrupted_) return;                 // not whole; --resume runs it again
+    if (disk_full_ && !all_measured) return;  // likewise: a retry would find the same disk
     if (all_measured) {
       append({name, s.unit.round, s.attempt, "*", "done", s.device.index, 0, s.rel, ""});
       if (s.unit.round == 0) record_dir_[name] = s.rel;
@@ -309,7 +373,7 @@ class Runner {
           if (s.exec) s.exec->interrupt();
         }
       }
-      if (!interrupted_ && !refused_) {
+      if (!interrupted_ && !refused_ && !disk_full_) {
         for (Slot& s : slots) {
           if (s.busy) continue;
           auto it = std::find_if(todo_.begin(), todo_.end(), [&](const Unit& u) { return startable(u, slots); });
@@ -324,7 +388,7 @@ class Runner {
                                  [&](const Unit& u) { return given_up_.count(o_.ops[u.op].name) > 0; }),
                   todo_.end());
       const bool any_busy = std::any_of(slots.begin(), slots.end(), [](const Slot& s) { return s.busy; });
-      if (!any_busy && (interrupted_ || refused_ || todo_.empty())) break;
+      if (!any_busy && (interrupted_ || refused_ || disk_full_ || todo_.empty())) break;
       if (!any_busy) {
         // Work is left but none can start: only a record that is gone could
         // block it, which means its op was given up.
@@ -364,6 +428,9 @@ class Runner {
   bool caliber_checked_ = false;
   bool interrupted_ = false;
   bool refused_ = false;
+  std::unique_ptr<SpaceReserve> reserve_;
+  bool disk_full_ = false;
+  std::string disk_full_what_;
 };
 
 }  // namespace

@@ -43,8 +43,9 @@ struct CaliberVerdict {
 // compare's caliber check over the first measured round's A and B runs.
 CaliberVerdict check_round_caliber(const std::filesystem::path& round_dir, const std::vector<std::string>& expect_diff);
 
+// `reason`: why a `failed` A/B stopped (a full disk); left out when empty.
 void write_ab_identity(const Options& o, const std::string& path, const std::string& status, const std::string& started,
-                       const std::string& caliber);
+                       const std::string& caliber, const std::string& reason = "");
 // Throws UsageError when the settings that change numbers differ from the
 // directory's first invocation, naming the first that does. Keys in
 // `unchecked` are skipped (a Slurm submit cannot know what a shard settled on
