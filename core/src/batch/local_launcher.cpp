@@ -2,8 +2,6 @@
 // directory (ops_status.csv, runs/, logs/, batch.log, batch_identity.json),
 // works out what --resume still has to do, runs the optional warm-up pass
 // and the timed pass through the work queue, and prints the summary.
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include <csignal>
 
@@ -16,6 +14,7 @@
 #include <set>
 
 #include "../util/clock.hpp"
+#include "../util/dir_lock.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "../util/printable.hpp"
@@ -365,15 +364,14 @@ class BatchRun : public QueueEvents {
     }
     fs::create_directories(dir_, ec);
     if (ec) throw UsageError("cannot create --out " + dir_.string() + ": " + ec.message());
-    // One batch per directory at a time; flock is released even on SIGKILL.
-    const std::string lock = (dir_ / ".batch.lock").string();
-    lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (lock_fd_ < 0) {
-      throw UsageError("cannot write in --out " + dir_.string() + ": " + std::strerror(errno));
+    // One batch per directory at a time.
+    bool locked = false;
+    try {
+      locked = lock_.acquire((dir_ / ".batch.lock").string());
+    } catch (const WriteError& e) {
+      throw UsageError("cannot write in --out " + dir_.string() + ": " + std::strerror(e.error_number()));
     }
-    if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-      throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
-    }
+    if (!locked) throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
     // Before anything of the batch is touched: its history, and whether this
     // invocation may add to it.
     load_history();
@@ -669,7 +667,7 @@ class BatchRun : public QueueEvents {
   const Backend& backend_;
   std::vector<Device> devices_;
   fs::path dir_;
-  int lock_fd_ = -1;
+  DirLock lock_;
   double t0_ = 0;
   std::string started_;
   std::unique_ptr<Executor> executor_;
