@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -223,6 +224,74 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     # A resume that changes a setting that changes numbers is refused.
     r = ab("--a", SUITE, "--b", SUITE, "--b-env", "X=1", "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume")
     assert r.returncode == 2 and "b-env" in r.stderr
+
+
+def sleeping_suite(tmp_path):
+    """The known-effect suite with sleep_loop: it sleeps for the seconds the
+    file $AB_TEST_SLEEP_FILE holds (saying so in $AB_TEST_SLEEP_FILE.read),
+    then times fma_loop."""
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    ini = suite / "pytest.ini"
+    ini.write_text(ini.read_text() + "    sleep_loop: operator sleep_loop\n")
+    shapes = suite / "benchmark" / "core_shapes.yaml"
+    shapes.write_text(shapes.read_text() + "\nsleep_loop:\n  shapes: [[64, 100]]\n  shape_desc: \"N, ITERS\"\n")
+    (suite / "benchmark" / "test_sleep_loop.py").write_text(
+        "import os\nimport time\n\nimport pytest\n\nimport knowneffect\n\nfrom . import base\n\n\n"
+        "@pytest.mark.sleep_loop\n"
+        "def test_sleep_loop():\n"
+        "    seconds = float(open(os.environ['AB_TEST_SLEEP_FILE']).read())\n"
+        "    open(os.environ['AB_TEST_SLEEP_FILE'] + '.read', 'w').close()\n"
+        "    time.sleep(seconds)\n"
+        "    base.Benchmark('sleep_loop', knowneffect.reference('fma_loop'), knowneffect.measured('fma_loop')).run()\n")
+    return suite
+
+
+def pytest_of(run_dir):
+    """pids of the processes whose environment names `run_dir` as ZL_RUN_DIR."""
+    want = f"ZL_RUN_DIR={run_dir}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if want in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_run_left_by_a_killed_ab_is_stopped_before_resume_measures(tmp_path):
+    suite = sleeping_suite(tmp_path)
+    out = tmp_path / "k9"
+    sleep_file = tmp_path / "sleep"
+    sleep_file.write_text("120")
+    args = ["--a", str(suite), "--b", str(suite), "--ops", "sleep_loop", "--rounds", "2", "--out", str(out)]
+    env = clean_env(STRIP, ZL_HOST_CLOCK=CLOCK, AB_TEST_SLEEP_FILE=str(sleep_file))
+    p = subprocess.Popen([ZLCORE or "zlcore", "ab", *COMMON, *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    record = out / "runs" / "sleep_loop" / "r0-t1" / "A"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (tmp_path / "sleep.read").exists():
+        time.sleep(0.1)
+    orphans = pytest_of(record)
+    assert orphans, "the record run never started its sleep"
+    # Another ab on the same directory meanwhile is refused, not run beside it.
+    r = zltest.zl("ab", *COMMON, *args, "--resume", env=env, timeout=60)
+    assert r.returncode == 2 and "in use by another zlcore ab" in r.stderr, r.stdout + r.stderr
+    p.kill()  # SIGKILL: ab's cold run leads its own process group and lives on
+    p.communicate(timeout=60)
+    assert all(Path(f"/proc/{pid}").exists() for pid in orphans)
+
+    sleep_file.write_text("0")
+    r = zltest.zl("ab", *COMMON, *args, "--resume", env=env, timeout=600)
+    print(r.stdout[-3000:], r.stderr[-2000:])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "runs/sleep_loop/r0-t1/A" in r.stdout and "by an earlier ab, is still running" in r.stdout, r.stdout
+    assert not [pid for pid in orphans if Path(f"/proc/{pid}").exists()], "the orphan still runs"
+    assert not list((out / "leases").glob("*.json"))
+    done = [row for row in rounds(out) if row["side"] == "*" and row["status"] == "done"]
+    assert sorted(int(row["round"]) for row in done) == [0, 1, 2]
 
 
 def fill(path):

@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <iostream>
 #include <set>
 
 #include "../util/clock.hpp"
+#include "../util/dir_lock.hpp"
 #include "../util/printable.hpp"
 #include "../util/space_reserve.hpp"
 #include "runner_parts.hpp"
@@ -64,6 +66,11 @@ class Runner {
 
   int execute() {
     prepare();
+    // Before anything runs: a run a killed ab left behind would share the device.
+    if (const std::string why = stop_orphan_runs(dir_.string(), std::cout); !why.empty()) {
+      std::cerr << "zlcore ab: " << printable(why) << "\n";
+      return kExitFailed;
+    }
     plan_units();
     // Before anything is written: a resumed A/B with rounds left needs its devices.
     if (!todo_.empty() && o_.devices.empty()) throw PreflightError("devices", o_.no_devices_reason);
@@ -110,6 +117,7 @@ class Runner {
       if (!fs::is_regular_file(dir_ / "ab_identity.json")) {
         throw UsageError("ab --resume: " + dir_.string() + " is not an A/B directory (no ab_identity.json)");
       }
+      lock();
       check_resume_settings(o_, (dir_ / "ab_identity.json").string());
       if (!fs::exists(csv)) write_file_atomic(csv.string(), rounds_csv_header());
       lines_ = read_rounds_csv(csv.string());
@@ -122,7 +130,23 @@ class Runner {
       }
       fs::create_directories(dir_, ec);
       if (ec) throw UsageError("ab: cannot create --out " + dir_.string() + ": " + ec.message());
+      lock();
       write_file_atomic(csv.string(), rounds_csv_header());
+    }
+  }
+
+  // One ab per directory at a time: two would run the same rounds, on the
+  // same devices, into the same rounds.csv.
+  void lock() {
+    bool locked = false;
+    try {
+      locked = lock_.acquire((dir_ / ".ab.lock").string());
+    } catch (const WriteError& e) {
+      throw UsageError("ab: cannot write in --out " + dir_.string() + ": " + std::strerror(e.error_number()));
+    }
+    if (!locked) {
+      throw UsageError("ab: --out " + dir_.string() +
+                       " is in use by another zlcore ab; wait for it to end, or stop it and --resume");
     }
   }
 
@@ -252,11 +276,34 @@ class Runner {
     l.run_args = winner_args(o_, label, s.unit.round, record_source(l.op.name));
     std::string error;
     s.exec = executors_.at(label)->start(l, &error);
+    if (s.exec && s.exec->pid() > 0) lease(s, label);
     if (!s.exec) {
       OpOutcome failed;
       failed.status = Status::crashed;
       failed.reason = "could not start: " + error;
       finish_step(s, failed);
+    }
+  }
+
+  std::string run_name(const Slot& s, const std::string& label) const {
+    return batch::op_dir_name(o_.ops[s.unit.op].name) + ".r" + std::to_string(s.unit.round) + "-t" +
+           std::to_string(s.attempt) + "." + label;
+  }
+
+  void lease(const Slot& s, const std::string& label) {
+    RunLease r;
+    r.op = o_.ops[s.unit.op].name;
+    r.run_dir = s.rel + "/" + label;
+    r.batch_dir = warm_sides(o_) ? (dir_ / "sides" / label).string() : dir_.string();  // as executors.cpp gives it
+    r.device = s.device;
+    r.pid = s.exec->pid();
+    try {
+      write_run_lease(run_lease_path(dir_.string(), run_name(s, label)), r);
+    } catch (const std::exception& e) {
+      // Without it a --resume after a SIGKILL of ab cannot stop this run;
+      // the run itself is unaffected.
+      if (is_out_of_space(e)) out_of_space(e.what());
+      std::cerr << "zlcore ab: cannot write the run's lease: " << printable(e.what()) << "\n";
     }
   }
 
@@ -286,6 +333,8 @@ class Runner {
   void finish_step(Slot& s, const OpOutcome& given) {
     const std::string& label = s.order[s.step];
     const std::string& name = o_.ops[s.unit.op].name;
+    std::error_code ec;
+    fs::remove(run_lease_path(dir_.string(), run_name(s, label)), ec);  // nothing left to stop
     OpOutcome out = given;
     // A run that found the disk full did not measure, whatever its status
     // says (its files may be cut short), and ends the A/B.
@@ -428,6 +477,7 @@ class Runner {
   bool caliber_checked_ = false;
   bool interrupted_ = false;
   bool refused_ = false;
+  DirLock lock_;
   std::unique_ptr<SpaceReserve> reserve_;
   bool disk_full_ = false;
   std::string disk_full_what_;

@@ -1,8 +1,11 @@
 // What the runner needs from the rest of core/src/ab/, one concept a file:
 // executors.cpp (one executor per side), winners.cpp (each run's autotune
 // flags), caliber_gate.cpp (the check before the rounds), identity.cpp
-// (ab_identity.json and --resume), report.cpp (the report files).
+// (ab_identity.json and --resume), report.cpp (the report files),
+// orphans.cpp (the runs a killed ab left running).
 #pragma once
+
+#include <sys/types.h>
 
 #include <filesystem>
 #include <iosfwd>
@@ -52,6 +55,24 @@ void write_ab_identity(const Options& o, const std::string& path, const std::str
 // its node).
 void check_resume_settings(const Options& o, const std::string& identity_path,
                            const std::set<std::string>& unchecked = {});
+
+// A run in flight, for its lease (orphans.cpp): what a --resume after a
+// SIGKILL of ab needs to find the run's processes and stop them.
+struct RunLease {
+  std::string op;
+  std::string run_dir;    // relative to the A/B directory
+  std::string batch_dir;  // the --batch-dir the run was given (its processes carry it)
+  Device device;
+  pid_t pid = -1;  // the run's `zlcore run`
+};
+// <ab_dir>/leases/<run_name>.json
+std::string run_lease_path(const std::string& ab_dir, const std::string& run_name);
+// Throws WriteError when it cannot be written; nothing when the run is already over.
+void write_run_lease(const std::string& path, const RunLease& run);
+// Kills every run a lease left by an earlier, killed ab still names, saying
+// so on `out`, and removes the leases. Returns "" or, when a run outlives
+// SIGKILL, why nothing may start.
+std::string stop_orphan_runs(const std::string& ab_dir, std::ostream& out);
 
 // Pools the finished rounds per side, writes report.{md,csv,json,html} (and
 // aa.{md,json} with --calibrate), prints the table to `out`; returns the exit
