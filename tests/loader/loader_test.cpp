@@ -1,8 +1,11 @@
 // The loader matrix: every way a file in the backend directory can be wrong,
 // each rejected with its exact reason while the good backends still load.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -52,6 +55,37 @@ TEST(LoaderMatrix, ProbingGivesTheSameVerdicts) {
   for (const zl::Backend& x : probed.backends()) b.push_back(x.name());
   EXPECT_EQ(a, b);
   EXPECT_EQ(rejected_by_file(direct.rejected()), rejected_by_file(probed.rejected()));
+}
+
+// The limit is the backend's: a probe child whose own start is slow (a
+// loaded machine, a sanitizer build; here a wrapper that waits 1.5 s before
+// it becomes zlcore) is not cut off before it reaches the file. In CI a dozen
+// probes starting at once took over 1 s, and the good backend was rejected
+// "no answer in 1 s before loading".
+TEST(LoaderMatrix, TheLimitCountsFromTheChildsFirstWordNotItsStart) {
+  char dir_template[] = "/tmp/zl-slow-start-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string wrapper = std::string(dir_template) + "/slow-zlcore";
+  {
+    std::FILE* f = std::fopen(wrapper.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "#!/bin/sh\nsleep 1.5\nexec '%s' \"$@\"\n", ZL_CLI);
+    std::fclose(f);
+  }
+  ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+  zl::LoadOptions opts;
+  opts.probe_program = wrapper;
+  opts.cache_dir = "-";
+  opts.timeout_s = 1;
+  zl::Registry probed(zl::load_backends(ZL_MATRIX_DIR, opts));
+  std::vector<std::string> names;
+  for (const zl::Backend& b : probed.backends()) names.push_back(b.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "older", "newer", "empty"}));
+  for (const auto& [file, reason] : rejected_by_file(probed.rejected())) {
+    EXPECT_EQ(reason.find("no answer"), std::string::npos) << file << ": " << reason;
+  }
+  std::remove(wrapper.c_str());
+  ::rmdir(dir_template);
 }
 
 TEST(LoaderMatrix, OlderAndNewerMinorsNegotiate) {

@@ -26,6 +26,12 @@ namespace {
 // Probes at once: a directory of a dozen backends (or a dozen hanging ones)
 // costs about one time limit, without a fork storm for a large directory.
 constexpr size_t kParallel = 16;
+// The time limit is for the backend's code, so it counts from the child's
+// first word ("stage load", just before dlopen). Until then the child is
+// zlcore starting up, which on a loaded machine (a dozen probes at once on
+// two cores, a sanitizer build) took over a second: a good backend was
+// rejected "before loading". zlcore's own start gets this long at least.
+constexpr double kStartAllowance_s = 30;
 // The child's report pipe is moved to a descriptor this high before the
 // spawn, so that dup2 onto 3 never meets itself (which would keep its
 // close-on-exec flag on some C libraries).
@@ -44,6 +50,7 @@ struct Child {
   int report_fd = -1;  // read end of the child's fd 3
   int exit_fd = -1;    // pidfd, readable once it exits; -1 without one
   double started = 0;
+  double heard = 0;    // when its first report line came; 0 before
   std::string buffer;  // report bytes not yet ended by '\n'
   std::string stage;   // the last stage it announced
   std::string final;   // "ok" or "reject <reason>"
@@ -58,6 +65,7 @@ void take_lines(Child& c) {
   while ((nl = c.buffer.find('\n')) != std::string::npos) {
     std::string line = c.buffer.substr(0, nl);
     c.buffer.erase(0, nl + 1);
+    if (c.heard == 0) c.heard = monotonic_seconds();
     if (line.rfind("stage ", 0) == 0) {
       c.stage = line.substr(6);
     } else if (line == "ok" || line.rfind("reject ", 0) == 0) {
@@ -134,12 +142,22 @@ bool spawn(Child& c, const std::string& program, const std::string& file, bool k
   return true;
 }
 
+// The limit on the child now: the backend's from its first word, zlcore's
+// start before that.
+double limit_of(const Child& c, double timeout_s) {
+  return c.heard > 0 ? timeout_s : std::max(timeout_s, kStartAllowance_s);
+}
+
+double deadline_of(const Child& c, double timeout_s) {
+  return (c.heard > 0 ? c.heard : c.started) + limit_of(c, timeout_s);
+}
+
 ProbeVerdict verdict_of(const Child& c, double timeout_s) {
   ProbeVerdict v;
   v.seconds = monotonic_seconds() - c.started;
   if (c.timed_out) {
     v.timed_out = true;
-    v.reason = "no answer in " + seconds_words(timeout_s) + " " + stage_words(c.stage);
+    v.reason = "no answer in " + seconds_words(limit_of(c, timeout_s)) + " " + stage_words(c.stage);
     return v;
   }
   const bool clean = WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0;
@@ -189,7 +207,7 @@ std::vector<ProbeVerdict> probe_files(const std::vector<std::string>& files, con
     std::vector<pollfd> fds;
     bool have_pidfds = true;
     for (const Child& c : running) {
-      wait_s = std::min(wait_s, std::max(0.0, c.started + timeout_s - now));
+      wait_s = std::min(wait_s, std::max(0.0, deadline_of(c, timeout_s) - now));
       if (c.report_fd >= 0) fds.push_back({c.report_fd, POLLIN, 0});
       if (c.exit_fd >= 0) {
         fds.push_back({c.exit_fd, POLLIN, 0});
@@ -199,7 +217,7 @@ std::vector<ProbeVerdict> probe_files(const std::vector<std::string>& files, con
     }
     if (have_pidfds) {
       wait_s = 1e9;
-      for (const Child& c : running) wait_s = std::min(wait_s, std::max(0.0, c.started + timeout_s - now));
+      for (const Child& c : running) wait_s = std::min(wait_s, std::max(0.0, deadline_of(c, timeout_s) - now));
     }
     ::poll(fds.data(), fds.size(), static_cast<int>(wait_s * 1000) + 1);
 
@@ -209,7 +227,7 @@ std::vector<ProbeVerdict> probe_files(const std::vector<std::string>& files, con
       if (r == c.pid) {
         c.exited = true;
         drain(c);  // what it wrote before it went
-      } else if (monotonic_seconds() > c.started + timeout_s) {
+      } else if (monotonic_seconds() > deadline_of(c, timeout_s)) {
         // Its whole group: a tool it started is as stuck as it is.
         ::kill(-c.pid, SIGKILL);
         ::kill(c.pid, SIGKILL);
