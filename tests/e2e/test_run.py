@@ -37,6 +37,9 @@ def test_run_writes_the_whole_run_directory(tmp_path):
     assert ident["backend"]["name"] == "host" and ident["device"]["index"] == 0
     assert ident["timer"]["name"] == "host"
     assert ident["timer"]["sides_extended"] == ident["timer"]["sides_unsettled"] == 0
+    # where the run's time went: the timer inside the session inside the run
+    timer = ident["timer"]
+    assert 0 < timer["seconds_measuring"] < timer["seconds_in_session"] < ident["seconds"], timer
     # what the timers measured with, defaults included, so compare sees a changed default;
     # and five direct placements by default: the five values a side that compare's test needs
     assert ident["timer"]["settings"]["host_repeat"] >= 1 and ident["timer"]["settings"]["direct_repeat"] == 5

@@ -78,6 +78,15 @@ rapidjson::Value merge_child_reports(Identity& id, const fs::path& child_dir) {
     if (const rapidjson::Value* v = member(*timing, "sides_unsettled"); v && v->IsInt64()) {
       id.set(key::timer_sides_unsettled, v->GetInt64());
     }
+    // What a run costs beside its measurements: the session's seconds less
+    // the timer's are the suite's own (inputs, collection); the run's less
+    // the session's, the interpreter's start and zlcore.
+    if (const rapidjson::Value* v = member(*timing, "seconds_measuring"); v && v->IsNumber()) {
+      id.set(key::timer_seconds_measuring, v->GetDouble());
+    }
+    if (const rapidjson::Value* v = member(*timing, "seconds_in_session"); v && v->IsNumber()) {
+      id.set(key::timer_seconds_in_session, v->GetDouble());
+    }
   }
   return plugins;
 }

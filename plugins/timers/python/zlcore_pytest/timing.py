@@ -86,6 +86,10 @@ class Timing:
         self.sides_unsettled = 0
         # Failed captures after which the stream still read as capturing.
         self.captures_left_open = 0
+        # Where a run's time goes: inside the timer (every side) against the
+        # whole session (collection and the suite's own per-shape work too).
+        self._began = time.perf_counter()
+        self.measuring_s = 0.0
         self._resolve_plan()
 
     # -- plan ----------------------------------------------------------------------
@@ -171,6 +175,8 @@ class Timing:
             "sides_extended": self.sides_extended,
             "sides_unsettled": self.sides_unsettled,
             "captures_left_open": self.captures_left_open,
+            "seconds_measuring": round(self.measuring_s, 4),
+            "seconds_in_session": round(time.perf_counter() - self._began, 4),
         }
 
     def write_report(self):
@@ -214,6 +220,8 @@ class Timing:
         except Exception as exc:
             tracker.side_failed(row, side, exc)
             raise
+        finally:
+            self.measuring_s += time.perf_counter() - started
         if timing.measure_ms is None:
             timing.measure_ms = (time.perf_counter() - started) * 1000.0
         tracker.side_done(row, side, timing)
