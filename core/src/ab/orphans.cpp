@@ -6,34 +6,16 @@
 // before anything starts. That run's round has no round line, so it runs
 // again anyway: nothing of it is worth waiting for. Warm workers need none:
 // they die with ab (PR_SET_PDEATHSIG).
-#include <unistd.h>
-
 #include <filesystem>
 #include <ostream>
 
 #include "../batch/lease.hpp"
 #include "../util/printable.hpp"
 #include "runner_parts.hpp"
-#include "zlcore/process.hpp"
 
 namespace fs = std::filesystem;
 
 namespace zl::ab {
-
-std::string run_lease_path(const std::string& ab_dir, const std::string& run_name) {
-  return batch::lease_path(ab_dir, run_name);
-}
-
-void write_run_lease(const std::string& path, const RunLease& r) {
-  batch::Lease lease;
-  lease.op = r.op;
-  lease.run_dir = r.run_dir;
-  lease.batch_dir = r.batch_dir;
-  lease.device_index = r.device.index;
-  lease.device_id = r.device.id;
-  if (!batch::describe_process(r.pid, &lease)) return;  // already over
-  batch::write_lease(path, lease);
-}
 
 std::string stop_orphan_runs(const std::string& ab_dir, std::ostream& out) {
   for (const std::string& file : batch::lease_files(ab_dir)) {
@@ -51,9 +33,7 @@ std::string stop_orphan_runs(const std::string& ab_dir, std::ostream& out) {
                        std::to_string(lease->pid) + "); killing it: its round runs again")
           << "\n"
           << std::flush;
-      batch::kill_processes(*lease, alive);
-      const double until = monotonic_seconds() + 10;
-      while (!(alive = batch::live_processes(*lease)).empty() && monotonic_seconds() < until) usleep(50000);
+      alive = batch::kill_and_wait(*lease, alive);
     }
     if (!alive.empty()) {
       // Never measure beside a run that will not die: the lease stays for later.

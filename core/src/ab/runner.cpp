@@ -19,6 +19,7 @@
 #include <iostream>
 #include <set>
 
+#include "../batch/lease.hpp"
 #include "../util/clock.hpp"
 #include "../util/dir_lock.hpp"
 #include "../util/printable.hpp"
@@ -268,10 +269,7 @@ class Runner {
     l.op = o_.ops[s.unit.op];
     l.device = s.device;
     l.run_dir = (dir_ / s.rel / label).string();
-    l.log_path = (dir_ / "logs" /
-                  (batch::op_dir_name(l.op.name) + ".r" + std::to_string(s.unit.round) + "-t" +
-                   std::to_string(s.attempt) + "." + label + ".log"))
-                     .string();
+    l.log_path = (dir_ / "logs" / (run_name(s, label) + ".log")).string();
     l.timeout_s = o_.timeout_s;
     l.run_args = winner_args(o_, label, s.unit.round, record_source(l.op.name));
     std::string error;
@@ -285,20 +283,25 @@ class Runner {
     }
   }
 
+  // <op>.r<round>-t<attempt>.<side>: the run's log and lease are named so.
   std::string run_name(const Slot& s, const std::string& label) const {
     return batch::op_dir_name(o_.ops[s.unit.op].name) + ".r" + std::to_string(s.unit.round) + "-t" +
            std::to_string(s.attempt) + "." + label;
   }
 
+  // What a --resume after a SIGKILL of ab needs to find this run's
+  // processes and stop them (orphans.cpp).
   void lease(const Slot& s, const std::string& label) {
-    RunLease r;
-    r.op = o_.ops[s.unit.op].name;
-    r.run_dir = s.rel + "/" + label;
-    r.batch_dir = warm_sides(o_) ? (dir_ / "sides" / label).string() : dir_.string();  // as executors.cpp gives it
-    r.device = s.device;
-    r.pid = s.exec->pid();
+    batch::Lease l;
+    l.op = o_.ops[s.unit.op].name;
+    l.run_dir = s.rel + "/" + label;
+    // The --batch-dir the run was given, which its processes carry (executors.cpp).
+    l.batch_dir = warm_sides(o_) ? (dir_ / "sides" / label).string() : dir_.string();
+    l.device_index = s.device.index;
+    l.device_id = s.device.id;
+    if (!batch::describe_process(s.exec->pid(), &l)) return;  // already over
     try {
-      write_run_lease(run_lease_path(dir_.string(), run_name(s, label)), r);
+      batch::write_lease(batch::lease_path(dir_.string(), run_name(s, label)), l);
     } catch (const std::exception& e) {
       // Without it a --resume after a SIGKILL of ab cannot stop this run;
       // the run itself is unaffected.
@@ -334,7 +337,7 @@ class Runner {
     const std::string& label = s.order[s.step];
     const std::string& name = o_.ops[s.unit.op].name;
     std::error_code ec;
-    fs::remove(run_lease_path(dir_.string(), run_name(s, label)), ec);  // nothing left to stop
+    fs::remove(batch::lease_path(dir_.string(), run_name(s, label)), ec);  // nothing left to stop
     OpOutcome out = given;
     // A run that found the disk full did not measure, whatever its status
     // says (its files may be cut short), and ends the A/B.

@@ -5,8 +5,6 @@
 // orphans.cpp (the runs a killed ab left running).
 #pragma once
 
-#include <sys/types.h>
-
 #include <filesystem>
 #include <iosfwd>
 #include <map>
@@ -56,19 +54,6 @@ void write_ab_identity(const Options& o, const std::string& path, const std::str
 void check_resume_settings(const Options& o, const std::string& identity_path,
                            const std::set<std::string>& unchecked = {});
 
-// A run in flight, for its lease (orphans.cpp): what a --resume after a
-// SIGKILL of ab needs to find the run's processes and stop them.
-struct RunLease {
-  std::string op;
-  std::string run_dir;    // relative to the A/B directory
-  std::string batch_dir;  // the --batch-dir the run was given (its processes carry it)
-  Device device;
-  pid_t pid = -1;  // the run's `zlcore run`
-};
-// <ab_dir>/leases/<run_name>.json
-std::string run_lease_path(const std::string& ab_dir, const std::string& run_name);
-// Throws WriteError when it cannot be written; nothing when the run is already over.
-void write_run_lease(const std::string& path, const RunLease& run);
 // Kills every run a lease left by an earlier, killed ab still names, saying
 // so on `out`, and removes the leases. Returns "" or, when a run outlives
 // SIGKILL, why nothing may start.

@@ -13,6 +13,7 @@
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zlcore/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -210,6 +211,14 @@ void kill_processes(const Lease& l, const std::vector<pid_t>& pids) {
     if (p == l.pgid) ::kill(-l.pgid, SIGKILL);  // the leader is ours: so is its group
     ::kill(p, SIGKILL);
   }
+}
+
+std::vector<pid_t> kill_and_wait(const Lease& l, const std::vector<pid_t>& pids) {
+  kill_processes(l, pids);
+  const double until = monotonic_seconds() + 10;
+  std::vector<pid_t> alive;
+  while (!(alive = live_processes(l)).empty() && monotonic_seconds() < until) usleep(50000);
+  return alive;
 }
 
 }  // namespace zl::batch

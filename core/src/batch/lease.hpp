@@ -47,5 +47,8 @@ std::vector<std::string> lease_files(const std::string& batch_dir);
 std::vector<pid_t> live_processes(const Lease& lease);
 // SIGKILL to those processes (to the group when its leader is among them).
 void kill_processes(const Lease& lease, const std::vector<pid_t>& pids);
+// kill_processes, then up to 10 s for them to go; returns the lease's
+// processes still alive after that (one in uninterruptible sleep).
+std::vector<pid_t> kill_and_wait(const Lease& lease, const std::vector<pid_t>& pids);
 
 }  // namespace zl::batch

@@ -508,11 +508,7 @@ class BatchRun : public QueueEvents {
           say("op " + lease->op + ": still running after " + std::to_string(static_cast<int>(limit)) +
               " s; killing it");
       }
-      if (!alive.empty()) {
-        kill_processes(*lease, alive);
-        const double until = monotonic_seconds() + 10;
-        while (!(alive = live_processes(*lease)).empty() && monotonic_seconds() < until) usleep(50000);
-      }
+      if (!alive.empty()) alive = kill_and_wait(*lease, alive);
       if (!alive.empty()) {
         // Never run an op again beside a run of it that will not die, and
         // never reuse its directory: leave both, and the lease, for later.

@@ -221,9 +221,10 @@ class Timing:
             tracker.side_failed(row, side, exc)
             raise
         finally:
-            self.measuring_s += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            self.measuring_s += elapsed
         if timing.measure_ms is None:
-            timing.measure_ms = (time.perf_counter() - started) * 1000.0
+            timing.measure_ms = elapsed * 1000.0
         tracker.side_done(row, side, timing)
         self.sides_by_timer[timing.timer] = self.sides_by_timer.get(timing.timer, 0) + 1
         self.sides_extended += 1 if timing.extra.get("sustained") else 0
