@@ -295,6 +295,36 @@ def test_health_hands_cached_memory_back_and_replaces_a_worker_that_still_holds_
     assert result["ok"] is False and result["memory"]["reserved_bytes"] == 30 * gib
 
 
+class _BlasBinding:
+    """torch._C as far as the health check asks: the BLAS workspaces the
+    device's handles keep per stream, allocated until released."""
+
+    def __init__(self, device, workspaces):
+        self.device, self.workspaces, self.calls = device, workspaces, []
+
+    def _cuda_clearCublasWorkspaces(self):
+        self.calls.append(self.device.emptied)  # when: before the caches are emptied
+        self.device.cached += self.workspaces  # freed to the allocator's cache, not to the device
+        self.workspaces = 0
+
+
+def test_health_hands_back_the_blas_workspaces_a_session_stream_kept(monkeypatch):
+    from zlcore_pytest import _health
+
+    mib = 1 << 20
+    device = _MemoryDevice(held=8 * 32 * mib, cached=0)  # eight runs' workspaces, nothing else
+    torch = _FakeTorch(device)
+    torch._C = _BlasBinding(device, workspaces=8 * 32 * mib)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    memory = {}
+    assert _health.check_device("cuda", memory) is None
+    assert torch._C.calls == [0]  # released once, before empty_cache gave the blocks back
+    assert memory == {"reserved_bytes": 0, "allocated_bytes": 0}
+    _health.release_blas_workspaces("musa")  # a device name torch binds nothing to: nothing to do
+    del torch._C  # a torch without the binding: the check still runs
+    assert _health.check_device("cuda", memory) is None
+
+
 def test_health_reads_the_ops_device_errors(tmp_path):
     from zlcore_pytest import _health
 

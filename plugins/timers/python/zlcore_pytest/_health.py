@@ -12,7 +12,7 @@ Checks, each returning None when fine or one line saying what is wrong:
     npu, ...), when it was initialized: no stream capture open, a synchronize,
     a tiny kernel whose answer is checked, and a draw from the device's random
     generator (which a failed capture can leave believing it is capturing);
-  - memory: after the collector and the device's empty_cache, the device memory
+  - memory: after the collector, the BLAS workspaces and the device's empty_cache, the device memory
     this process still holds (memory_reserved) must stay under
     ZL_WARM_MEMORY_LIMIT_MB (2048). Memory the op left reachable, or pools the
     allocator could not hand back, would be missing for every op after it, and
@@ -97,6 +97,23 @@ def memory_limit_mb(env=None):
     return value
 
 
+def release_blas_workspaces(device):
+    """Hands back the BLAS workspaces torch keeps per (handle, stream) pair.
+
+    torch allocates one (32 MiB on the H200) the first time a stream runs a BLAS
+    call and frees it only when asked. Every session's timer takes a new side
+    stream from torch's pool, so a warm worker kept 32 MiB more after each BLAS
+    op (addbmm, addmv_, addmm_ on the H200), up to one per pooled stream: memory
+    no later op could use, counted against the worker's limit. The next BLAS
+    call allocates its workspace again, in its warm-up, before anything is
+    timed. Absent from torch builds without the binding: nothing to do.
+    """
+    torch = sys.modules.get("torch")
+    release = getattr(getattr(torch, "_C", None), f"_{device}_clearCublasWorkspaces", None)
+    if release is not None:
+        release()
+
+
 def check_memory(device, module, memory=None, limit_mb=None):
     """Hands cached blocks back, then: None when what the process still holds
     is under the limit, else why not. `memory` (a dict) receives the figures."""
@@ -104,6 +121,7 @@ def check_memory(device, module, memory=None, limit_mb=None):
     if reserved is None:
         return None  # a device module that cannot say
     gc.collect()
+    release_blas_workspaces(device)
     empty = getattr(module, "empty_cache", None)
     if empty is not None:
         empty()
