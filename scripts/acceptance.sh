@@ -404,7 +404,10 @@ PY
       run=AB
       if [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ]; then
         say "ab: budget spent before $run"
-      elif ! grep -q "\"status\": \"done\"" "$WORK/$run/ab_identity.json" 2>/dev/null; then
+      else
+        # Always resumed once it exists, "done" included: done is only as far as
+        # the --ops of the last invocation (a report made elsewhere from some of
+        # them says done too); a resume with nothing left writes the report.
         again=(); [ -f "$WORK/$run/ab_identity.json" ] && again=(--resume)
         extra=(--calibrate --expect-diff 'versions.flaggems.*')
         # Each side tuning itself may pick other winners: declared, not hidden.
