@@ -221,6 +221,8 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     assert [row["attempt"] for row in done if row["round"] == "1"] == ["1"]
     assert (out / "runs" / "fma_loop" / "r2-t1").is_dir()
     assert [row["attempt"] for row in done if row["round"] == "2"] == ["2"]
+    ident = json.loads((out / "ab_identity.json").read_text())
+    assert (ident["status"], ident["ops"], ident["rounds"]) == ("done", ["fma_loop"], 4)
     # A resume that changes a setting that changes numbers is refused.
     r = ab("--a", SUITE, "--b", SUITE, "--b-env", "X=1", "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume")
     assert r.returncode == 2 and "b-env" in r.stderr
@@ -409,7 +411,8 @@ def test_a_finished_ab_is_reported_again_where_there_are_no_devices(tmp_path):
     r = zltest.zl(*args[:-4], "--rounds", "6", "--out", out, "--resume", env=none, timeout=120, backend_dir=VENDOR)
     assert r.returncode == 3 and r.stderr.startswith("PREFLIGHT_FAILED check=devices "), r.stdout + r.stderr
     assert rounds(out) == before
-    assert json.loads((out / "ab_identity.json").read_text())["status"] == "done"
+    ident = json.loads((out / "ab_identity.json").read_text())
+    assert (ident["status"], ident["ops"], ident["rounds"]) == ("done", ["abs"], 5)  # what the done covers
 
 
 def test_rounds_spread_over_devices_and_each_round_stays_on_one(tmp_path):

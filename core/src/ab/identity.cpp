@@ -1,4 +1,4 @@
-// ab_identity.json: what the A/B was asked to do, where it stands, and the
+// ab_identity.json: what the A/B was last asked to do, where it stands, and the
 // settings --resume must find unchanged (a round measured one way cannot be
 // pooled with a round measured another).
 #include <rapidjson/document.h>
@@ -23,6 +23,13 @@ void write_ab_identity(const Options& o, const std::string& path, const std::str
   d.AddMember("updated", json::str(utc_now_iso(), a), a);
   d.AddMember("caliber", json::str(caliber, a), a);
   if (!reason.empty()) d.AddMember("reason", json::str(reason, a), a);
+  // What `status` is about: --ops and --rounds may change on --resume, so a
+  // "done" is done for these ops and rounds, not for every op the directory
+  // has seen (a report of some ops made on another machine says done too).
+  rapidjson::Value ops(rapidjson::kArrayType);
+  for (const batch::OpSpec& op : o.ops) ops.PushBack(json::str(op.name, a), a);
+  d.AddMember("ops", ops, a);
+  d.AddMember("rounds", o.rounds, a);
   d.AddMember("settings", json::str_map(o.settings, a), a);
   write_file_atomic(path, json::pretty(d));
 }
