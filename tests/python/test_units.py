@@ -321,6 +321,12 @@ def test_health_hands_back_the_blas_workspaces_a_session_stream_kept(monkeypatch
     assert torch._C.calls == [0]  # released once, before empty_cache gave the blocks back
     assert memory == {"reserved_bytes": 0, "allocated_bytes": 0}
     _health.release_blas_workspaces("musa")  # a device name torch binds nothing to: nothing to do
+
+    def refuses():
+        raise RuntimeError("CUDA error: not permitted")
+
+    torch._C._cuda_clearCublasWorkspaces = refuses  # what could not be handed back is no verdict
+    assert _health.check_device("cuda", memory) is None
     del torch._C  # a torch without the binding: the check still runs
     assert _health.check_device("cuda", memory) is None
 
