@@ -114,6 +114,7 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
   EXPECT_EQ(r.placements_ms, (std::vector<double>{3, 7}));
   EXPECT_DOUBLE_EQ(*r.latency_ms, 5);
   EXPECT_TRUE(r.sustained);  // round 1 was read sustained
+  EXPECT_EQ(r.remark, "1 of 2 rounds read at the sustained (power-limited) pace, the others at the pace held");
 
   const compare::Side pooled = ab::pool_side("A", "x", {{"abs", dirs}}, ab::Samples::placements);
   const compare::ResultRow& p = pooled.runs[0].rows[0];

@@ -348,6 +348,14 @@ TEST(Match, ThePaceGuardIsOneOfTheProcessGuards) {
   std::ostringstream md_rounds;
   zc::write_markdown(md_rounds, by_rounds);
   EXPECT_EQ(md_rounds.str().find("held or sustained"), std::string::npos);
+
+  // ab's pooled side says where such rounds' noise is from; the note shows it
+  // and the verdict stays the test's.
+  zc::Side remarked = side("B", 1.05, true);
+  remarked.runs[0].rows[0].remark = "2 of 5 rounds read at the sustained (power-limited) pace";
+  const zc::Report noted = zc::compare(side("A", 1.00, false), remarked, rounds);
+  EXPECT_EQ(noted.rows[0].verdict, zc::Verdict::Slower);
+  EXPECT_EQ(noted.rows[0].note, "B: 2 of 5 rounds read at the sustained (power-limited) pace");
 }
 
 TEST(Match, TornLastLineIsSkippedWithAWarning) {

@@ -40,6 +40,10 @@ struct ResultRow {
   // The FlagGems side was read at its sustained (power-limited) pace, not at
   // the pace it held (the graph timer's `sustained` is set).
   bool sustained = false;
+  // A fact about the side's row that decides nothing but explains its noise,
+  // shown in the compared row's note ("A: ..."): ab's pooled rounds that
+  // were read at two paces.
+  std::string remark;
 };
 
 // One entry of timer.fallback_shapes: a shape a side measured with the

@@ -83,6 +83,8 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   std::vector<std::string> notes;
   if (!a.error.empty()) notes.push_back("A: " + a.error);
   if (!b.error.empty()) notes.push_back("B: " + b.error);
+  if (!a.remark.empty()) notes.push_back("A: " + a.remark);
+  if (!b.remark.empty()) notes.push_back("B: " + b.remark);
   // A shape timed by a different timer on each side is not a like-for-like pair.
   if (a.timer != b.timer) notes.push_back("timer " + a.timer + "->" + b.timer);
   if (a.timer_base != b.timer_base) notes.push_back("torch timer " + a.timer_base + "->" + b.timer_base);
