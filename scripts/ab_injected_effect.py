@@ -2,6 +2,7 @@
 """How large a slowdown an A/B's own noise lets through: inject one, re-report.
 
 usage: ab_injected_effect.py AB_DIR COPY_DIR [--pct 3] [--side A2]
+       ab_injected_effect.py --found COPY_DIR      (after the re-report)
 
 Copies a `zlcore ab --calibrate` directory (its rounds, runs and identity)
 to COPY_DIR and multiplies every FlagGems-side time of one side's runs
@@ -10,7 +11,7 @@ side stays as measured, so the control does not move. A report of the copy
 (`zlcore ab --resume --out COPY_DIR` with the A/B's own flags, which needs
 no device) then reads A against A2 as an A/B of a true pct % slowdown:
 aa.md's "false" counts are the rows where it was found. The brief's target
-is 95 % of rows of 10 us or more at 3 %; rows_found() prints that figure.
+is 95 % of rows of 10 us or more at 3 %; --found prints that figure.
 
 Only the copy is written; AB_DIR is read.
 """
@@ -54,20 +55,22 @@ def rows_found(aa_json, min_ms=0.01):
     return len(big), sum(1 for r in big if r["false_verdicts"])
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("ab_dir")
-    ap.add_argument("copy_dir")
+    ap.add_argument("dirs", nargs="*", metavar="DIR", help="AB_DIR COPY_DIR")
     ap.add_argument("--pct", type=float, default=3.0)
     ap.add_argument("--side", default="A2")
-    ap.add_argument("--found", action="store_true",
+    ap.add_argument("--found", metavar="COPY_DIR",
                     help="only read COPY_DIR/aa.json (after the re-report): rows of 10 us+ tested and found")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.found:
-        tested, found = rows_found(os.path.join(args.copy_dir, "aa.json"))
+        tested, found = rows_found(os.path.join(args.found, "aa.json"))
         print(f"rows of 10 us or more: {tested} tested, {found} found"
               + (f" ({found / tested * 100:.0f} %)" if tested else ""))
         return 0
+    if len(args.dirs) != 2:
+        ap.error("give AB_DIR and COPY_DIR (or --found COPY_DIR)")
+    args.ab_dir, args.copy_dir = args.dirs
     if os.path.exists(args.copy_dir):
         sys.exit(f"ab_injected_effect: {args.copy_dir} exists; give a new directory")
     shutil.copytree(args.ab_dir, args.copy_dir, ignore=shutil.ignore_patterns("tuner", "report.*", "aa.*"))

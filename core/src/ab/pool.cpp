@@ -92,15 +92,15 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
     }
     // Pooled placements hold a sustained round's values when any round was
     // read sustained (with rounds as the test values compare leaves the
-    // pace guard off: the test over rounds sees it vary).
-    p.sustained = std::any_of(parts.begin(), parts.end(), [](const compare::ResultRow* r) { return r->sustained; });
-    // The graph timer's path (sustained or held) is decided per run, and on
-    // a row near the power limit it flips from round to round; the two
-    // paces can be 10 % apart on a GEMM (docs/evidence/h200-2026-12-05-
-    // session19.md). The test sees that as noise; the note says where it is from.
+    // pace guard off: the test over rounds sees it vary). The graph timer
+    // decides that path per run, and on a row near the power limit it flips
+    // from round to round; the two paces can be 10 % apart on a GEMM
+    // (docs/evidence/h200-2026-12-05-session19.md). The test sees that as
+    // noise; the note says where it is from.
     const auto sustained_rounds =
         std::count_if(parts.begin(), parts.end(), [](const compare::ResultRow* r) { return r->sustained; });
-    if (sustained_rounds > 0 && sustained_rounds < static_cast<long>(parts.size())) {
+    p.sustained = sustained_rounds > 0;
+    if (p.sustained && sustained_rounds < static_cast<long>(parts.size())) {
       p.remark = std::to_string(sustained_rounds) + " of " + std::to_string(parts.size()) +
                  " rounds read at the sustained (power-limited) pace, the others at the pace held";
     }
