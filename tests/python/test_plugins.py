@@ -1,5 +1,6 @@
 """The plugins in real pytest children: fake FlagGems suite, stub torch/triton/flag_gems."""
 
+import json
 import subprocess
 import sys
 
@@ -629,6 +630,59 @@ def test_graph_timer_probes_for_a_boost_after_a_rest(run_child):
     # A boost under ZL_GRAPH_BOOST_PCT is not one.
     small = run_child(args, STUB_GRAPH_BOOST="0.985:35:20", **QUICK_RESTS)
     assert all(row["sustained"] is None for row in small.rows())
+
+
+def test_a_side_that_once_took_the_sustained_procedure_keeps_it(run_child, tmp_path):
+    # Two runs of one comparison share ZL_GRAPH_SUSTAINED_ROWS. The first
+    # finds the boost on every side and records each; the second, on a
+    # device that holds its pace, would read every side held, and instead
+    # takes the sustained readings the first took, so the two read one way.
+    nominal = SHAPES[STEP_SHAPE] * COST / 2
+    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
+    shared = tmp_path / "sustained_rows.jsonl"
+    first = run_child(args, STUB_GRAPH_BOOST="0.88:35:20", ZL_GRAPH_SUSTAINED_ROWS=str(shared), **QUICK_RESTS)
+    assert first.rc == 0, first.output
+    rows = first.rows()
+    assert all(r["sustained"] == r["sustained_base"] == "ran 12.0 % faster after a 60 ms rest" for r in rows)
+    keys = [json.loads(line) for line in shared.read_text().splitlines()]
+    assert sorted(keys) == sorted([r["op"], "float16", r["shape"], side] for r in rows for side in ("base", "gems"))
+
+    second = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(shared), **QUICK_RESTS)
+    assert second.rc == 0, second.output
+    pinned = "took the sustained procedure in an earlier run (ZL_GRAPH_SUSTAINED_ROWS)"
+    for row in second.rows():
+        assert row["sustained"] == row["sustained_base"] == pinned, row
+        assert row["readings"] is not None and row["readings_base"] is not None
+    row = by_shape(second.rows())[STEP_SHAPE]
+    assert row["readings"] == [approx(nominal)] * 4 and row["latency_ms"] == approx(nominal)
+    assert len(shared.read_text().splitlines()) == len(keys)  # a pinned side adds nothing
+
+    # A run that does not share the file decides for itself, as before.
+    alone = run_child(args, **QUICK_RESTS)
+    assert all(r["sustained"] is None and r["sustained_base"] is None for r in alone.rows())
+    # Only the named side is pinned; a last line cut short is an append that
+    # did not finish, not a key.
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(["abs", "float16", STEP_SHAPE, "gems"]) + "\n" + '["abs", "float16", "[[')
+    partly = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(one), **QUICK_RESTS)
+    assert partly.rc == 0, partly.output
+    for row in partly.rows():
+        assert row["sustained"] == (pinned if row["shape"] == STEP_SHAPE else None), row
+        assert row["sustained_base"] is None
+
+
+def test_a_sustained_rows_file_zlcore_did_not_write_stops_the_run(run_child, tmp_path):
+    args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('["abs", "float16", "[[64, 64]]", "gems"]\n{"op": "abs"}\n')
+    run = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(bad))
+    assert run.rc == 4, run.output
+    assert f"ZL_GRAPH_SUSTAINED_ROWS='{bad}' line 2 is not [op, dtype, shape, \"base\"|\"gems\"]" in run.output
+    nowhere = tmp_path / "missing" / "rows.jsonl"
+    run = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(nowhere))
+    assert run.rc == 4, run.output
+    assert f"ZL_GRAPH_SUSTAINED_ROWS='{nowhere}': directory {nowhere.parent} does not exist" in run.output
+    assert not run.rows()
 
 
 def test_graph_timer_reports_a_sustained_reading_cut_short(run_child):

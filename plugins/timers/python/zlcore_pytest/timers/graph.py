@@ -15,7 +15,7 @@ import importlib
 import time
 
 from .. import _bench, _device_state
-from . import graph_policy
+from . import graph_policy, sticky
 from .base import CaptureFailed, SideTiming, clear_grads, one_line
 from .graph_device import GraphDevice, PrivatePools
 
@@ -67,6 +67,7 @@ class GraphTimer:
         self.placer = placer
         self._resolved = None
         self._stream = None  # one side stream for every side (graph_device.py says why)
+        self.sustained_rows = sticky.SustainedRows(self.settings.sustained_rows)
 
     def settings_report(self):
         return self.settings.report()
@@ -124,19 +125,25 @@ class GraphTimer:
                     finally:
                         placed.fn = placed.grad_to_none = None
 
+            pinned = self.sustained_rows.pinned(call.context)
             try:
                 reading = graph_policy.measure(mech, place, eager_ms, s, state_reader=self._state_reader(),
-                                               extra=tested_side(call.context))
+                                               extra=tested_side(call.context), pinned=pinned)
             except CaptureFailed as failed:
                 failed.cluster = cluster
                 failed.eager_ms = eager_ms
                 raise
+        sustained = reading.sustained
+        if sustained is not None and pinned is None:
+            not_recorded = self.sustained_rows.add(call.context)
+            if not_recorded:
+                sustained = f"{sustained} ({not_recorded})"
         timing = SideTiming.over_placements(
             "graph", reading.placements_ms, reading.samples,
             calls_per_replay=reading.calls, cluster=cluster, eager_ms=eager_ms,
             extra={"calls_per_replay": reading.calls, "discarded_replay_ms": reading.discarded_ms,
                    "windows": len(reading.windows), "settled": reading.settled,
-                   "sustained": reading.sustained, "capture_ms": mech.capture_ms, "pace": reading.pace,
+                   "sustained": sustained, "capture_ms": mech.capture_ms, "pace": reading.pace,
                    "after_rest_pct": reading.after_rest_pct, "readings": reading.readings,
                    "device_state": reading.device_state, "noise_note": reading.noise_note,
                    "extras_stopped": reading.extras_stopped},

@@ -384,13 +384,15 @@ def decide_by_state(why, state):
     return None if why is not None and why.startswith("ran ") else why
 
 
-def measure(mech, place, eager_ms, settings, state_reader=None, extra=True):
+def measure(mech, place, eager_ms, settings, state_reader=None, extra=True, pinned=None):
     """Read one side; raises CaptureFailed where the mechanism cannot capture or replay.
-    extra: the side may take the noisy extra placements (the side compare tests)."""
+    extra: the side may take the noisy extra placements (the side compare tests).
+    pinned: why the side takes the sustained procedure whatever this run
+    decides (an earlier run took it: sticky.py), or None."""
     side = _Side(mech, place, eager_ms, settings)
     side.state_reader = state_reader
     placements, samples, discarded, why, after_rest = side.steady()
-    why = decide_by_state(why, side.state_under_load)
+    why = decide_by_state(why, side.state_under_load) or pinned
     if not placements:
         raise CaptureFailed("no placement was measured")
     settled = True

@@ -134,6 +134,9 @@ class GraphSettings:
     sustained_ms: float = 1200.0
     sustained_from_ms: float = 200.0
     max_windows: int = 1000
+    # A file of sides that keep the sustained procedure once one run took it
+    # (sticky.py); None: every run decides for itself.
+    sustained_rows: Optional[str] = None
     # The graph class, e.g. torch.cuda.CUDAGraph (from the backend's capability).
     api: Optional[str] = None
 
@@ -162,6 +165,7 @@ class GraphSettings:
             sustained_ms=_float(env, "ZL_GRAPH_SUSTAINED_MS", cls.sustained_ms, 0.0, inclusive=False),
             sustained_from_ms=_float(env, "ZL_GRAPH_SUSTAINED_FROM_MS", cls.sustained_from_ms, 0.0),
             max_windows=_int(env, "ZL_GRAPH_MAX_WINDOWS", cls.max_windows, 1),
+            sustained_rows=_raw(env, "ZL_GRAPH_SUSTAINED_ROWS"),
             api=_raw(env, "ZL_GRAPH_API"),
         )
         s.check()
@@ -175,6 +179,8 @@ class GraphSettings:
         if self.sustained_ms <= self.sustained_from_ms:
             raise SettingsError(f"ZL_GRAPH_SUSTAINED_MS ({self.sustained_ms:g}) must exceed "
                                 f"ZL_GRAPH_SUSTAINED_FROM_MS ({self.sustained_from_ms:g}): no sample would count")
+        from . import sticky  # it raises this module's SettingsError
+        sticky.check(self.sustained_rows)
 
     def report(self):
         out = asdict(self)
