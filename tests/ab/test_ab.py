@@ -45,6 +45,7 @@ def test_usage_errors_are_one_line_and_write_nothing(tmp_path):
         ["--a", SUITE, "--b", tmp_path / "nope", "--ops", "fma_loop", "--out", tmp_path / "x"],
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--winners", "best", "--out", tmp_path / "x"],
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", "0", "--out", tmp_path / "x"],
+        ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--sustained", "never", "--out", tmp_path / "x"],
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--a-env", "NOEQUALS", "--out", tmp_path / "x"],
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--launcher", "pbs", "--out", tmp_path / "x"],
         ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--launcher", "slurm", "--shards", "0",
@@ -226,6 +227,23 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     # A resume that changes a setting that changes numbers is refused.
     r = ab("--a", SUITE, "--b", SUITE, "--b-env", "X=1", "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume")
     assert r.returncode == 2 and "b-env" in r.stderr
+
+    # Every run of every side, cold or warm, shares the A/B's one record of
+    # the sides that keep the timer's sustained procedure.
+    shared = str(out / "sustained_rows.jsonl")
+    runs = sorted((out / "runs" / "fma_loop").glob("r*-t*/*/run_identity.json"))
+    assert len(runs) >= 9
+    for identity in runs:
+        assert json.loads(identity.read_text())["env"]["ZL_GRAPH_SUSTAINED_ROWS"] == shared, identity
+    # An A/B measured before the rule existed decided per run: it resumes
+    # that way, and the refusal says how.
+    ident = json.loads((out / "ab_identity.json").read_text())
+    assert ident["settings"].pop("sustained") == "sticky"
+    (out / "ab_identity.json").write_text(json.dumps(ident))
+    r = ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume")
+    assert r.returncode == 2 and "resume with --sustained per-run" in r.stderr, r.stderr
+    ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume",
+       "--sustained", "per-run", check=0)
 
 
 def sleeping_suite(tmp_path):

@@ -61,6 +61,12 @@ struct Options {
   // record / given: the rounds replay in warm workers (one per side and
   // device) instead of a fresh process per run. own is always warm.
   bool warm = false;
+  // A (shape, side) of an op that takes the graph timer's sustained (power-
+  // limited) procedure in one run takes it in every later run of every side
+  // (ZL_GRAPH_SUSTAINED_ROWS, one file for the A/B): a side read at boost
+  // clocks in some rounds and at the capped plateau in others cannot show a
+  // small change (docs/ab.md, "One pace per row"). false: --sustained per-run.
+  bool sticky_sustained = true;
   Winners winners = Winners::record;
   std::string same_winners;  // Winners::given: the record every side replays
   std::vector<std::string> visibility_env;

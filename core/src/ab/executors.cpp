@@ -11,6 +11,11 @@ bool warm_sides(const Options& o) { return o.winners == Winners::own || o.warm; 
 std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir) {
   const SideSpec& side = label == "B" ? o.b : o.a;
   std::map<std::string, std::string> env = side.env;
+  // Every side of every round, cold or warm, shares one file; a side given
+  // its own in --a-env/--b-env keeps it (the caliber check shows the difference).
+  if (o.sticky_sustained && !env.count(kSustainedRowsEnv)) {
+    env[kSustainedRowsEnv] = (fs::path(ab_dir) / kSustainedRowsFile).string();
+  }
   if (!warm_sides(o)) return env;  // every run replays into an isolated cache of its own
   // Each side's warm workers import on a cache of its own that outlives its
   // rounds and is shared with nobody: not the user's, not the other side's.

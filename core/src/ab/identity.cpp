@@ -50,8 +50,11 @@ void check_resume_settings(const Options& o, const std::string& identity_path, c
     auto it = before.find(key);
     const std::string old = it == before.end() ? "(unset)" : it->second;
     if (old != value) {
+      // The one setting an older zlcore never wrote: its A/Bs decided per run.
+      const std::string how = key == "sustained" && it == before.end() ? "resume with --sustained per-run"
+                                                                       : "resume with the same settings";
       throw UsageError("ab --resume: " + key + " is '" + value + "' now but '" + old +
-                       "' in the rounds already measured; resume with the same settings or start a new --out");
+                       "' in the rounds already measured; " + how + " or start a new --out");
     }
   }
   for (const auto& [key, value] : before) {

@@ -28,7 +28,13 @@ bool warm_sides(const Options& o);
 // warm_sides says.
 std::map<std::string, std::unique_ptr<batch::Executor>> make_executors(const Options& o, const std::string& ab_dir);
 
-// The side's variables, with its own tuner cache directories when it is warm.
+// The graph timer's shared record of the sides that keep the sustained
+// procedure (Options::sticky_sustained), and its file in the A/B directory.
+inline constexpr const char* kSustainedRowsEnv = "ZL_GRAPH_SUSTAINED_ROWS";
+inline constexpr const char* kSustainedRowsFile = "sustained_rows.jsonl";
+
+// The side's variables: the shared sustained-rows file, and its own tuner
+// cache directories when it is warm.
 std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir);
 
 // Extra `zlcore run` flags of one run: round 0 records (isolated cache);

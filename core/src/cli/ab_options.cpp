@@ -92,6 +92,9 @@ po::options_description ab_description() {
       "warm",
       "record / --same-winners: replay in one warm worker per side and device instead of a fresh process per run "
       "(cheaper; each side's rounds then share one process)")(
+      "sustained", po::value<std::string>(),
+      "sticky (default: a row's side that takes the timer's sustained procedure in one run takes it in every later "
+      "run of the A/B) or per-run (each run decides)")(
       "devices", po::value<std::string>(),
       "device indices: all (default: the first), 0,2 or ranges; rounds spread over them")(
       "out", po::value<std::string>(), "the A/B directory (required)")(
@@ -168,6 +171,14 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
       throw UsageError("ab: --samples '" + v + "' is not allowed; use rounds or placements");
   }
 
+  if (vm.count("sustained")) {
+    const std::string v = vm["sustained"].as<std::string>();
+    if (v == "per-run")
+      o.sticky_sustained = false;
+    else if (v != "sticky")
+      throw UsageError("ab: --sustained '" + v + "' is not allowed; use sticky or per-run");
+  }
+
   const double threshold_pct = vm["threshold"].as<double>();
   if (!(threshold_pct >= 0 && threshold_pct < 100)) throw UsageError("ab: --threshold is a percentage in [0, 100)");
   o.compare.threshold = threshold_pct / 100.0;
@@ -227,6 +238,8 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   o.settings["calibrate"] = o.calibrate ? "1" : "0";
   // Only when given, so that an A/B begun before the flag existed resumes.
   if (o.warm && o.winners != ab::Winners::own) o.settings["warm"] = "1";
+  // The same: an A/B measured before sticky existed resumes with --sustained per-run.
+  if (o.sticky_sustained) o.settings["sustained"] = "sticky";
   for (const auto& [flag, value] : o.run_flags) o.settings[flag.substr(2)] = value.empty() ? "1" : value;
   o.settings["dtypes"] = vm.count("dtypes") ? vm["dtypes"].as<std::string>() : "";
   return o;
