@@ -47,7 +47,8 @@
 #              each tuning on its own cache, and the sequence's two batches likewise
 #              ($WORK/seq_cache/SA, SB); default record: A records (a cold run per op), every
 #              ab side replays it, in its warm worker unless AB_WARM=0 (ab --warm); the
-#              sequence records (SA) and replays (SB) cold.
+#              sequence records (SA) and replays (SB) cold. AB_SUSTAINED, when set, is ab's
+#              --sustained (sticky or per-run; the A/B begun in session 19 resumes per-run).
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
 #              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
 #              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);
@@ -392,6 +393,9 @@ PY
       # A drawn op that hangs would hold a call for ab's default 600 s a try.
       op_timeout=(); [ -n "${AB_OP_TIMEOUT_S:-}" ] && op_timeout=(--timeout "$AB_OP_TIMEOUT_S")
       AB_COMMON+=("${op_timeout[@]}")
+      # An A/B begun by a zlcore that decided the timer's path per run
+      # resumes only that way: AB_SUSTAINED=per-run (ab --sustained).
+      [ -n "${AB_SUSTAINED:-}" ] && AB_COMMON+=(--sustained "$AB_SUSTAINED")
       timed() {  # name, command...: runs it, appends "name seconds exit" to ab_wall.txt
         local name=$1; shift; local t0; t0=$(date +%s)
         timeout -s INT -k 60 "$(left)" "$@"; local rc=$?
