@@ -45,8 +45,14 @@ class FakeReplayer:
     slow, like the H200's.
     """
 
-    def __init__(self, pace, fail_capture=None, launch_ms=0.0):
+    def __init__(self, pace, fail_capture=None, launch_ms=0.0, fresh=(), fresh_slow=(0, 1.0)):
         self.pace = pace
+        # Placements whose memory the device had just handed out, and how
+        # that memory behaves: its first n calls run `factor` slow (the H200's
+        # 2^30-element abs: 4 calls, ~1.1x).
+        self.fresh = set(fresh)
+        self.fresh_slow = fresh_slow
+        self.asked_fresh = []
         self.launch_ms = launch_ms  # each replay's own cost, whatever its calls
         self.fail_capture = fail_capture
         self.load = 0.0
@@ -64,6 +70,9 @@ class FakeReplayer:
 
     def _one(self, graph):
         per_call = self.pace(graph.placement, self.load, self.last_rest)
+        slow_calls, factor = self.fresh_slow
+        if graph.placement in self.fresh and graph.replays * graph.calls < slow_calls:
+            per_call *= factor
         ms = graph.calls * per_call * (2.0 if graph.replays == 0 else 1.0) + self.launch_ms
         graph.replays += 1
         self.replayed += 1
@@ -77,6 +86,11 @@ class FakeReplayer:
         for _ in range(untimed):
             self._one(graph)
         return [self._one(graph) for _ in range(count)]
+
+    def took_fresh_memory(self):
+        placement = self.captures[-1].placement
+        self.asked_fresh.append(placement)
+        return placement in self.fresh
 
     def rest(self, ms):
         self.load = 0.0
@@ -458,6 +472,65 @@ def test_a_release_that_leaves_gigabytes_idle_empties_the_caches():
     mech.release(device.Graph())
     assert emptied == [graph_device.TRIM_IDLE_BYTES + 1]
     assert held["reserved"] == 40 << 30  # the live tensors stay
+
+
+def test_a_placement_on_fresh_memory_runs_its_slow_calls_untimed():
+    # A 2^30-element memory-bound kernel (1.7 ms a call, one call a replay)
+    # whose placements 1 and 3 landed on memory the device had just handed
+    # out: their first 4 calls run 10 % slow. Timed after one discarded
+    # replay, as any later placement is, they read slow, and the probe on
+    # the last one, whose replays after the rest are past the slow calls,
+    # takes the difference for a power limit. With fresh_calls 4 (the
+    # default), those calls run untimed and the side reads its own pace.
+    pace = (lambda p, load, rest: 1.7)  # noqa: E731
+    slow = dict(fresh={1, 3}, fresh_slow=(4, 1.1))
+    blind, mech, _ = run(pace, settings=replace(SETTINGS, fresh_calls=0), **slow)
+    assert blind.calls == 1
+    assert [w.samples[0] for w in blind.windows[2:5]] == [pytest.approx(1.87), pytest.approx(1.7),
+                                                          pytest.approx(1.87)]
+    assert blind.sustained == "ran 9.1 % faster after a 100 ms rest"
+    assert blind.fresh_placements == 2  # asked and answered; 0 calls is still one discarded replay
+    reading, mech, _ = run(pace, **slow)
+    assert reading.sustained is None
+    assert reading.placements_ms == [pytest.approx(1.7)] * 4
+    assert reading.fresh_placements == 2
+    # Each placement is asked once, after its capture: the answer is about
+    # its own clones and pool.
+    assert mech.asked_fresh == [0, 1, 2, 3]
+    # The untimed replays are fresh_calls calls (4 replays of one call), on
+    # the fresh placements only; the last one's probe adds its 4.
+    assert [g.replays for g in mech.captures[1:]] == [4 + 3, 1 + 3, 4 + 3 + 4]
+    # A kernel short enough that one replay holds fresh_calls calls needs
+    # nothing more than the discarded replay.
+    short, mech, _ = run(lambda p, load, rest: 0.01, fresh={1, 3}, fresh_slow=(4, 1.1))
+    assert short.placements_ms == [pytest.approx(0.01)] * 4 and short.fresh_placements == 2
+    assert [g.replays for g in mech.captures[1:]] == [1 + 3, 1 + 3, 1 + 3 + 4]
+
+
+def test_fresh_memory_is_growth_of_the_caches_since_the_last_ask_or_trim():
+    device = FakeDeviceModule()
+    held = {"reserved": 4 << 30, "allocated": 4 << 30}
+    device.memory_reserved = lambda: held["reserved"]
+    device.memory_allocated = lambda: held["allocated"]
+    device.empty_cache = lambda: held.update(reserved=held["allocated"])
+    mech = GraphDevice(device, device.Graph)
+    assert mech.took_fresh_memory() is False  # nothing since it was made
+    held["reserved"] += 4 << 30  # a placement's clones, from the device
+    assert mech.took_fresh_memory() is True
+    assert mech.took_fresh_memory() is False  # asked again: nothing new
+    # Clones that reuse what the caches hold take nothing from the device.
+    held["allocated"] += 4 << 30
+    assert mech.took_fresh_memory() is False
+    # Emptied, the caches start again from what is live: growth back to the
+    # old size is fresh memory again.
+    held.update(reserved=held["allocated"] + graph_device.TRIM_IDLE_BYTES + 1)
+    assert mech.took_fresh_memory() is True
+    assert mech.trim_caches() is True
+    held["reserved"] += 2 << 30
+    assert mech.took_fresh_memory() is True
+    # A device that does not say never reads as fresh.
+    bare = FakeDeviceModule()
+    assert GraphDevice(bare, bare.Graph).took_fresh_memory() is False
 
 
 def test_a_device_without_memory_queries_is_never_trimmed():

@@ -16,7 +16,8 @@ ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_
             "calls_per_replay", "calls_per_replay_base", "discarded_replay_ms", "discarded_replay_base_ms", "pace",
             "pace_base", "sustained", "sustained_base",
             "after_rest_pct", "after_rest_base_pct", "readings", "readings_base", "device_state",
-            "device_state_base", "noise_note", "noise_note_base", "extras_stopped", "gbps", "tflops", "cluster_kernel",
+            "device_state_base", "noise_note", "noise_note_base", "extras_stopped", "fresh_placements",
+            "fresh_placements_base", "gbps", "tflops", "cluster_kernel",
             "error",
             # ABI 1.2: the row against the device's peaks (_roofline.py)
             "achieved_gbps", "achieved_gbps_source", "achieved_tflops", "peak_gbps", "pct_peak_bandwidth",

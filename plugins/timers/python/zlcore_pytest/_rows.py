@@ -241,6 +241,8 @@ def build_row(row):
         "noise_note": _extra(gems, "noise_note"),
         "noise_note_base": _extra(base, "noise_note"),
         "extras_stopped": _extra(gems, "extras_stopped"),
+        "fresh_placements": _extra(gems, "fresh_placements"),
+        "fresh_placements_base": _extra(base, "fresh_placements"),
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,

@@ -146,7 +146,7 @@ class GraphTimer:
                    "sustained": sustained, "capture_ms": mech.capture_ms, "pace": reading.pace,
                    "after_rest_pct": reading.after_rest_pct, "readings": reading.readings,
                    "device_state": reading.device_state, "noise_note": reading.noise_note,
-                   "extras_stopped": reading.extras_stopped},
+                   "extras_stopped": reading.extras_stopped, "fresh_placements": reading.fresh_placements},
         )
         # What this (shape, side) cost in wall time: the warm-up calls (any
         # compilation and tuning) apart from the measurement itself.

@@ -19,6 +19,14 @@ which torch's out-of-memory retry does not do while a capture is underway;
 so once a release leaves more than TRIM_IDLE_BYTES idle in the caches, they
 are emptied there (trim_caches).
 
+Memory the caches have just taken from the device is slow for its first
+calls: on the H200 a memory-bound kernel on 2^30 fresh elements ran 9-12 %
+slower for calls 2-4 and at the cached pace from the fifth on (or after
+20 ms of idle), while memory recycled from the caches was not slow
+(bench/gpu_fresh_memory_trace.py, docs/evidence/h200-2026-12-05-session20.md).
+`took_fresh_memory` tells the policy when a placement's clones or its
+graph's pool made the caches grow, so that it runs those calls untimed.
+
 A capture that fails must leave nothing open: work later queued on a stream
 still capturing is captured instead of run, and in the global capture mode
 other streams' synchronizing calls fail, so a warm worker would lose every op
@@ -141,6 +149,9 @@ class GraphDevice:
         self.capture_ms = 0.0  # host time spent capturing since the last reset
         self._sleep = sleep
         self._clock = clock
+        # What the caches held from the device when last asked
+        # (took_fresh_memory) or trimmed; None where the device does not say.
+        self._reserved_seen = self._reserved()
 
     @contextlib.contextmanager
     def side_stream(self):
@@ -372,6 +383,27 @@ class GraphDevice:
         if trim:
             self.trim_caches()
 
+    def _reserved(self):
+        reserved = getattr(self.device, "memory_reserved", None)
+        if reserved is None:
+            return None
+        try:
+            return int(reserved())
+        except Exception:
+            return None
+
+    def took_fresh_memory(self):
+        """Whether the caches took memory from the device since the last ask
+        (or since they were emptied): what was allocated since then may lie
+        on it. False where the device does not say."""
+        now = self._reserved()
+        if now is None or self._reserved_seen is None:
+            self._reserved_seen = now
+            return False
+        grew = now > self._reserved_seen
+        self._reserved_seen = now
+        return grew
+
     def trim_caches(self):
         """Give the caches' idle memory back to the device once it passes
         TRIM_IDLE_BYTES. A released graph's pool keeps its blocks cached until
@@ -389,6 +421,8 @@ class GraphDevice:
             if reserved() - allocated() <= TRIM_IDLE_BYTES:
                 return False
             empty()
+            # What is allocated next comes from the device again.
+            self._reserved_seen = self._reserved()
             return True
         except Exception:
             return False

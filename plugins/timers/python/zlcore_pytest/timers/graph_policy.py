@@ -7,8 +7,10 @@ reasons in docs/graph-timer.md:
 
   steady pass, on `placements` input placements:
     each placement: capture n calls (n sized on the first so a replay lasts
-    about replay_ms), one discarded replay (a fresh graph's first runs slow),
-    then placement_ms of samples. The first placement is settled first
+    about replay_ms), one discarded replay (a fresh graph's first runs slow;
+    replays of fresh_calls calls where the placement took memory the device
+    had just handed out, whose first calls run slow), then placement_ms of
+    samples. The first placement is settled first
     (settle_ms of untimed load) and takes min_windows windows of up to
     `samples` samples (no more than ~WINDOW_MS of them), whose medians must
     agree within half of stable_pct; the last one ends
@@ -113,6 +115,9 @@ class Reading:
     noise_note: Optional[str] = None
     # A capture failed during the noisy extra placements, which ended them.
     extras_stopped: bool = False
+    # Placements after the first whose memory the device had just handed
+    # out, so that fresh_calls calls ran untimed before their samples.
+    fresh_placements: int = 0
 
     @property
     def readings(self):
@@ -180,6 +185,7 @@ class _Side:
         self.state_reader = None
         self.state_under_load = None
         self.noise_note = None  # windows that moved while the device held its clocks
+        self.fresh_placements = 0  # later placements that ran fresh_calls untimed (_later_window)
 
     # -- pieces ------------------------------------------------------------------
 
@@ -246,6 +252,9 @@ class _Side:
                     graph, discarded = self._sized_graph(placed)
                 else:
                     graph = self.mech.capture(placed, self.calls)
+                # Asked for every placement, so that each answer is about its
+                # own clones and pool; the first settles anyway.
+                fresh = self.mech.took_fresh_memory()
                 try:
                     last = index == s.placements - 1
                     if index == 0:
@@ -269,7 +278,7 @@ class _Side:
                                                    "under load: read as noise")
                                 drift = None
                     else:
-                        mine = [self._later_window(graph, index, watch=last)]
+                        mine = [self._later_window(graph, index, watch=last, fresh=fresh)]
                     taken = [x for w in mine for x in w.samples]
                     placements.append(_stats.median(taken))
                     samples += taken
@@ -302,10 +311,15 @@ class _Side:
         probe = min(self.mech.replays(graph, replays, 0)) / self.calls
         return (held_ms - probe) / held_ms * 100.0 if held_ms > 0 else 0.0
 
-    def _later_window(self, graph, index, watch=False):
+    def _later_window(self, graph, index, watch=False, fresh=False):
         """A placement after the first: placement_ms of samples, after the
-        fresh graph's discarded replay."""
-        return self._window(graph, index, _count(self.s.placement_ms, self.replay_ms, self.s), 1, watch=watch)
+        fresh graph's discarded replay; on memory the device had just handed
+        out (fresh), after replays of at least fresh_calls calls."""
+        untimed = 1
+        if fresh:
+            untimed = max(1, math.ceil(self.s.fresh_calls / self.calls))
+            self.fresh_placements += 1
+        return self._window(graph, index, _count(self.s.placement_ms, self.replay_ms, self.s), untimed, watch=watch)
 
     def more_placements(self, placements, samples):
         """Placements after the steady pass, while the values range over more
@@ -325,7 +339,7 @@ class _Side:
                     # now (memory, most likely) ends the extras, not the side.
                     return True
                 try:
-                    window = self._later_window(graph, index)
+                    window = self._later_window(graph, index, fresh=self.mech.took_fresh_memory())
                 finally:
                     self.mech.release(graph)
             placements.append(_stats.median(window.samples))
@@ -425,4 +439,5 @@ def measure(mech, place, eager_ms, settings, state_reader=None, extra=True, pinn
         device_state=side.state_under_load,
         noise_note=side.noise_note,
         extras_stopped=extras_stopped,
+        fresh_placements=side.fresh_placements,
     )
