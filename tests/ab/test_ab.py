@@ -242,8 +242,17 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     (out / "ab_identity.json").write_text(json.dumps(ident))
     r = ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume")
     assert r.returncode == 2 and "resume with --sustained per-run" in r.stderr, r.stderr
-    ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 4, "--out", out, "--resume",
+    ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 5, "--out", out, "--resume",
        "--sustained", "per-run", check=0)
+    fifth = sorted((out / "runs" / "fma_loop").glob("r5-t*/*/run_identity.json"))
+    assert fifth and all("ZL_GRAPH_SUSTAINED_ROWS" not in json.loads(p.read_text())["env"] for p in fifth)
+    # The other way round: an A/B measured sticky does not resume per-run.
+    ident = json.loads((out / "ab_identity.json").read_text())
+    ident["settings"]["sustained"] = "sticky"
+    (out / "ab_identity.json").write_text(json.dumps(ident))
+    r = ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 5, "--out", out, "--resume",
+           "--sustained", "per-run")
+    assert r.returncode == 2 and "resume without --sustained per-run" in r.stderr, r.stderr
 
 
 def sleeping_suite(tmp_path):

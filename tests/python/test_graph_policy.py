@@ -482,7 +482,9 @@ def test_a_placement_on_fresh_memory_runs_its_slow_calls_untimed():
     # the last one, whose replays after the rest are past the slow calls,
     # takes the difference for a power limit. With fresh_calls 4 (the
     # default), those calls run untimed and the side reads its own pace.
-    pace = (lambda p, load, rest: 1.7)  # noqa: E731
+    def pace(placement, load, rest):
+        return 1.7
+
     slow = dict(fresh={1, 3}, fresh_slow=(4, 1.1))
     blind, mech, _ = run(pace, settings=replace(SETTINGS, fresh_calls=0), **slow)
     assert blind.calls == 1
@@ -531,6 +533,21 @@ def test_fresh_memory_is_growth_of_the_caches_since_the_last_ask_or_trim():
     # A device that does not say never reads as fresh.
     bare = FakeDeviceModule()
     assert GraphDevice(bare, bare.Graph).took_fresh_memory() is False
+
+
+def test_fresh_memory_counts_what_the_caches_took_where_the_device_keeps_that_count():
+    # Near the device's capacity an allocation that fails empties the caches
+    # and takes memory again: the reserved total can stay flat while the
+    # clones lie on fresh memory. torch's cumulative count still grows.
+    device = FakeDeviceModule()
+    stats = {"reserved_bytes.all.allocated": 10 << 30}
+    device.memory_stats = lambda: dict(stats)
+    device.memory_reserved = lambda: 10 << 30  # flat throughout
+    mech = GraphDevice(device, device.Graph)
+    assert mech.took_fresh_memory() is False
+    stats["reserved_bytes.all.allocated"] += 4 << 30
+    assert mech.took_fresh_memory() is True
+    assert mech.took_fresh_memory() is False
 
 
 def test_a_device_without_memory_queries_is_never_trimmed():

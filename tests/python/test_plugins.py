@@ -645,7 +645,7 @@ def test_a_side_that_once_took_the_sustained_procedure_keeps_it(run_child, tmp_p
     assert first.rc == 0, first.output
     rows = first.rows()
     assert all(r["sustained"] == r["sustained_base"] == "ran 12.0 % faster after a 60 ms rest" for r in rows)
-    keys = [json.loads(line) for line in shared.read_text().splitlines()]
+    keys = [json.loads(line) for line in shared.read_text().splitlines() if line]
     assert sorted(keys) == sorted([r["op"], "float16", r["shape"], side] for r in rows for side in ("base", "gems"))
 
     second = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(shared), **QUICK_RESTS)
@@ -656,15 +656,17 @@ def test_a_side_that_once_took_the_sustained_procedure_keeps_it(run_child, tmp_p
         assert row["readings"] is not None and row["readings_base"] is not None
     row = by_shape(second.rows())[STEP_SHAPE]
     assert row["readings"] == [approx(nominal)] * 4 and row["latency_ms"] == approx(nominal)
-    assert len(shared.read_text().splitlines()) == len(keys)  # a pinned side adds nothing
+    assert len([line for line in shared.read_text().splitlines() if line]) == len(keys)  # a pinned side adds nothing
 
     # A run that does not share the file decides for itself, as before.
     alone = run_child(args, **QUICK_RESTS)
     assert all(r["sustained"] is None and r["sustained_base"] is None for r in alone.rows())
-    # Only the named side is pinned; a last line cut short is an append that
-    # did not finish, not a key.
+    # Only the named side is pinned. A line cut short (a full disk) is an
+    # append that did not finish, wherever it stands, not a key; the next
+    # append's leading newline ended it.
     one = tmp_path / "one.jsonl"
-    one.write_text(json.dumps(["abs", "float16", STEP_SHAPE, "gems"]) + "\n" + '["abs", "float16", "[[')
+    one.write_text('["abs", "float16", "[[6\n' + json.dumps(["abs", "float16", STEP_SHAPE, "gems"]) + "\n"
+                   + '["abs", "float16", "[[')
     partly = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(one), **QUICK_RESTS)
     assert partly.rc == 0, partly.output
     for row in partly.rows():
@@ -679,6 +681,15 @@ def test_a_sustained_rows_file_zlcore_did_not_write_stops_the_run(run_child, tmp
     run = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(bad))
     assert run.rc == 4, run.output
     assert f"ZL_GRAPH_SUSTAINED_ROWS='{bad}' line 2 is not [op, dtype, shape, \"base\"|\"gems\"]" in run.output
+    (tmp_path / "notes.txt").write_text("op,dtype\nabs,float16\n")
+    run = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(tmp_path / "notes.txt"))
+    assert run.rc == 4 and "line 1 is not [op, dtype, shape" in run.output, run.output
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "elsewhere.jsonl")
+    run = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(link))
+    assert run.rc == 4, run.output
+    assert f"ZL_GRAPH_SUSTAINED_ROWS='{link}' cannot be appended to" in run.output
+    assert not (tmp_path / "elsewhere.jsonl").exists()
     nowhere = tmp_path / "missing" / "rows.jsonl"
     run = run_child(args, ZL_GRAPH_SUSTAINED_ROWS=str(nowhere))
     assert run.rc == 4, run.output

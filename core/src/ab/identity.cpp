@@ -59,7 +59,8 @@ void check_resume_settings(const Options& o, const std::string& identity_path, c
   }
   for (const auto& [key, value] : before) {
     if (!o.settings.count(key) && !unchecked.count(key)) {
-      throw UsageError("ab --resume: " + key + " was '" + value + "' in the rounds already measured and is unset now");
+      throw UsageError("ab --resume: " + key + " was '" + value + "' in the rounds already measured and is unset now" +
+                       (key == "sustained" ? " (resume without --sustained per-run)" : ""));
     }
   }
 }

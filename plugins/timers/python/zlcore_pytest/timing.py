@@ -21,6 +21,7 @@ import pytest
 
 from . import _bench, _child, _env, _heap, _state
 from . import timers as registry
+from .timers import sticky
 from .timers.base import CaptureFailed, SideCall, SideTiming, one_line
 from .timers.placement import Placer, clone_inputs, memory_for
 from .timers.settings import SettingsError, TimerSettings
@@ -65,6 +66,7 @@ class Timing:
         self.config = config
         try:
             self.settings = TimerSettings.from_env()
+            sticky.check(self.settings.graph.sustained_rows)
         except SettingsError as exc:
             raise pytest.UsageError(f"zlcore timing: {exc}") from None
         self.placer = Placer(self.settings.placement, memory_for(_env.torch_device()))

@@ -55,6 +55,8 @@ from .base import CaptureFailed, clear_grads, one_line
 # Idle bytes in the device caches past which a released graph's pools are
 # given back (GraphDevice.trim_caches): a few of the largest shapes' tensors.
 TRIM_IDLE_BYTES = 8 << 30
+# torch's count of the bytes its caches have ever taken from the device.
+TAKEN_STAT = "reserved_bytes.all.allocated"
 
 
 class PrivatePools:
@@ -149,9 +151,9 @@ class GraphDevice:
         self.capture_ms = 0.0  # host time spent capturing since the last reset
         self._sleep = sleep
         self._clock = clock
-        # What the caches held from the device when last asked
+        # What the caches had taken from the device when last asked
         # (took_fresh_memory) or trimmed; None where the device does not say.
-        self._reserved_seen = self._reserved()
+        self._taken_seen = self._taken()
 
     @contextlib.contextmanager
     def side_stream(self):
@@ -383,12 +385,18 @@ class GraphDevice:
         if trim:
             self.trim_caches()
 
-    def _reserved(self):
-        reserved = getattr(self.device, "memory_reserved", None)
-        if reserved is None:
-            return None
+    def _taken(self):
+        """The bytes the caches have taken from the device: torch's cumulative
+        count where the device keeps one (an out-of-memory retry that empties
+        the caches and takes memory again leaves the reserved total flat, but
+        not this count), else the reserved total; None where neither is kept."""
         try:
-            return int(reserved())
+            stats = getattr(self.device, "memory_stats", None)
+            taken = stats().get(TAKEN_STAT) if stats is not None else None
+            if taken is not None:
+                return int(taken)
+            reserved = getattr(self.device, "memory_reserved", None)
+            return int(reserved()) if reserved is not None else None
         except Exception:
             return None
 
@@ -396,12 +404,9 @@ class GraphDevice:
         """Whether the caches took memory from the device since the last ask
         (or since they were emptied): what was allocated since then may lie
         on it. False where the device does not say."""
-        now = self._reserved()
-        if now is None or self._reserved_seen is None:
-            self._reserved_seen = now
-            return False
-        grew = now > self._reserved_seen
-        self._reserved_seen = now
+        now = self._taken()
+        grew = now is not None and self._taken_seen is not None and now > self._taken_seen
+        self._taken_seen = now
         return grew
 
     def trim_caches(self):
@@ -422,7 +427,7 @@ class GraphDevice:
                 return False
             empty()
             # What is allocated next comes from the device again.
-            self._reserved_seen = self._reserved()
+            self._taken_seen = self._taken()
             return True
         except Exception:
             return False

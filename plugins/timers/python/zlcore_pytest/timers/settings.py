@@ -184,8 +184,6 @@ class GraphSettings:
         if self.sustained_ms <= self.sustained_from_ms:
             raise SettingsError(f"ZL_GRAPH_SUSTAINED_MS ({self.sustained_ms:g}) must exceed "
                                 f"ZL_GRAPH_SUSTAINED_FROM_MS ({self.sustained_from_ms:g}): no sample would count")
-        from . import sticky  # it raises this module's SettingsError
-        sticky.check(self.sustained_rows)
 
     def report(self):
         out = asdict(self)
