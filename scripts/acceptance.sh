@@ -49,6 +49,7 @@
 #              ab side replays it, in its warm worker unless AB_WARM=0 (ab --warm); the
 #              sequence records (SA) and replays (SB) cold. AB_SUSTAINED, when set, is ab's
 #              --sustained (sticky or per-run; the A/B begun in session 19 resumes per-run).
+#              AB_NAMED: ops run besides the AB_N drawn (space-separated), before abs.
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
 #              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
 #              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);
@@ -352,8 +353,11 @@ PY
         echo "ab: sampling ${AB_N:-20} ops with seed ${AB_SEED:-20261205}"
         # abs_ runs the same (edited) kernel as abs: drawn, it would move too.
         echo abs_ > "$WORK/ab_exclude.txt"
+        # Ops named besides the draw (AB_NAMED, space-separated): rows an
+        # earlier session found hard, measured again beside fresh ones.
+        named=(); for op in ${AB_NAMED:-}; do named+=(--late "$op"); done
         "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/ab_index.json" --seed "${AB_SEED:-20261205}" \
-          --count "${AB_N:-20}" --late abs --exclude "$WORK/ab_exclude.txt" --exclude-mentioned "$EVIDENCE" \
+          --count "${AB_N:-20}" "${named[@]}" --late abs --exclude "$WORK/ab_exclude.txt" --exclude-mentioned "$EVIDENCE" \
           > "$WORK/ab_ops.txt" || exit 1
       fi
       echo "ab ops (seed ${AB_SEED:-20261205}): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"
