@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import PLUGINS, STUBS
+from conftest import PLUGINS, REPO, STUBS
 
 sys.path[:0] = [str(PLUGINS)]
 
@@ -463,3 +463,36 @@ def test_the_worker_empties_flag_gems_launch_caches_between_ops():
     assert ops.softmax_kernel.kernel_cache == ({}, {})
     assert other.kernel.kernel_cache[0], "only flag_gems' kernels are FlagGems' LibEntry"
     assert worker.clear_launch_caches(modules) == 0
+
+
+def test_ab_injected_effect_slows_one_sides_flaggems_times_in_a_copy(tmp_path):
+    script = REPO / "scripts" / "ab_injected_effect.py"
+    ab, copy = tmp_path / "AB", tmp_path / "copy"
+    row = {"op": "abs", "shape": "[[64]]", "latency_ms": 1.0, "placements_ms": [1.0, 2.0], "samples_ms": [1.0],
+           "readings": None, "eager_ms": 2.0, "latency_base_ms": 4.0, "placements_base_ms": [4.0]}
+    for side in ("A", "A2"):
+        (ab / "runs" / "abs" / "r1-t1" / side).mkdir(parents=True)
+        (ab / "runs" / "abs" / "r1-t1" / side / "results.jsonl").write_text(json.dumps(row) + "\n")
+    (ab / "aa.json").write_text("{}")
+    run = subprocess.run([sys.executable, str(script), str(ab), str(copy), "--pct", "10"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    scaled = json.loads((copy / "runs" / "abs" / "r1-t1" / "A2" / "results.jsonl").read_text())
+    assert scaled["latency_ms"] == pytest.approx(1.1) and scaled["placements_ms"] == pytest.approx([1.1, 2.2])
+    assert scaled["eager_ms"] == pytest.approx(2.2) and scaled["readings"] is None
+    # torch's side, side A and the A/B itself stay as measured; the old report is not copied.
+    assert scaled["latency_base_ms"] == 4.0 and scaled["placements_base_ms"] == [4.0]
+    assert json.loads((copy / "runs" / "abs" / "r1-t1" / "A" / "results.jsonl").read_text()) == row
+    assert json.loads((ab / "runs" / "abs" / "r1-t1" / "A2" / "results.jsonl").read_text()) == row
+    assert not (copy / "aa.json").exists()
+    again = subprocess.run([sys.executable, str(script), str(ab), str(copy)], capture_output=True, text=True)
+    assert again.returncode != 0 and "exists" in again.stderr
+
+    # --found: rows of 10 us or more that compare tested, and of them those read SLOWER.
+    (copy / "aa.json").write_text(json.dumps({"rows": [
+        {"mean_ms": 0.02, "tested": True, "false_verdicts": 1},
+        {"mean_ms": 0.02, "tested": True, "false_verdicts": 0},
+        {"mean_ms": 0.005, "tested": True, "false_verdicts": 1},
+        {"mean_ms": 0.5, "tested": False, "false_verdicts": 0}]}))
+    found = subprocess.run([sys.executable, str(script), "--found", str(copy)], capture_output=True, text=True)
+    assert found.stdout.strip() == "rows of 10 us or more: 2 tested, 1 found (50 %)"
