@@ -1,8 +1,9 @@
 """Issue 19's host bounds: the example suite against itself, and +10 % more work.
 
-The A/A bound: at most one row in 50 FASTER or SLOWER, every op of the
-example suite, both dtypes. The known-effect bound: SLOWER on at least 90 %
-of the known-effect suite's rows when side B does 10 % more work.
+The A/A bound: FASTER or SLOWER on no more rows than a false-verdict rate of
+1 % explains, every op of the example suite, both dtypes. The known-effect
+bound: SLOWER on at least 90 % of the known-effect suite's rows when side B
+does 10 % more work.
 
 Both are asserted through `zlcore ab`, the setup that holds them on the
 2-core VMs CI runs on. There the host runs in two states 50-70 % apart, each
@@ -14,6 +15,8 @@ round by round, so both draw both states; its rank test over rounds calls
 what it cannot separate NOISY, and more rounds separate a real effect.
 """
 
+
+from math import comb
 
 import zltest
 from zltest import EXAMPLE_SUITE, KNOWN_EFFECT_SUITE, PY, clean_env
@@ -32,7 +35,29 @@ def ab(*args, timeout=900):
     return r
 
 
-def test_the_example_suite_against_itself_is_faster_or_slower_on_at_most_one_row_in_50(tmp_path):
+# The product's A/A target is at most 1 % of rows FASTER or SLOWER. 73 rows
+# cannot show a rate that small: at exactly 1 %, two or more false rows turn
+# up in one run of six (the first form of this test, "at most one in 50",
+# failed once so, reading 2, where its rerun and two CI runs read 0).
+# So a run fails when its count would come up less than once in 100 runs at
+# that rate: 4 or more of 73 rows. Rates this test exists to catch still fail
+# it: sequential batches on this host (7-8 %) about 4 runs in 5, the H200's
+# old 16-21 % always.
+TARGET_RATE, SURPRISE = 0.01, 0.01
+
+
+def more_than_the_rate_explains(wrong, rows, rate=TARGET_RATE):
+    """Whether `wrong` or more of `rows` is rarer than SURPRISE at `rate`."""
+    tail = sum(comb(rows, k) * rate**k * (1 - rate) ** (rows - k) for k in range(wrong, rows + 1))
+    return tail < SURPRISE
+
+
+def test_the_bound_fails_four_of_73_and_rates_far_above_the_target():
+    assert not more_than_the_rate_explains(3, 73) and more_than_the_rate_explains(4, 73)
+    assert more_than_the_rate_explains(6, 73, rate=0.005) and not more_than_the_rate_explains(0, 73)
+
+
+def test_the_example_suite_against_itself_is_faster_or_slower_on_no_more_rows_than_1_percent_explains(tmp_path):
     out = tmp_path / "aa"
     r = ab("--a", EXAMPLE_SUITE, "--b", EXAMPLE_SUITE, "--ops", ",".join(OPS), "--out", out)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -42,7 +67,7 @@ def test_the_example_suite_against_itself_is_faster_or_slower_on_at_most_one_row
     assert v.get("UNCONFIRMED", 0) == 0 and v.get("ERROR", 0) == 0, v
     wrong = v.get("FASTER", 0) + v.get("SLOWER", 0)
     print(f"host A/A of the example suite: {len(table)} rows, verdicts {v}, {wrong} FASTER/SLOWER")
-    assert wrong * 50 <= len(table), v
+    assert not more_than_the_rate_explains(wrong, len(table)), v
 
 
 def test_ten_percent_more_work_is_slower_on_at_least_90_percent_of_rows(tmp_path):
