@@ -12,6 +12,7 @@
 #include "../util/clock.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
+#include "../util/proc_stat.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/process.hpp"
 
@@ -37,35 +38,6 @@ std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return host;
-}
-
-// What /proc/<pid>/stat says about a process: its group, its start time and
-// whether it is a zombie. The command name (field 2) may hold spaces and
-// parentheses, so fields are counted from the last ')'.
-struct ProcStat {
-  pid_t pgid = -1;
-  unsigned long long start_ticks = 0;
-  bool zombie = false;
-};
-
-std::optional<ProcStat> proc_stat(pid_t pid) {
-  const std::string text = read_small("/proc/" + std::to_string(pid) + "/stat");
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream in(text.substr(close + 1));
-  std::vector<std::string> f;  // f[0] is field 3 (state)
-  std::string word;
-  while (in >> word && f.size() < 20) f.push_back(word);
-  if (f.size() < 20) return std::nullopt;
-  ProcStat s;
-  s.zombie = f[0] == "Z" || f[0] == "X";
-  try {
-    s.pgid = static_cast<pid_t>(std::stol(f[2]));
-    s.start_ticks = std::stoull(f[19]);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  return s;
 }
 
 bool owned_by_us(pid_t pid) {
