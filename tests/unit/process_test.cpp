@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/proc_stat.hpp"
 #include "zlcore/process.hpp"
 
 namespace fs = std::filesystem;
@@ -33,6 +34,33 @@ class Process : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };
+
+// A child that starts `sleep 60` in a session of its own (so no signal to
+// the child's group reaches it), writes that process's pid, and waits.
+ChildSpec escaping_child(const fs::path& pid_file) {
+  ChildSpec spec;
+  spec.argv = {"sh", "-c", "setsid sleep 60 & echo $! > \"$1\"; wait", "sh", pid_file.string()};
+  return spec;
+}
+
+pid_t read_pid(const fs::path& pid_file, double wait_s) {
+  for (int i = 0; i <= wait_s * 100; ++i) {
+    const std::string text = slurp(pid_file);
+    if (!text.empty() && text.back() == '\n') return static_cast<pid_t>(std::stol(text));
+    ::usleep(10000);
+  }
+  return -1;
+}
+
+// Gone, or a zombie its new parent has yet to reap.
+bool gone_within(pid_t pid, double wait_s) {
+  for (int i = 0; i <= wait_s * 100; ++i) {
+    const auto st = zl::proc_stat(pid);
+    if (!st || st->zombie) return true;
+    ::usleep(10000);
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -93,4 +121,26 @@ TEST_F(Process, CaptureKeepsStdoutAndTellsFailure) {
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_FALSE(c.ok());
   EXPECT_EQ(c.output, "err\n");
+}
+
+TEST_F(Process, AKillTakesWhatTheChildStartedInASessionOfItsOwn) {
+  zl::ChildProcess child(escaping_child(dir_ / "pid"));
+  ASSERT_TRUE(child.start());
+  const pid_t escaped = read_pid(dir_ / "pid", 10);
+  ASSERT_GT(escaped, 0);
+  const auto st = zl::proc_stat(escaped);
+  ASSERT_TRUE(st.has_value());
+  ASSERT_NE(st->pgid, child.pid());  // out of reach of the child's group
+  child.stop(SIGKILL, 0, false, false);
+  EXPECT_TRUE(gone_within(escaped, 5));
+}
+
+TEST_F(Process, ATimeoutTakesWhatTheChildStartedInASessionOfItsOwn) {
+  // The child itself exits on SIGTERM here, so it is gone before any
+  // SIGKILL: what it started is found from before the signal.
+  const ChildResult r = zl::run_child(escaping_child(dir_ / "pid"), 1.0);
+  EXPECT_TRUE(r.timed_out);
+  const pid_t escaped = read_pid(dir_ / "pid", 0);
+  ASSERT_GT(escaped, 0);
+  EXPECT_TRUE(gone_within(escaped, 5));
 }

@@ -62,7 +62,9 @@ class ChildProcess {
   bool poll_exit();
   // Signals the whole process group.
   void signal_group(int sig);
-  // SIGTERM-free stop: `sig` to the group, then SIGKILL after grace_ms.
+  // `sig` to the group, then SIGKILL after grace_ms (at once for SIGKILL) to
+  // the child's whole tree, what it started in groups of its own included
+  // (util/process_tree.hpp).
   void stop(int sig, int grace_ms, bool as_interrupt, bool as_timeout);
   bool running() const { return pid_ > 0 && !reaped_; }
   double elapsed() const;

@@ -21,6 +21,7 @@
 #include <map>
 
 #include "../util/json.hpp"
+#include "../util/process_tree.hpp"
 #include "outcome.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/autotune.hpp"
@@ -152,8 +153,7 @@ class WarmExecutor : public Executor {
 
   void stop(Worker& w) {
     if (w.pid <= 0) return;
-    ::kill(-w.pid, SIGKILL);
-    ::kill(w.pid, SIGKILL);
+    kill_tree(w.pid);
     int status = 0;
     while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../util/process_tree.hpp"
 #include "../util/spawn_attr.hpp"
 #include "open_backend.hpp"
 #include "zlcore/bool_text.hpp"
@@ -228,9 +229,8 @@ std::vector<ProbeVerdict> probe_files(const std::vector<std::string>& files, con
         c.exited = true;
         drain(c);  // what it wrote before it went
       } else if (monotonic_seconds() > deadline_of(c, timeout_s)) {
-        // Its whole group: a tool it started is as stuck as it is.
-        ::kill(-c.pid, SIGKILL);
-        ::kill(c.pid, SIGKILL);
+        // Its whole tree: a tool it started is as stuck as it is.
+        kill_tree(c.pid);
         while (::waitpid(c.pid, &c.status, 0) < 0 && errno == EINTR) {
         }
         c.exited = true;

@@ -13,6 +13,7 @@
 
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
+#include "../util/process_tree.hpp"
 #include "zlcore/signals.hpp"
 
 extern char** environ;
@@ -159,8 +160,7 @@ ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::
     if (timeout_s > 0 && now - started > timeout_s && !r.timed_out) {
       // The worker is ours for this op only: killing it costs nothing else.
       r.timed_out = true;
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
+      kill_tree(pid_);
     }
     if (signals::interrupt_count() != seen && !r.interrupted) {
       r.interrupted = true;
@@ -168,8 +168,7 @@ ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::
       kill_at = now + 5;
     }
     if (r.interrupted && (now > kill_at || signals::interrupt_count() > seen + 1)) {
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
+      kill_tree(pid_);
     }
     return true;
   };

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "printable.hpp"
+#include "process_tree.hpp"
 #include "spawn_attr.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/signals.hpp"
@@ -63,7 +64,7 @@ ChildProcess::ChildProcess(ChildSpec spec) : spec_(std::move(spec)) {}
 
 ChildProcess::~ChildProcess() {
   if (running()) {
-    signal_group(SIGKILL);
+    kill_tree(pid_);
     int status = 0;
     waitpid(pid_, &status, 0);
   }
@@ -235,22 +236,30 @@ void ChildProcess::stop(int sig, int grace_ms, bool as_interrupt, bool as_timeou
   if (!running()) return;
   result_.interrupted = result_.interrupted || as_interrupt;
   result_.timed_out = result_.timed_out || as_timeout;
-  signal_group(sig);
-  const double deadline = monotonic_seconds() + grace_ms / 1000.0;
-  while (monotonic_seconds() < deadline) {
-    pump();
-    if (poll_exit()) break;
-    usleep(10000);
+  // What it started, taken before it may exit: after that, nothing links
+  // a process it put in a group of its own to it.
+  std::vector<TreeMember> started;
+  if (sig != SIGKILL) {
+    started = descendants(pid_);
+    signal_group(sig);
+    const double deadline = monotonic_seconds() + grace_ms / 1000.0;
+    while (monotonic_seconds() < deadline) {
+      pump();
+      if (poll_exit()) break;
+      usleep(10000);
+    }
   }
   if (running()) {
-    signal_group(SIGKILL);
+    kill_tree(pid_);
     int status = 0;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     finish(status);
   }
-  // Whatever else is left in its group (a grandchild that ignored the signal).
+  // Whatever else is left: in its group (a grandchild that ignored the
+  // signal), or started by it in a group of its own.
   if (spec_.new_group) kill(-pid_, SIGKILL);
+  kill_survivors(started);
   pump();
 }
 
@@ -332,7 +341,7 @@ Captured capture(const std::vector<std::string>& argv, const CaptureOptions& opt
     double left = deadline - monotonic_seconds();
     if (left <= 0) {
       c.timed_out = true;
-      kill(-pid, SIGKILL);
+      kill_tree(pid);
       break;
     }
     int n = poll(&p, 1, static_cast<int>(left * 1000) + 1);
