@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
+#include <vector>
 
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -243,5 +246,33 @@ TEST_F(AbMerge, AResumeRerunsOnlyUnfinishedShardsAndRefusesOtherSettings) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("shard 0: ab --resume: a-python is '/usr/bin/python3' now", 0), 0u)
         << e.what();
+  }
+}
+
+TEST_F(AbMerge, ARefusedResumeNamesTheFlagsThatMeasureLikeTheRoundsBefore) {
+  // {settings now, settings in the rounds' identity, what the refusal must suggest}
+  const std::vector<std::tuple<std::map<std::string, std::string>, std::string, std::string>> cases = {
+      {{{"calibrate", "0"}}, R"({"calibrate": "1"})", "resume with --calibrate or start a new --out"},
+      {{{"calibrate", "1"}}, R"({"calibrate": "0"})", "resume without --calibrate"},
+      {{{"a", "/fg"}}, R"({"a": "/my fg"})", "resume with --a '/my fg' or"},
+      {{{"dtypes", "float16"}}, R"({"dtypes": ""})", "resume without --dtypes"},
+      {{{"sustained", "sticky"}}, R"({})", "resume with --sustained per-run"},
+      {{}, R"({"sustained": "sticky"})", "resume with --sustained sticky"},
+      {{}, R"({"warm": "1"})", "resume with --warm"},
+      {{{"warm", "1"}}, R"({})", "resume without --warm"},
+      {{{"level", "core"}}, R"({})", "resume with the settings those rounds were measured with"},
+  };
+  for (const auto& [now, before, hint] : cases) {
+    ab::Options o = options();
+    o.shards = 1;
+    o.settings = now;
+    write(fs::path(ab::ab_shard_dir(dir_.string(), 0)) / "ab_identity.json",
+          R"({"status": "done", "settings": )" + before + "}");
+    try {
+      ab::shards_to_rerun(o, dir_.string(), {{"abs"}});
+      ADD_FAILURE() << before << " resumed";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(hint), std::string::npos) << e.what();
+    }
   }
 }

@@ -252,7 +252,7 @@ def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     (out / "ab_identity.json").write_text(json.dumps(ident))
     r = ab("--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 5, "--out", out, "--resume",
            "--sustained", "per-run")
-    assert r.returncode == 2 and "resume without --sustained per-run" in r.stderr, r.stderr
+    assert r.returncode == 2 and "resume with --sustained sticky" in r.stderr, r.stderr
 
 
 def sleeping_suite(tmp_path):

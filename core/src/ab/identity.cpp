@@ -3,6 +3,13 @@
 // pooled with a round measured another).
 #include <rapidjson/document.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
 #include "../util/clock.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
@@ -34,6 +41,40 @@ void write_ab_identity(const Options& o, const std::string& path, const std::str
   write_file_atomic(path, json::pretty(d));
 }
 
+namespace {
+
+// Settings written only when they differ from what an A/B begun before they
+// existed did: absent means that older behaviour, and this asks for it.
+const std::map<std::string, std::string> kAbsentMeans = {
+    {"warm", "resume without --warm"},
+    {"sustained", "resume with --sustained per-run"},
+};
+// Switches: "1" when given.
+const std::set<std::string> kSwitches = {"calibrate", "warm", "force-replay"};
+
+// A value as one word to type: quoted unless it is plain.
+std::string word(const std::string& v) {
+  const bool plain = std::all_of(v.begin(), v.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::strchr("_./,:=+-@", c) != nullptr;
+  });
+  return plain ? v : "'" + v + "'";
+}
+
+// How to ask for `old` again (nullopt: the rounds' identity lacks the
+// key). The caller escapes the whole message: a value may hold anything.
+std::string how_to_resume(const std::string& key, const std::optional<std::string>& old) {
+  if (!old) {
+    auto it = kAbsentMeans.find(key);
+    return it != kAbsentMeans.end() ? it->second : "resume with the settings those rounds were measured with";
+  }
+  if (kSwitches.count(key) != 0) return (*old == "1" ? "resume with --" : "resume without --") + key;
+  if (old->empty()) return "resume without --" + key;
+  if (key == "a-env" || key == "b-env") return "resume with --" + key + " for each of " + word(*old);
+  return "resume with --" + key + " " + word(*old);
+}
+
+}  // namespace
+
 void check_resume_settings(const Options& o, const std::string& identity_path, const std::set<std::string>& unchecked) {
   rapidjson::Document d;
   const std::string why = json::parse(d, read_file(identity_path));
@@ -45,22 +86,20 @@ void check_resume_settings(const Options& o, const std::string& identity_path, c
   for (const auto& m : d["settings"].GetObject()) {
     if (m.value.IsString()) before[m.name.GetString()] = m.value.GetString();
   }
+  const std::string or_new = " or start a new --out";
   for (const auto& [key, value] : o.settings) {
     if (unchecked.count(key)) continue;
     auto it = before.find(key);
-    const std::string old = it == before.end() ? "(unset)" : it->second;
+    const std::optional<std::string> old = it == before.end() ? std::nullopt : std::optional<std::string>(it->second);
     if (old != value) {
-      // The one setting an older zlcore never wrote: its A/Bs decided per run.
-      const std::string how = key == "sustained" && it == before.end() ? "resume with --sustained per-run"
-                                                                       : "resume with the same settings";
-      throw UsageError("ab --resume: " + key + " is '" + value + "' now but '" + old +
-                       "' in the rounds already measured; " + how + " or start a new --out");
+      throw UsageError("ab --resume: " + key + " is '" + value + "' now but '" + old.value_or("(unset)") +
+                       "' in the rounds already measured; " + how_to_resume(key, old) + or_new);
     }
   }
   for (const auto& [key, value] : before) {
     if (!o.settings.count(key) && !unchecked.count(key)) {
-      throw UsageError("ab --resume: " + key + " was '" + value + "' in the rounds already measured and is unset now" +
-                       (key == "sustained" ? " (resume without --sustained per-run)" : ""));
+      throw UsageError("ab --resume: " + key + " was '" + value +
+                       "' in the rounds already measured and is unset now; " + how_to_resume(key, value) + or_new);
     }
   }
 }
