@@ -16,15 +16,29 @@ using hostile::TempDir;
 using zl::batch::Status;
 namespace fs = std::filesystem;
 
+// The tagged processes that lead a session of their own: what the `sleep`
+// op started with ZL_SLEEP_OP_ESCAPE.
+std::vector<pid_t> escaped(const std::string& tag) {
+  std::vector<pid_t> out;
+  for (pid_t pid : hostile::tagged(tag)) {
+    if (::getsid(pid) == pid) out.push_back(pid);
+  }
+  return out;
+}
+
 // A --cold batch of `sleep` (long) and ok1, SIGKILLed while sleep runs: the
 // orphan is left running. Returns its lease's text.
-std::string kill_batch_mid_op(const TempDir& tmp, const fs::path& out, const std::string& tag) {
+// With `escape`, the op has also started a process in a session of its own.
+std::string kill_batch_mid_op(const TempDir& tmp, const fs::path& out, const std::string& tag, bool escape = false) {
+  std::map<std::string, std::string> env = {{"ZL_SLEEP_OP_SECONDS", "4"}};
+  if (escape) env["ZL_SLEEP_OP_ESCAPE"] = "120";
   hostile::Started batch = hostile::start_zlcore(hostile::batch_args(out, "sleep,ok1", {"--cold"}), tmp.path(),
-                                                 hostile::batch_env(tmp, tag, {{"ZL_SLEEP_OP_SECONDS", "4"}}));
+                                                 hostile::batch_env(tmp, tag, env));
   const fs::path lease = out / "leases" / "sleep.json";
   EXPECT_TRUE(hostile::wait_until(
       [&] {
-        return fs::exists(lease) && hostile::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts");
+        return fs::exists(lease) && hostile::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts") &&
+               (!escape || !escaped(tag).empty());
       },
       60))
       << hostile::describe(hostile::finish(batch, 1));
@@ -85,6 +99,24 @@ TEST(ResumeOrphans, OrphansKillStopsItsGroupAndNeverReusesItsDirectory) {
   EXPECT_EQ(result_lines(out / "runs" / "sleep.attempt1"), 0u) << "the killed run cannot have measured";
   EXPECT_EQ(result_lines(out / "runs" / "sleep"), 1u);
   EXPECT_TRUE(hostile::tagged(guard.tag()).empty());
+}
+
+// What the orphan started outside its group goes with it: --orphans kill
+// takes the run's whole tree (util/process_tree.hpp), not its group alone.
+TEST(ResumeOrphans, OrphansKillTakesWhatTheRunStartedInASessionOfItsOwn) {
+  TempDir tmp;
+  hostile::TagGuard guard(hostile::new_tag());
+  const fs::path out = tmp / "b";
+  kill_batch_mid_op(tmp, out, guard.tag(), true);
+  const std::vector<pid_t> outside = escaped(guard.tag());
+  ASSERT_FALSE(outside.empty()) << "the op should have started a process in a session of its own";
+
+  hostile::Ran r =
+      hostile::zlcore(hostile::batch_args(out, "sleep,ok1", {"--cold", "--resume", "--orphans", "kill"}), tmp.path(),
+                      hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "0.2"}}), 120);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_TRUE(hostile::wait_until([&] { return hostile::tagged(guard.tag()).empty(); }, 5))
+      << "left running: pid " << outside.front();
 }
 
 // A lease is a file in a directory others may write: one naming a process

@@ -13,6 +13,7 @@
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "../util/proc_stat.hpp"
+#include "../util/process_tree.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/process.hpp"
 
@@ -163,11 +164,7 @@ std::vector<pid_t> live_processes(const Lease& l) {
   // directory on a shared file system): nothing here can tell.
   if (l.boot_id != boot_id() || l.host != host_name()) return {};
   std::vector<pid_t> out;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(name));
+  for (pid_t pid : proc_pids()) {
     const auto st = proc_stat(pid);
     if (!st || st->zombie || st->pgid != l.pgid) continue;
     // The group's leader must be the very process the lease names: a leader
@@ -180,7 +177,9 @@ std::vector<pid_t> live_processes(const Lease& l) {
 
 void kill_processes(const Lease& l, const std::vector<pid_t>& pids) {
   for (pid_t p : pids) {
-    if (p == l.pgid) ::kill(-l.pgid, SIGKILL);  // the leader is ours: so is its group
+    // The leader is ours: so are its group and what it started outside it
+    // (a preflight tool in a group of its own).
+    if (p == l.pgid) kill_tree(p);
     ::kill(p, SIGKILL);
   }
 }
