@@ -129,8 +129,9 @@ def test_interrupt_then_resume_passes_every_op_exactly_once(tmp_path):
     out = tmp_path / "b"
     ops = "sleep,ok1,ok2,ok3,ok4,plant,probe"
     tag = uuid.uuid4().hex
-    p = subprocess.Popen(batch_argv(out, ops), env=env_for(2, tag, ZL_SLEEP_OP_SECONDS=3), stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
+    # `sleep` also starts a process in a session of its own: the Ctrl-Cs must take it too.
+    p = subprocess.Popen(batch_argv(out, ops), env=env_for(2, tag, ZL_SLEEP_OP_SECONDS=3, ZL_SLEEP_OP_ESCAPE=60),
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wait_for_rows(out, 1)  # one op done, `sleep` still in flight
     p.send_signal(signal.SIGINT)
     time.sleep(0.05)
