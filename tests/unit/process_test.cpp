@@ -36,10 +36,11 @@ class Process : public ::testing::Test {
 };
 
 // A child that starts `sleep 60` in a session of its own (so no signal to
-// the child's group reaches it), writes that process's pid, and waits.
+// the child's group reaches it) and waits. That process writes its pid once
+// it is in its new session, then becomes the sleep.
 ChildSpec escaping_child(const fs::path& pid_file) {
   ChildSpec spec;
-  spec.argv = {"sh", "-c", "setsid sleep 60 & echo $! > \"$1\"; wait", "sh", pid_file.string()};
+  spec.argv = {"sh", "-c", "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' \"$1\" & wait", "sh", pid_file.string()};
   return spec;
 }
 
@@ -138,7 +139,7 @@ TEST_F(Process, AKillTakesWhatTheChildStartedInASessionOfItsOwn) {
 TEST_F(Process, ATimeoutTakesWhatTheChildStartedInASessionOfItsOwn) {
   // The child itself exits on SIGTERM here, so it is gone before any
   // SIGKILL: what it started is found from before the signal.
-  const ChildResult r = zl::run_child(escaping_child(dir_ / "pid"), 1.0);
+  const ChildResult r = zl::run_child(escaping_child(dir_ / "pid"), 2.0);
   EXPECT_TRUE(r.timed_out);
   const pid_t escaped = read_pid(dir_ / "pid", 0);
   ASSERT_GT(escaped, 0);
