@@ -155,20 +155,23 @@ ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::
 
   const int seen = signals::interrupt_count();
   double kill_at = 0;
+  bool killed = false;  // once: each kill_tree walks /proc
   auto tick = [&]() -> bool {
     const double now = monotonic_seconds();
     if (timeout_s > 0 && now - started > timeout_s && !r.timed_out) {
       // The worker is ours for this op only: killing it costs nothing else.
       r.timed_out = true;
-      kill_tree(pid_);
+      if (!killed) kill_tree(pid_);
+      killed = true;
     }
     if (signals::interrupt_count() != seen && !r.interrupted) {
       r.interrupted = true;
       ::kill(pid_, SIGINT);  // pytest prints its summary and returns
       kill_at = now + 5;
     }
-    if (r.interrupted && (now > kill_at || signals::interrupt_count() > seen + 1)) {
+    if (r.interrupted && !killed && (now > kill_at || signals::interrupt_count() > seen + 1)) {
       kill_tree(pid_);
+      killed = true;
     }
     return true;
   };

@@ -3,7 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <map>
+#include <optional>
+#include <set>
 
 #include "proc_stat.hpp"
 
@@ -31,9 +32,8 @@ std::optional<TreeMember> member(pid_t pid) {
 // each process as it joins the tree, before its own children are looked for.
 template <class OnFound>
 std::vector<TreeMember> walk(pid_t root, OnFound on_found) {
-  std::map<pid_t, TreeMember> tree;
+  std::set<pid_t> tree = {root};
   std::vector<TreeMember> found;
-  tree[root] = TreeMember{root, -1, 0};
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     bool grew = false;
     // /proc lists parents before the children they started since, so one
@@ -44,7 +44,7 @@ std::vector<TreeMember> walk(pid_t root, OnFound on_found) {
       if (!st || st->zombie || tree.count(st->ppid) == 0) continue;
       const TreeMember m{pid, st->pgid, st->start_ticks};
       on_found(m);
-      tree[pid] = m;
+      tree.insert(pid);
       found.push_back(m);
       grew = true;
     }
