@@ -156,6 +156,8 @@ def crashing_suite(tmp_path):
         "    how = os.environ.get('AB_TEST_CRASH', '')\n"
         "    if how == 'always':\n"
         "        os.abort()\n"
+        "    if how == 'skip':\n"
+        "        pytest.skip('requires hardware this machine lacks')\n"
         "    if how and not os.path.exists(how):\n"
         "        open(how, 'w').close()\n"
         "        os.abort()\n"
@@ -188,6 +190,22 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
     summary = json.loads((out2 / "ab_summary.json").read_text())
     assert "crash_loop" in summary["failed_ops"] and summary["rounds_measured"]["fma_loop"] == 2
     assert {row["op"] for row in rows(out2)} == {"fma_loop"}
+
+
+def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_path):
+    # A skip for hardware or a library the machine lacks comes out the same on
+    # every try: a retry would only spend device time (fp8_paged_mqa_logits on
+    # the H200 ran three times, docs/evidence/h200-2026-12-05-session22.md).
+    suite = crashing_suite(tmp_path)
+    out = tmp_path / "skip"
+    r = ab("--a", suite, "--b", suite, "--ops", "crash_loop", "--rounds", 2, "--out", out,
+           "--b-env", "AB_TEST_CRASH=skip", check=1)
+    assert "FAILED op crash_loop" in r.stdout and "running the round again" not in r.stdout
+    lines = [row for row in rounds(out) if row["round"] != "0"]
+    assert [(row["side"], row["status"]) for row in lines if row["side"] in ("B", "*")] == \
+        [("B", "no_tests"), ("*", "failed")]
+    assert {row["attempt"] for row in lines} == {"1"}
+    assert "requires hardware this machine lacks" in lines[-1]["reason"]
 
 
 def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):

@@ -180,7 +180,7 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
       << std::flush;
 
   if (!s.failed.empty()) {
-    std::cerr << "AB_FAILED: " << s.failed.size() << " op(s) failed a round after retrying it on every side\n";
+    std::cerr << "AB_FAILED: " << s.failed.size() << " op(s) failed a round; the FAILED lines say why\n";
     return kExitFailed;
   }
   if (o.fail_on_regression && report.regression()) {

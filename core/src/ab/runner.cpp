@@ -378,8 +378,9 @@ class Runner {
       all_measured = false;
       unsupported = unsupported || out.status == Status::unsupported;
       // A preflight failure (an op the suite does not mark, a record that
-      // does not replay) comes out the same however often it runs.
-      final = final || out.status == Status::preflight_failed;
+      // does not replay) and a suite that skips every test (hardware or a
+      // library this machine lacks) come out the same however often they run.
+      final = final || out.status == Status::preflight_failed || out.status == Status::no_tests;
       why += (why.empty() ? "" : "; ") + label + " " + batch::to_string(out.status) +
              (out.reason.empty() ? "" : ": " + out.reason);
     }
