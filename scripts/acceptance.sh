@@ -50,6 +50,8 @@
 #              sequence records (SA) and replays (SB) cold. AB_SUSTAINED, when set, is ab's
 #              --sustained (sticky or per-run; the A/B begun in session 19 resumes per-run).
 #              AB_NAMED: ops run besides the AB_N drawn (space-separated), before abs.
+#              AB_SEQUENCE=0: the A/B alone, no batch sequence (an A/B that measures
+#              the timer, not ab's cost).
 #   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
 #              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
 #              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);
@@ -426,6 +428,7 @@ PY
       fi
       # The sequence ab replaces, over the same ops: batch A, batch B, compare.
       for run in SA SB; do
+        [ "${AB_SEQUENCE:-1}" = 0 ] && break
         [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le 30 ] && { say "ab: budget spent before $run"; break; }
         again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
         [ -f "$WORK/$run.done" ] && continue
