@@ -113,9 +113,10 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
   ASSERT_EQ(by_round.runs.size(), 1u);
   ASSERT_EQ(by_round.runs[0].rows.size(), 1u);
   const compare::ResultRow& r = by_round.runs[0].rows[0];
-  // The slow placement of round 1 moves its median, not the row.
-  EXPECT_EQ(r.placements_ms, (std::vector<double>{3, 7}));
-  EXPECT_DOUBLE_EQ(*r.latency_ms, 5);
+  // A round's value is the mean of its placements, the run's own latency:
+  // the slow placement of round 1 moves it by its share.
+  EXPECT_EQ(r.placements_ms, (std::vector<double>{22, 7}));
+  EXPECT_DOUBLE_EQ(*r.latency_ms, 14.5);
   EXPECT_TRUE(r.sustained);  // round 1 was read sustained
   EXPECT_EQ(r.remark, "1 of 2 rounds read at the sustained (power-limited) pace, the others at the pace held");
 

@@ -80,7 +80,7 @@ def test_a_against_a_gives_no_verdict_and_states_its_false_verdict_rate(tmp_path
     for name in ("report.md", "report.csv", "report.json", "report.html"):
         assert (out / name).stat().st_size > 0
     assert "<svg" in (out / "report.html").read_text()
-    # A row's test values are its 8 rounds a side, each the median of its placements.
+    # A row's test values are its 8 rounds a side, each the mean of its placements.
     assert rows(out) and all(row["samples_a"] == row["samples_b"] == 8 for row in rows(out))
     lines = rounds(out)
     order = [(int(row["round"]), row["side"]) for row in lines if row["side"] != "*" and row["round"] != "0"]

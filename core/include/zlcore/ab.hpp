@@ -41,7 +41,7 @@ enum class Winners {
 
 // What a row's test values are (docs/ab.md, "How rounds combine").
 enum class Samples {
-  rounds,      // one value per round and side: the median of that round's placement medians
+  rounds,      // one value per round and side: the mean of that round's placement medians
   placements,  // every round's placement medians, pooled
 };
 

@@ -2,7 +2,7 @@
 // its own input placements. A round is one process at one time: whatever
 // slowed it (a neighbour busy for a second, the process's own layout) moves
 // all its placements together, so by default a round contributes one value,
-// the median of its placement medians, and compare's own verdict
+// the mean of its placement medians (the run's own latency), and compare's own verdict
 // (Mann-Whitney, Hodges-Lehmann interval) runs over the rounds. With
 // --samples placements every round's placement medians are pooled instead:
 // more values, but a test that trusts them as independent.
@@ -24,17 +24,19 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// A round's value of a row: the median of its placements (of its repeats in
-// older runs, else its latency); nullopt when it has none.
+// A round's value of a row: the mean of its placements, which is the run's
+// own latency (of its repeats in older runs, else its latency); nullopt when
+// it has none. Not their median: on the H200 a large memory-bound row's
+// placements fall in two groups ~10 % apart (where its buffers land), and
+// the median of 6 or 32 of them jumps between the groups from run to run
+// (4-9 % between rounds, against 0.2-0.9 % for the mean; a sustained read's
+// placements are scaled so that their mean is its readings' level).
+// docs/evidence/h200-2026-12-05-session22.md, "The round's value". One
+// slow placement still moves a round only by its share, and the test over
+// rounds is a rank test: one slow round is no verdict.
 std::optional<double> round_value(const compare::ResultRow& r) {
   const std::vector<double>& v = compare::test_values(r);
-  if (!v.empty()) return median(v);
+  if (!v.empty()) return mean(v);
   if (r.latency_ms && *r.latency_ms > 0) return *r.latency_ms;
   return std::nullopt;
 }

@@ -74,7 +74,7 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
                               : "; devices " + std::to_string(o.devices.size())));
   out.push_back("winners: " + std::string(winners_text(o.winners)));
   out.push_back(o.samples == Samples::rounds
-                    ? "samples: one value per round and side (the median of its placement medians); the verdict is "
+                    ? "samples: one value per round and side (the mean of its placement medians); the verdict is "
                       "compare's (Mann-Whitney over the rounds, Hodges-Lehmann interval; 5 rounds a side at least)"
                     : "samples: every round's per-placement medians pooled per side (--samples placements); the "
                       "verdict is compare's (Mann-Whitney over the pooled values, Hodges-Lehmann interval)");

@@ -86,7 +86,7 @@ po::options_description ab_description() {
                                                                         "ops file, as for batch")(
       "rounds", po::value<std::string>(), "rounds per op (default 6; --resume may raise it)")(
       "samples", po::value<std::string>(),
-      "a row's test values: rounds (default: one per round, the median of its placements) or placements (every round's "
+      "a row's test values: rounds (default: one per round, the mean of its placements) or placements (every round's "
       "placements pooled)")(
       "calibrate", "every round also runs side A a second time (A2): the A/A of this run and its false-verdict rate")(
       "warm",
