@@ -156,9 +156,15 @@ def crashing_suite(tmp_path):
         "    how = os.environ.get('AB_TEST_CRASH', '')\n"
         "    if how == 'always':\n"
         "        os.abort()\n"
-        "    if how == 'skip':\n"
+        "    elif how == 'skip':\n"
         "        pytest.skip('requires hardware this machine lacks')\n"
-        "    if how and not os.path.exists(how):\n"
+        "    elif how.startswith('skip-second:'):\n"
+        "        count = how.split(':', 1)[1]\n"
+        "        n = int(open(count).read()) if os.path.exists(count) else 0\n"
+        "        open(count, 'w').write(str(n + 1))\n"
+        "        if n == 1:\n"
+        "            pytest.skip('the device was busy for a moment')\n"
+        "    elif how and not os.path.exists(how):\n"
         "        open(how, 'w').close()\n"
         "        os.abort()\n"
         "    base.Benchmark('crash_loop', knowneffect.reference('fma_loop'), knowneffect.measured('fma_loop')).run()\n")
@@ -206,6 +212,15 @@ def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_p
         [("B", "no_tests"), ("*", "failed")]
     assert {row["attempt"] for row in lines} == {"1"}
     assert "requires hardware this machine lacks" in lines[-1]["reason"]
+
+    # An op that measured before and skips now skipped for a passing cause:
+    # that round runs again.
+    out2 = tmp_path / "skip2"
+    r = ab("--a", suite, "--b", suite, "--ops", "crash_loop", "--rounds", 2, "--out", out2,
+           "--b-env", f"AB_TEST_CRASH=skip-second:{tmp_path / 'b-runs'}", check=0)
+    assert "ran again on every side" in r.stdout
+    b = [(row["round"], row["attempt"], row["status"]) for row in rounds(out2) if row["side"] == "B"]
+    assert b == [("1", "1", "passed"), ("2", "1", "no_tests"), ("2", "2", "passed")]
 
 
 def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):

@@ -25,8 +25,8 @@ double mean(const std::vector<double>& v) {
 }
 
 // A round's value of a row: the mean of its placements, which is the run's
-// own latency (of its repeats in older runs, else its latency); nullopt when
-// it has none. Not their median: on the H200 a large memory-bound row's
+// own latency (older runs without placements: their latency, which was the
+// median of their repeats); nullopt when it has none. Not their median: on the H200 a large memory-bound row's
 // placements fall in two groups ~10 % apart (where its buffers land), and
 // the median of 6 or 32 of them jumps between the groups from run to run
 // (4-9 % between rounds, against 0.2-0.9 % for the mean; a sustained read's
@@ -35,8 +35,7 @@ double mean(const std::vector<double>& v) {
 // slow placement still moves a round only by its share, and the test over
 // rounds is a rank test: one slow round is no verdict.
 std::optional<double> round_value(const compare::ResultRow& r) {
-  const std::vector<double>& v = compare::test_values(r);
-  if (!v.empty()) return mean(v);
+  if (!r.placements_ms.empty()) return mean(r.placements_ms);
   if (r.latency_ms && *r.latency_ms > 0) return *r.latency_ms;
   return std::nullopt;
 }

@@ -190,6 +190,7 @@ class Runner {
   void plan_units() {
     std::set<std::pair<std::string, int>> settled;
     for (const RoundLine& l : lines_) {
+      if (l.status == "passed" || l.status == "partial") measured_.insert({l.op, l.side});
       if (l.side != "*") continue;
       settled.insert({l.op, l.round});
       if (l.status == "failed" || l.status == "unsupported") given_up_.insert(l.op);
@@ -374,13 +375,20 @@ class Runner {
     bool all_measured = s.step == s.order.size(), unsupported = false, final = false;
     std::string why;
     for (const auto& [label, out] : s.outcomes) {
-      if (measured(out.status)) continue;
+      if (measured(out.status)) {
+        measured_.insert({name, label});
+        continue;
+      }
       all_measured = false;
       unsupported = unsupported || out.status == Status::unsupported;
       // A preflight failure (an op the suite does not mark, a record that
-      // does not replay) and a suite that skips every test (hardware or a
-      // library this machine lacks) come out the same however often they run.
-      final = final || out.status == Status::preflight_failed || out.status == Status::no_tests;
+      // does not replay) comes out the same however often it runs; so does a
+      // suite that skips every test of an op this side never measured
+      // (hardware or a library its machine or interpreter lacks). A side
+      // that measured the op before and skips now skipped for a passing
+      // cause: that round runs again.
+      final = final || out.status == Status::preflight_failed ||
+              (out.status == Status::no_tests && !measured_.count({name, label}));
       why += (why.empty() ? "" : "; ") + label + " " + batch::to_string(out.status) +
              (out.reason.empty() ? "" : ": " + out.reason);
     }
@@ -477,7 +485,8 @@ class Runner {
   std::vector<RoundLine> lines_;
   std::deque<Unit> todo_;
   std::set<std::string> given_up_;
-  std::map<std::string, std::string> record_dir_;  // op -> runs/<op>/r0-tN
+  std::set<std::pair<std::string, std::string>> measured_;  // (op, side) that measured: a skip there passes
+  std::map<std::string, std::string> record_dir_;           // op -> runs/<op>/r0-tN
   bool caliber_checked_ = false;
   bool interrupted_ = false;
   bool refused_ = false;

@@ -125,8 +125,8 @@ ShardsMerged merge_shards(const Options& o, const std::string& dir,
   m.exit_code = write_report(o, dir, lines, said);
   if (m.exit_code == kExitFailed) {
     // write_report said why on stderr (the merge job's log); --wait prints this text.
-    said << "exit 1: an op failed a round after its retries (AB_FAILED) or, with --fail-on-regression, a row is "
-            "SLOWER (REGRESSION)\n";
+    said << "exit 1: an op failed a round (AB_FAILED; the FAILED lines say why) or, with "
+            "--fail-on-regression, a row is SLOWER (REGRESSION)\n";
   }
   if (!refused.empty()) {
     said << "CALIBER_MISMATCH: the caliber check refused the pair in shard(s) " << text::join(refused, ",")
