@@ -2,10 +2,10 @@
 // its own input placements. A round is one process at one time: whatever
 // slowed it (a neighbour busy for a second, the process's own layout) moves
 // all its placements together, so by default a round contributes one value,
-// the mean of its placement medians (the run's own latency), and compare's own verdict
-// (Mann-Whitney, Hodges-Lehmann interval) runs over the rounds. With
-// --samples placements every round's placement medians are pooled instead:
-// more values, but a test that trusts them as independent.
+// the mean of its placement medians (the run's own latency), and compare's
+// own verdict (Mann-Whitney, Hodges-Lehmann interval) runs over the rounds.
+// With --samples placements every round's placement medians are pooled
+// instead: more values, but a test that trusts them as independent.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -26,8 +26,9 @@ double mean(const std::vector<double>& v) {
 
 // A round's value of a row: the mean of its placements, which is the run's
 // own latency (older runs without placements: their latency, which was the
-// median of their repeats); nullopt when it has none. Not their median: on the H200 a large memory-bound row's
-// placements fall in two groups ~10 % apart (where its buffers land), and
+// median of their repeats); nullopt when it has none. Not their median: on
+// the H200 a large memory-bound row's placements fall in two groups ~10 %
+// apart (where its buffers land), and
 // the median of 6 or 32 of them jumps between the groups from run to run
 // (4-9 % between rounds, against 0.2-0.9 % for the mean; a sustained read's
 // placements are scaled so that their mean is its readings' level).

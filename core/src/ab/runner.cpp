@@ -190,7 +190,7 @@ class Runner {
   void plan_units() {
     std::set<std::pair<std::string, int>> settled;
     for (const RoundLine& l : lines_) {
-      if (l.status == "passed" || l.status == "partial") measured_.insert({l.op, l.side});
+      if (const auto st = batch::parse_status(l.status); st && measured(*st)) measured_.insert({l.op, l.side});
       if (l.side != "*") continue;
       settled.insert({l.op, l.round});
       if (l.status == "failed" || l.status == "unsupported") given_up_.insert(l.op);

@@ -100,9 +100,8 @@ po::options_description ab_description() {
       "out", po::value<std::string>(), "the A/B directory (required)")(
       "resume", "continue the rounds in --out that are not whole")(
       "retries", po::value<std::string>(),
-      "a round that fails on a side runs again on every side this many times (default 1; not after preflight_failed, "
-      "nor after no_tests of an op with no whole round yet)")("timeout", po::value<std::string>(),
-                                                              "seconds per run before it is killed (default 600)")(
+      "a round that fails on a side runs again on every side this many times (default 1; some never: docs/ab.md)")(
+      "timeout", po::value<std::string>(), "seconds per run before it is killed (default 600)")(
       "expect-diff", po::value<std::vector<std::string>>()->composing(),
       "a caliber key the A/B is about (as compare); repeatable")("threshold", po::value<double>()->default_value(2.0),
                                                                  "verdict threshold in percent (as compare)")(
