@@ -279,6 +279,19 @@ TEST(Outcome, WithoutAnIdentity) {
   o = make_outcome(f, d.string());
   EXPECT_EQ(o.status, Status::interrupted);
   EXPECT_NE(o.reason.find("the run said failed"), std::string::npos) << o.reason;
+  f.interrupted = false;
+
+  // The log's last line replaces a bare exit code, and a full disk named
+  // only there still marks the outcome: ab and batch stop on it rather than
+  // run the op again on the same disk.
+  fs::remove(d / "run_identity.json");
+  f.log_reason = "zlcore: cannot write /x/.run_identity.json.1.tmp: No space left on device";
+  o = make_outcome(f, d.string());
+  EXPECT_EQ(o.status, Status::failed);
+  EXPECT_EQ(o.reason, f.log_reason);
+  EXPECT_TRUE(o.disk_full);
+  f.log_reason = "zlcore: some other fault";
+  EXPECT_FALSE(make_outcome(f, d.string()).disk_full);
   fs::remove_all(d);
 }
 

@@ -67,14 +67,11 @@ class ColdExecution : public Execution {
     facts_.term_signal = r.term_signal;
     facts_.seconds = r.seconds;
     facts_.interrupted = interrupted;
-    OpOutcome out = make_outcome(facts_, run_dir_);
-    if (out.status != Status::passed && out.status != Status::interrupted) {
-      std::string from_log = reason_from_log(log_path_);
-      if (!from_log.empty() && (out.status == Status::preflight_failed || out.reason.rfind("exit code", 0) == 0)) {
-        out.reason = from_log;
-      }
-    }
-    return out;
+    // Read before the outcome is made, not patched in after: the outcome
+    // tells a full disk by its reason ("zlcore: cannot write ...: No space
+    // left on device" is often only in the log).
+    if (r.exit_code != 0 || r.term_signal != 0) facts_.log_reason = reason_from_log(log_path_);
+    return make_outcome(facts_, run_dir_);
   }
 
  private:

@@ -116,6 +116,10 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
     out.status = Status::failed;
     out.reason = "exit 0 but no run_identity.json";
   }
+  if (!facts.log_reason.empty() && out.status != Status::passed && out.status != Status::interrupted &&
+      (out.status == Status::preflight_failed || out.reason.rfind("exit code", 0) == 0)) {
+    out.reason = facts.log_reason;
+  }
   // A crash by a stop signal is somebody stopping it (an older run's identity
   // said crashed for a pytest that died of SIGTERM).
   if (out.status == Status::crashed && signals::is_stop_signal(out.signal)) out.status = Status::interrupted;

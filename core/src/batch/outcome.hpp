@@ -17,6 +17,9 @@ struct ExitFacts {
   bool interrupted = false;         // the batch asked it to stop
   double seconds = 0;
   std::string started_at;  // ISO 8601, the batch's clock
+  // The line a failing `zlcore run` left last in its log ("PREFLIGHT_FAILED
+  // check=...", "zlcore: ..."): it says more than an exit code.
+  std::string log_reason;
 };
 
 // zlcore run's exit code alone (docs/cli.md): 0 passed, 3 preflight_failed,
