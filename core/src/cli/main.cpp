@@ -31,7 +31,8 @@ void usage(std::ostream& out) {
          "--backend-dir\n"
          "  ZL_BACKEND_TIMEOUT  seconds a backend's probe child and each device enumeration may take (default 10)\n"
          "  ZL_DEBUG_LOADER     a boolean: trace every step of backend loading on stderr\n"
-         "  ZL_CACHE_DIR        where probe verdicts and the suite index are cached (default ~/.cache/zlcore)\n"
+         "  ZL_CACHE_DIR        where probe verdicts and the suite index are cached (default $XDG_CACHE_HOME/zlcore, "
+         "else ~/.cache/zlcore)\n"
          "  ZL_DATA_DIR         another share/zlcore (rules.yaml, Python plugins, the embedded example suite)\n"
          "booleans, in flags and variables: 1/0, true/false, yes/no, on/off, in any case\n";
 }
