@@ -26,8 +26,8 @@ const std::vector<std::string> kRunEnv = {
     "FLAGGEMS_CACHE_DIR, TRITON_CACHE_DIR  the shared tuner caches",
     "<the backend's visibility variable>  already set: only the devices it names are used (zlcore backends shows "
     "the name)",
-    "ZL_PLACEMENTS, ZL_PLACEMENT_*, ZL_GRAPH_*, ZL_HOST_*, ZL_CLUSTER_*  timer settings read by the child "
-    "(docs/cli.md)",
+    "ZL_PLACEMENTS, ZL_PLACEMENT_*, ZL_GRAPH_*, ZL_HOST_*, ZL_CLUSTER_*, ZL_DIRECT_BUDGET_MS  timer settings read "
+    "by the child (docs/cli.md)",
 };
 
 std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
@@ -67,6 +67,7 @@ const std::vector<Command>& commands() {
        with(kRunEnv,
             {"PARALLEL_WARMUP_GPUS    --parallel-warmup-gpus",
              "ZL_WORKER_PREIMPORT     modules a warm worker imports once (default torch,triton,flag_gems)",
+             "ZL_WARM_MEMORY_LIMIT_MB device memory (MiB) a warm worker may keep after an op (default 2048)",
              "ZL_BATCH_HEARTBEAT_S    seconds between 'still running' lines when stdout is not a terminal (default 60)",
              "OP, OP_FILE, TEST_NODE  refused: they select one op of `run`; a batch names its ops with --ops"}),
        cmd_batch},
