@@ -1,29 +1,29 @@
 #!/usr/bin/env bash
 # Acceptance runs on a GPU host with real FlagGems: the "done when" checks of
 # the timer, run, autotune, batch and compare work, in stages small enough for
-# one call each on a lent machine. Results land in $OUT (or ./acceptance-out).
+# one call each on a machine held for a limited time. Results land in $OUT (or ./acceptance-out).
 #
 # usage: scripts/acceptance.sh STAGE...    stages, in this order:
 #   record     batch A: abs add mul softmax mm addmm, isolated caches (records
 #              autotune winners), then --resume (must run nothing)
 #   replay     batch B: the same ops replaying A's winners; compare A B (md, html)
 #   shared     mm twice on one shared tuner cache (inheritance in the identity)
-#   timer      the timer's check (issue 3): abs add mm twice in a row (batches T1,
+#   timer      the timer's check: abs add mm twice in a row (batches T1,
 #              T2) on one tuner cache holding A's mm winners (a replay of A's
 #              records with --keep-tuner-cache; a tuning run when there is no
 #              A), then FlagGems' own --mode cudagraph on that cache: the same
 #              winners, timed by FlagGems; the agreement table and the
 #              measurement cost per (shape, side)
 #   warm       10 ops cold and warm (zlcore batch --cold vs default)
-#   suite      the whole-suite check (issue 18): the default (warm) batch over SUITE_N
+#   suite      the whole-suite check: the default (warm) batch over SUITE_N
 #              (60) marks drawn at random with SEED (scripts/sample_ops.py) plus
 #              is_nonzero early and layer_norm last (SUITE_EARLY, SUITE_LATE); a batch directory that exists is
 #              resumed, so it spans calls (BUDGET_S). Then FlagGems' own pytest, in a
 #              fresh process without zlcore, for every op whose status is neither passed
 #              nor unsupported; then the table (suite_check.md)
-#   aa         issue 19 (numbers that hold across processes): AA_N (30) marks drawn with
-#              AA_SEED (20261204), none of them in suite_ops.txt when it exists nor named
-#              anywhere in docs/evidence (so no session ran them before), plus AA_LATE
+#   aa         numbers that hold across processes: AA_N (30) marks drawn with
+#              AA_SEED (20261204), none of them in suite_ops.txt when it exists nor in
+#              scripts/measured_ops.txt (so no earlier result measured them), plus AA_LATE
 #              (layer_norm) last; a batch starts only with AA_START_MIN_S (30) of BUDGET_S left,
 #              and AA_OP_TIMEOUT_S, when set, bounds each op (batch --timeout);
 #              batches AA_RUNS (AA1 AA2 AA3; "" for none) back to back on one tuner cache kept in WORK
@@ -32,8 +32,8 @@
 #              without aa_cache but with aa_winners.tgz starts from them); then the
 #              known-effect suite at 0, 3 and 10 % (KE0 KE3 KE10; AA_KE_PCTS="" skips it);
 #              then every pair compared, calibrated, and the cost (aa_check.md)
-#   ab         issue 24 (zlcore ab): AB_N (20) marks drawn with AB_SEED (20261205), none named
-#              in docs/evidence, plus abs (scripts/sample_ops.py; seed and list printed).
+#   ab         zlcore ab: AB_N (20) marks drawn with AB_SEED (20261205), none in
+#              scripts/measured_ops.txt, plus abs (scripts/sample_ops.py; seed and list printed).
 #              One A/B, AB: AB_ROUNDS (5, the fewest a verdict over rounds takes) rounds,
 #              --calibrate, so A against A2 is FlagGems against itself (the in-run A/A) and
 #              A against B is against a copy in $WORK/fg_slow whose abs kernel tiles by 32
@@ -48,11 +48,11 @@
 #              ($WORK/seq_cache/SA, SB); default record: A records (a cold run per op), every
 #              ab side replays it, in its warm worker unless AB_WARM=0 (ab --warm); the
 #              sequence records (SA) and replays (SB) cold. AB_SUSTAINED, when set, is ab's
-#              --sustained (sticky or per-run; the A/B begun in session 19 resumes per-run).
+#              --sustained (sticky or per-run; an A/B begun per-run resumes per-run).
 #              AB_NAMED: ops run besides the AB_N drawn (space-separated), before abs.
 #              AB_SEQUENCE=0: the A/B alone, no batch sequence (an A/B that measures
 #              the timer, not ab's cost).
-#   abi        issue 21 (ABI 1.2): `zlcore devices --backend $BACKEND --json` (attributes
+#   abi        ABI 1.2: `zlcore devices --backend $BACKEND --json` (attributes
 #              and state); batch R of ABI_OPS (abs,add,mm,softmax) at --level core, whose
 #              abs/add shapes include 1024^3 = 2^30 elements, in ABI_DTYPES (float16);
 #              every row with achieved GB/s and TFLOPS and % of the device's peak; each
@@ -76,15 +76,15 @@ OUT=${OUT:-$PWD/acceptance-out}
 mkdir -p "$WORK" "$OUT"
 COMMON=(--backend "$BACKEND" --flaggems-dir "$FG" --level core --dtypes "${DTYPES:-float16}" --python "$PY")
 OPS=${OPS:-abs,add,mul,softmax,mm,addmm}
-# Every op an earlier session ran is named in its evidence: aa and ab draw
-# none of them (sample_ops.py --exclude-mentioned).
-EVIDENCE=$(dirname "$0")/../docs/evidence
+# Every op an earlier result measured: aa and ab draw none of them
+# (sample_ops.py --exclude).
+MEASURED=$(dirname "$0")/measured_ops.txt
 
 say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
 pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared \
                         --exclude=./aa_cache --exclude=./fg_slow --exclude='./AB*/tuner' --exclude=./seq_cache .); }
-ident() {  # the identity lines each issue asks for
+ident() {  # the identity lines each check reads
   "$PY" - "$@" <<'PY'
 import json, os, sys
 for path in sys.argv[1:]:
@@ -295,7 +295,7 @@ PY
         exclude=(); [ -f "$WORK/suite_ops.txt" ] && exclude=(--exclude "$WORK/suite_ops.txt")
         late=(); for op in ${AA_LATE-layer_norm}; do late+=(--late "$op"); done
         "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/aa_index.json" --seed "${AA_SEED:-20261204}" \
-          --count "${AA_N:-30}" "${late[@]}" "${exclude[@]}" --exclude-mentioned "$EVIDENCE" \
+          --count "${AA_N:-30}" "${late[@]}" "${exclude[@]}" --exclude "$MEASURED" \
           > "$WORK/aa_ops.txt" || exit 1
       fi
       tr '\n' ' ' < "$WORK/aa_ops.txt"; echo
@@ -356,10 +356,10 @@ PY
         # abs_ runs the same (edited) kernel as abs: drawn, it would move too.
         echo abs_ > "$WORK/ab_exclude.txt"
         # Ops named besides the draw (AB_NAMED, space-separated): rows an
-        # earlier session found hard, measured again beside fresh ones.
+        # earlier A/B found hard, measured again beside fresh ones.
         named=(); for op in ${AB_NAMED:-}; do named+=(--late "$op"); done
         "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/ab_index.json" --seed "${AB_SEED:-20261205}" \
-          --count "${AB_N:-20}" "${named[@]}" --late abs --exclude "$WORK/ab_exclude.txt" --exclude-mentioned "$EVIDENCE" \
+          --count "${AB_N:-20}" "${named[@]}" --late abs --exclude "$WORK/ab_exclude.txt" --exclude "$MEASURED" \
           > "$WORK/ab_ops.txt" || exit 1
       fi
       echo "ab ops (seed ${AB_SEED:-20261205}): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"
@@ -388,7 +388,7 @@ PY
       start=$(date +%s)
       left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
       # Every device the machine has, for ab and for the batches it is timed
-      # against alike: on a lent machine of several GPUs the stage's device
+      # against alike: on a machine of several GPUs the stage's device
       # time shrinks with their number (AB_DEVICES=0 for one).
       AB_DEVICES=${AB_DEVICES:-all}
       AB_COMMON=(--backend "$BACKEND" --devices "$AB_DEVICES" --level core --dtypes "${DTYPES:-float16}" --a-python "$PY" --b-python "$PY"
@@ -453,7 +453,7 @@ PY
         timed compare "$ZL" compare "$WORK/SA" "$WORK/SB" "${declared[@]}" --format md > "$OUT/ab_sequence_compare.md"
       fi
       {
-        echo "# zlcore ab acceptance (issue 24)"; echo
+        echo "# zlcore ab acceptance"; echo
         echo "ops (seed ${AB_SEED:-20261205}, ${AB_N:-20} drawn + abs): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"; echo
         echo "wall seconds, summed over the calls a step took (a resumed step has several lines):"; echo '```'
         awk '{t[$1]+=$2} END {for (n in t) print n, t[n]; print "ab (A, A2 and B, 5 rounds):", t["AB"]; \

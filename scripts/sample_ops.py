@@ -7,9 +7,8 @@ usage: sample_ops.py OPS_JSON --seed N --count K [--early OP]... [--late OP]... 
 The sample is random.Random(seed).sample of the sorted marks, so the same suite and seed
 give the same list anywhere; ops listed in an --exclude file (one a line, '#' comments, e.g.
 an earlier sample) are never drawn, nor, with --exclude-mentioned DIR, any mark that a file
-under DIR names as a whole word: pointed at docs/evidence, where every session lists the ops it
-ran on a device, it keeps a draw to ops no session has run (prose words that happen to be marks,
-such as `copy` or `all`, are left out too: the draw only gets more careful); --early ops are
+under DIR names as a whole word (prose words that happen to be marks, such as `copy` or `all`,
+are left out too: the draw only gets more careful); --early ops are
 placed second (after one sampled op, so they do not run first on a fresh worker) and --late
 ops last. The seed and the list go to stderr as well, for the record.
 """
