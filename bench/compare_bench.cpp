@@ -1,6 +1,6 @@
 // `zlcore compare` on 10,000 rows a side: loading both run directories,
 // matching rows, caliber check, verdicts and geomeans, and the table and CSV
-// outputs. No target in the issue; the table reports it so a slowdown shows.
+// outputs. No target; the table reports it so a slowdown shows.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Is a memory-bound kernel slower on memory the device has just handed out?
 
-On the H200 (docs/evidence/h200-2026-12-05-session19.md) FlagGems'
+On the H200 (docs/results.md, "Fresh device memory") FlagGems'
 log_sigmoid_forward on 2^30 fp16 elements read 1.60 ms on the graph timer's
 first placement and on the sustained readings (both measured tens of
 milliseconds or more after their inputs were cloned) and 1.73 ms on every

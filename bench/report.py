@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""zlcore's own cost (issue 10): the whole-process comparisons and the one table.
+"""zlcore's own cost: the whole-process comparisons and the one table.
 
 A benchmark, not a test: it prints numbers and a pass/fail per target, and
 always exits 0 unless it could not measure at all. scripts/bench.sh runs the

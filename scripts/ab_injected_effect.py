@@ -10,8 +10,9 @@ to COPY_DIR and multiplies every FlagGems-side time of one side's runs
 side stays as measured, so the control does not move. A report of the copy
 (`zlcore ab --resume --out COPY_DIR` with the A/B's own flags, which needs
 no device) then reads A against A2 as an A/B of a true pct % slowdown:
-aa.md's "false" counts are the rows where it was found. The brief's target
-is 95 % of rows of 10 us or more at 3 %; --found prints that figure.
+aa.md's "false" counts are the rows where it was found. --found prints the
+share of rows of 10 us or more found (docs/results.md, "Finding an injected
+effect", has the H200's figures).
 
 Only the copy is written; AB_DIR is read.
 """

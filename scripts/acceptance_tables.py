@@ -7,17 +7,17 @@
                                         side of each shape (FlagGems' and torch's)
     acceptance_tables.py cost DIR...    what measuring cost per (shape, side) in each
                                         run or batch directory, compile and tuning apart
-    acceptance_tables.py aa WORK ZL     issue 19: every pair of the A/A batches (AA*)
+    acceptance_tables.py aa WORK ZL     every pair of the A/A batches (AA*)
                                         compared (FASTER/SLOWER and NOISY shares),
                                         their calibration, the known-effect suite's
                                         SLOWER share on rows of 10 us or more at 3 %
                                         and 10 %, and the cost per (shape, side)
-    acceptance_tables.py suite WORK     the whole-suite check (issue 18): counts per
+    acceptance_tables.py suite WORK     the whole-suite check: counts per
                                         status, every op not passed with its reason and
                                         FlagGems' own fresh-process verdict, the wall
                                         time and its extrapolation to the whole suite
 
-The timer check's targets (issue 3): T1 and T2 within 1 % per shape of 10 us or
+The timer check's targets: T1 and T2 within 1 % per shape of 10 us or
 more and 3 % below; the graph timer within 5 % of FlagGems' cudagraph mode.
 Shapes that a run reports twice (mm drops the B of FlagGems' (B, M, N, K) core
 shapes) are paired by occurrence, as `zlcore compare` pairs them.
@@ -260,7 +260,7 @@ def table_aa(work, zl):
                           for v in ("SLOWER", "SAME", "NOISY", "FASTER", "UNCONFIRMED")))
     if runs:
         print()
-        # Per op for the first batch; every batch's whole (issue 19 (c) asks for each).
+        # Per op for the first batch; every batch's whole, so that batches compare.
         table_cost(runs, per_op={runs[0]})
 
 

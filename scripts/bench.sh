@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: zlcore's own cost (issue 10, docs/performance.md). Builds the
+# `make bench`: zlcore's own cost (docs/performance.md). Builds the
 # Google Benchmark binaries in build-bench, runs them (JSON), then the
 # whole-process comparisons against the installed zlcore in PREFIX, and prints
 # one table. A benchmark, not a test: it exits 0 whatever the numbers say.

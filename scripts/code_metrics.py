@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The shape of the code, for before/after comparisons of a reshaping (issue 23).
+"""The shape of the code, for before/after comparisons of a reshaping.
 
 usage: code_metrics.py [--top N]     (run from the repository root)
 

@@ -1,4 +1,4 @@
-"""`zlcore ab` on the host backend with examples/known-effect (issue 24).
+"""`zlcore ab` on the host backend with examples/known-effect.
 
 The machine that runs these is small and shared, so each A/B is one op in
 one dtype over enough rounds, with a 5 % threshold: the tests check what ab
@@ -25,7 +25,7 @@ STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "REPLAY_FROM", "FLAGGEMS_DIR")
 # The loops are single-threaded NumPy: the thread's CPU time leaves out the
 # stretches a busy shared machine runs something else, which on the wall
 # clock left 24 rounds of a 10 % effect undecided
-# (docs/evidence/host-clock-2026-12-04-session12.md).
+# (docs/results.md, "The host timer's clock").
 CLOCK = "thread"
 
 
@@ -115,8 +115,8 @@ def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path)
     # time too) can leave 12 rounds undecided, or pull the mean of a row's
     # rounds past the effect; what a user does then: more rounds, in the
     # same directory. On a bad day 24 are not enough either: placements
-    # flip between two speeds 50-70 % apart (docs/evidence/
-    # h200-2026-12-04-session16.md, "The host"), and 48 rounds decide it.
+    # flip between two speeds 50-70 % apart (docs/results.md, "Finding an
+    # injected effect"), and 48 rounds decide it.
     for more in (24, 48):
         overall = json.loads((out / "report.json").read_text())["geomean"]["overall"]
         if verdicts(out).get("SLOWER", 0) > 0 and overall["speedup"] < 1:
@@ -201,7 +201,7 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
 def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_path):
     # A skip for hardware or a library the machine lacks comes out the same on
     # every try: a retry would only spend device time (fp8_paged_mqa_logits on
-    # the H200 ran three times, docs/evidence/h200-2026-12-05-session22.md).
+    # the H200 ran three times before this rule).
     suite = crashing_suite(tmp_path)
     out = tmp_path / "skip"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop", "--rounds", 2, "--out", out,

@@ -103,7 +103,7 @@ int nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned type, unsigned* mhz) {
 }
 int nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned* bits) {
   (void)device;
-  *bits = 6016;  // what a real H200 (driver 580.159.04) answered, session 8
+  *bits = 6016;  // what a real H200 (driver 580.159.04) answered
   return 0;
 }
 int nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned* mw) {

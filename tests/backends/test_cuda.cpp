@@ -337,7 +337,7 @@ TEST(CudaParse, SmiAttributesAndStateByUuid) {
   EXPECT_EQ(error, "line 1: expected 8 fields, got 3");
 }
 
-// nvidia-smi's own answers on an H200 (session 8, driver 580.159.04, idle),
+// nvidia-smi's own answers on an H200 (driver 580.159.04, idle),
 // recorded by `scripts/acceptance.sh abi` with the backend's field lists.
 TEST(CudaParse, RecordedH200Answers) {
   expect_h200_attributes("smi_attributes_h200_recorded.txt");

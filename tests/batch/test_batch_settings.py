@@ -1,5 +1,6 @@
-"""Issue 22, the batch side, end to end: settings a batch must check once and
-keep (items 3, 5 and 6), and a preflight failure inside the child (item 4).
+"""The batch's settings, end to end: settings a batch must check once and
+keep (the resume caliber, values checked once, REPLAY_FROM), and a preflight
+failure inside the child.
 
 Run by ctest (batch_settings_e2e) with the same environment as batch_e2e.
 """

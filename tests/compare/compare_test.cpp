@@ -681,7 +681,7 @@ TEST(NoiseFloor, AFileThatIsNotOneIsAUsageError) {
   std::filesystem::remove_all(dir);
 }
 
-// Issue 22: fallback reasons differ run to run in counts and addresses only.
+// Fallback reasons differ run to run in counts and addresses only.
 TEST(Caliber, FallbackReasonsAreComparedWithTheirNumbersNormalized) {
   EXPECT_EQ(zc::normalized_reason("graph capture of 12 calls failed at 0x7f3a9c: code 700 after 1.5 ms"),
             "graph capture of N calls failed at N: code N after N ms");
@@ -697,7 +697,7 @@ TEST(Caliber, FallbackReasonsAreComparedWithTheirNumbersNormalized) {
   EXPECT_EQ(more.caliber.differences[0].ops, std::vector<std::string>{"softmax"});
 }
 
-// Issue 22: an A/A of tuned runs is judged by the winners each used.
+// An A/A of tuned runs is judged by the winners each used.
 TEST(Caliber, TheWinnersUsedDecideNotTheAutotuneMode) {
   const zc::Report same = report("winners/tune1", "winners/tune2");
   EXPECT_TRUE(same.caliber.differences.empty()) << same.caliber.differences[0].key;

@@ -120,7 +120,7 @@ def render(zlcore, data_dir, out_dir, name, sides, window):
 
 
 def check_report_leads_with_the_answer(zlcore, data_dir, out_dir):
-    """Issue 22: a 15-op batch A/B at 1400 px. The first screen (1400 x 900)
+    """A 15-op batch A/B at 1400 px. The first screen (1400 x 900)
     must hold the answer: the plot's FASTER and SLOWER bars and its threshold
     band; the page's order is counts, plot, the runs that did not pass (one
     table), then the caliber check and the rows."""

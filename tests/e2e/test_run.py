@@ -197,7 +197,7 @@ def test_unknown_backend_is_one_line_and_exit_2(tmp_path):
 
 def test_plain_autotune_winners_are_kept_in_the_tuner_cache_unless_the_user_says_otherwise(tmp_path, monkeypatch):
     # Without it every process re-tunes @triton.autotune kernels and two runs on one cache
-    # may time different kernels (the H200 A/A of session 7: all its false verdicts).
+    # may time different kernels (on the H200, every false verdict of an A/A: docs/results.md).
     monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
     r = zl(*run_args(tmp_path / "unset"))
     assert r.returncode == 0, r.stdout + r.stderr

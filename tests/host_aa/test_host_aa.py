@@ -1,4 +1,4 @@
-"""Issue 19's host bounds: the example suite against itself, and +10 % more work.
+"""The host backend's bounds: the example suite against itself, and +10 % more work.
 
 The A/A bound: FASTER or SLOWER on no more rows than a false-verdict rate of
 1 % explains, every op of the example suite, both dtypes. The known-effect
@@ -9,8 +9,8 @@ Both are asserted through `zlcore ab`, the setup that holds them on the
 2-core VMs CI runs on. There the host runs in two states 50-70 % apart, each
 lasting from one placement to a second or more, so sequential batches
 compared with `zlcore compare` read 7-8 % of rows FASTER or SLOWER: a whole
-side can sit in the slow state (docs/evidence/h200-2026-12-04-session15.md
-and h200-2026-12-04-session16.md, "The host"). `ab` alternates the sides
+side can sit in the slow state (docs/results.md, "A/A" and "Finding an
+injected effect", on the host). `ab` alternates the sides
 round by round, so both draw both states; its rank test over rounds calls
 what it cannot separate NOISY, and more rounds separate a real effect.
 """

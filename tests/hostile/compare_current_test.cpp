@@ -1,4 +1,4 @@
-// Issue 20, item 11: `compare` on a batch read every runs/<dir> with an
+// `compare` on a batch read every runs/<dir> with an
 // identity, stale attempts (runs/<op>.attemptN, runs/<op>.warm) included, so
 // an op rerun by --resume counted twice; and `--format csv` dropped the
 // warning about a torn results line. Now a batch side is each op's current

@@ -1,4 +1,4 @@
-// Issue 20, item 6: 300,000 nested `[` in a file zlcore reads crashed it (a
+// 300,000 nested `[` in a file zlcore reads crashed it (a
 // recursive parser overflows the stack). Every reader now fails with one line
 // naming the file instead: compare (run_identity.json, a results.jsonl line),
 // replay (a record, the manifest), the results table after a run, the
@@ -99,8 +99,8 @@ TEST(DeepJson, ReplayNamesADeepRecordInOneLine) {
                        ": not valid JSON (nesting deeper than 128 levels at offset 128)\n");
 }
 
-// A manifest that does not read is refused like a record (issue 20, item 11:
-// replaying on trust what no longer says where it came from).
+// A manifest that does not read is refused like a record (replaying on
+// trust what no longer says where it came from).
 TEST(DeepJson, ReplayRefusesADeepManifestInOneLine) {
   TempDir tmp;
   const fs::path source = records(tmp, kDeep, "");

@@ -1,4 +1,4 @@
-// Issue 20, item 10: runs that measured nothing passed. `shapes: []`, an
+// Runs that measured nothing passed. `shapes: []`, an
 // empty shape file and `--python /bin/true` ended `status passed` with no
 // rows. Zero result rows is now status `empty` (exit 7 from run; a failing
 // row in a batch, exit 1), and `passed` always has rows behind it. An empty

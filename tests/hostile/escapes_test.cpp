@@ -1,4 +1,4 @@
-// Issue 20, item 11: terminal escape sequences in what an op reports (its
+// Terminal escape sequences in what an op reports (its
 // failure message, its test id) reached the terminal raw: a suite could
 // retitle, recolour or clear the terminal of whoever ran the batch. Every
 // line run and batch print now escapes control characters.

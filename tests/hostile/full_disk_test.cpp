@@ -1,4 +1,4 @@
-// Issue 20, item 8: a batch into a full file system recorded one row, then
+// A batch into a full file system recorded one row, then
 // died (`cannot append to logs/...`): later ops got no row and identities
 // stayed `running`. Now the op that hit the full disk is recorded `failed`
 // with `No space left on device`, no other op starts, the batch's identity

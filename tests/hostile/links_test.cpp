@@ -1,4 +1,4 @@
-// Issue 20, item 9: in a directory someone else can write, a planted link
+// In a directory someone else can write, a planted link
 // made zlcore write through it (a symlinked batch.log made root append to its
 // target; temporaries were X.tmp.<pid>, opened without O_EXCL/O_NOFOLLOW).
 // Temporaries are now exclusive and randomly named, appends refuse links, and

@@ -1,4 +1,4 @@
-// Issue 20, item 7: names and values. An op name over 255 bytes aborted a
+// Names and values. An op name over 255 bytes aborted a
 // batch for good (`internal error: File name too long`), `--devices ''` meant
 // every device, `--timeout -1`, `nan` and `inf` were taken, and an op name
 // could steer `run`'s default directory. Names and values are now checked

@@ -1,4 +1,4 @@
-// Issue 20, item 2: one bad backend decided the fate of every command. A
+// One bad backend decided the fate of every command. A
 // plugin that exits, aborts, segfaults or hangs in a constructor, its entry
 // point or enumerate_devices is now probed in a child first and rejected with
 // what happened and where, while the good plugin beside it loads; nothing
@@ -129,7 +129,7 @@ TEST(PluginFaults, AnEnumerationThatHangsLaterIsCutOffInProcess) {
   hostile::spit(hang, "");
   r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "laterhang"}, tmp.path(), env, 30);
   ASSERT_FALSE(r.timed_out) << hostile::describe(r);
-  // No answer is not "no devices": exit 1, said once on stderr (issue 22).
+  // No answer is not "no devices": exit 1, said once on stderr.
   EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
   EXPECT_EQ(r.out, "") << hostile::describe(r);
   EXPECT_EQ(r.err, "zlcore: devices: laterhang could not list its devices: no answer in 1 s from enumerate_devices\n")

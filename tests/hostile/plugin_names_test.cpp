@@ -1,4 +1,4 @@
-// Issue 20, item 11: plugin names were not checked. A backend named in
+// Plugin names were not checked. A backend named in
 // capitals loaded (and the registry matched it case-insensitively), and a
 // backend whose alias was another backend's name took that name whenever its
 // file sorted first. Names and aliases are now lower case (letters, digits,

@@ -1,4 +1,4 @@
-// Issue 20, item 11: a replay source that is refused (a truncated or garbage
+// A replay source that is refused (a truncated or garbage
 // manifest.json was even accepted silently) left a half-made run directory
 // behind, so the same --out was refused as "already exists" on the next try.
 // Now a manifest that does not read is refused in one line, and a run that

@@ -1,4 +1,4 @@
-// Issue 20, item 1: a replay record is data. Its table name, column names and
+// A replay record is data. Its table name, column names and
 // column types reach SQL only after a check against what LibTuner writes;
 // anything else stops the replay before pytest with PREFLIGHT_FAILED
 // check=replay_from and exit 3, and nothing of the record runs as SQL.

@@ -1,4 +1,4 @@
-// Issue 20, item 3: --resume did not see ops still running. After `kill -9`
+// --resume did not see ops still running. After `kill -9`
 // of a --cold batch its op kept running as an orphan; --resume moved the
 // orphan's directory aside and started the op again, and the orphan then
 // wrote into the new attempt's results: two runs on one device at once. Each

@@ -1,4 +1,4 @@
-// Issue 20, item 4: repairing ops_status.csv deleted history. A stray quote in
+// Repairing ops_status.csv deleted history. A stray quote in
 // the first row's reason made everything after it a "torn tail" that was cut
 // off; a blank line, an extra column or a malformed middle row stopped every
 // later --resume with `internal error`. Now each costs only itself, the file

@@ -1,4 +1,4 @@
-// Issue 20, item 11: usage errors that came out as `internal error`, exit 1:
+// Usage errors that came out as `internal error`, exit 1:
 // `--shape-mode file` without a file (run and batch), and a batch --out that
 // is a file or cannot be written. Each is one line now, with the exit code
 // docs/cli.md gives it: 2, a bad command line (a shape file that is named but

@@ -1,4 +1,4 @@
-// Issue 20, item 5: Ctrl-C in the default warm mode killed the op's
+// Ctrl-C in the default warm mode killed the op's
 // `zlcore run` outright (only its cold path counted the signal), so the op's
 // run_identity.json stayed `running` and .child/ stayed behind. Both modes now
 // record `interrupted` and clean up.

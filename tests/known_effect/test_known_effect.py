@@ -17,7 +17,7 @@ OPS = ["fma_loop", "sin_loop", "copy_loop", "sum_loop", "norm_loop"]
 STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_")
 # The NumPy loops are single-threaded: the thread's CPU time is their time,
 # and unlike the wall clock it does not count the stretches a busy shared
-# machine spends running something else (docs/evidence/host-clock-2026-12-04-session12.md).
+# machine spends running something else (docs/results.md, "The host timer's clock").
 CLOCK = "thread"
 
 

@@ -337,7 +337,7 @@ def test_settings_parse_with_clear_errors():
         assert str(err.value) == message
 
 
-# -- the mechanism's capture hygiene (issue 18) ----------------------------------------
+# -- the mechanism's capture hygiene -----------------------------------------------------
 
 
 class FakeDeviceModule:

@@ -110,7 +110,7 @@ def test_replay_pins_recorded_configs_and_tunes_nothing(tmp_path, recorded):
     assert stub["benched"] == []
     assert len(stub["compiled"]) == 4  # only the 4 recorded winners were compiled
     assert not (tmp_path / "B" / "autotune_records").exists()
-    # Issue 22: both sides used the same winners of both kinds, and say so.
+    # Both sides used the same winners of both kinds, and say so.
     assert ident["autotune"]["winners_hash"] == ident_a["autotune"]["winners_hash"]
     kinds = {k: v["kind"] for k, v in ident_a["autotune"]["winners"].items()}
     assert kinds == {"scale_kernel": "triton", "sum_kernel": "libtuner"}

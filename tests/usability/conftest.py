@@ -1,4 +1,4 @@
-"""Helpers for the issue-22 tests: the built zlcore, run with a clean
+"""Helpers for the usability tests: the built zlcore, run with a clean
 environment (no knob of the caller's leaks in), its own caches under tmp."""
 import os
 import sys

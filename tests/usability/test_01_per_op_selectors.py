@@ -1,4 +1,4 @@
-"""Item 1: an exported TEST_NODE or OP_FILE must not take over a batch; run
+"""An exported TEST_NODE or OP_FILE must not take over a batch; run
 refuses --op and --test-node that disagree; the identity says which
 variables decided a choice."""
 from conftest import FAULTS, PY, SUITE, VENDOR, clean_env, identity, zl

@@ -1,4 +1,4 @@
-"""Item 2: a visibility variable already set in zlcore's environment restricts
+"""A visibility variable already set in zlcore's environment restricts
 the devices the backend offers: run picks within it, batch runs only there,
 and both say so. Recorded nvidia-smi output (8 H200s) for cuda; the fake
 multi-device backend (FAKE_VISIBLE_DEVICES) for runs that measure."""

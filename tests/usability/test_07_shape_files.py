@@ -1,4 +1,4 @@
-"""Item 7: a shape file given without a mode means file mode (said in the
+"""A shape file given without a mode means file mode (said in the
 header); file mode without a file, or a file against an explicit upstream
 mode, is one line, exit 2; a missing, unparseable or empty file is
 PREFLIGHT_FAILED check=shape_file, exit 3."""

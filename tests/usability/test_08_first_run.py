@@ -1,4 +1,4 @@
-"""Item 8: the first run. A python3 without pytest is named with what failed
+"""The first run. A python3 without pytest is named with what failed
 and the --python flag; without --python zlcore moves on to an interpreter
 that has pytest and says which; with no suite given, the example suite
 installed under share/zlcore is the embedded default."""

@@ -1,4 +1,4 @@
-"""Item 9: an A/A is not "not measured the same way". Runs record the winners
+"""An A/A is not "not measured the same way". Runs record the winners
 they used (autotune.winners, autotune.winners_hash) and compare matches those,
 not the autotune mode. mm of the example suite tunes its block sizes with a
 LibTuner-like tuner; abs tunes nothing."""

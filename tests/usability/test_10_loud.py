@@ -1,4 +1,4 @@
-"""Item 10: loud where it should be. Backend directories (a list, checked,
+"""Loud where it should be. Backend directories (a list, checked,
 ZL_BACKEND_PATH), devices when a tool answers in a form not understood,
 one-line loader reasons, a batch heartbeat off a terminal, help that shows
 positional arguments and variables, the run switches a batch accepts, one

@@ -1,4 +1,4 @@
-"""Item 11: timer.fallback_shapes in the caliber table. Recorded runs
+"""timer.fallback_shapes in the caliber table. Recorded runs
 (tests/compare/data/fallback): the same ten fallbacks in another order and
 with other capture call counts are no difference; one more shape and one
 more reason are one cell per op with counts per reason."""

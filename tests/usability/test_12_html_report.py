@@ -1,4 +1,4 @@
-"""Item 12: the HTML report leads with the answer. Recorded batches of 15
+"""The HTML report leads with the answer. Recorded batches of 15
 ops (tests/compare/data/report), four of which did not pass on B. The
 rendered page is checked in Chromium by compare_html_chromium; here its
 order and self-containment."""

@@ -32,7 +32,7 @@ double mean(const std::vector<double>& v) {
 // the median of 6 or 32 of them jumps between the groups from run to run
 // (4-9 % between rounds, against 0.2-0.9 % for the mean; a sustained read's
 // placements are scaled so that their mean is its readings' level).
-// docs/evidence/h200-2026-12-05-session22.md, "The round's value". One
+// docs/results.md, "Finding an injected effect". One
 // slow placement still moves a round only by its share, and the test over
 // rounds is a rank test: one slow round is no verdict.
 std::optional<double> round_value(const compare::ResultRow& r) {
@@ -97,7 +97,7 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
     // pace guard off: the test over rounds sees it vary). The graph timer
     // decides that path per run, and on a row near the power limit it flips
     // from round to round; the two paces can be 10 % apart on a GEMM
-    // (docs/evidence/h200-2026-12-05-session19.md). The test sees that as
+    // (docs/results.md, "The path flips between runs"). The test sees that as
     // noise; the note says where it is from.
     const auto sustained_rounds =
         std::count_if(parts.begin(), parts.end(), [](const compare::ResultRow* r) { return r->sustained; });

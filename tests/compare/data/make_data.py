@@ -175,7 +175,7 @@ def winners(**kernels):
 
 
 def winners_runs():
-    """Issue 22: two default (tune) runs of the same code used the same
+    """Two default (tune) runs of the same code used the same
     winners: no caliber difference, even though the second inherited them
     from the shared cache the first filled. A third tuned mm differently."""
     rows = [row("mm", "float16", [[4096, 4096], [4096, 4096]], 0.5000, 0.5000)]
@@ -191,7 +191,7 @@ def winners_runs():
 
 
 def fallback_runs():
-    """Issue 22: timer.fallback_shapes as a set of (dtype, shape, side, reason
+    """timer.fallback_shapes as a set of (dtype, shape, side, reason
     with its numbers normalized). `a` and `b` list the same ten fallbacks in
     another order and with other call counts: no difference. `c` has one shape
     more and another reason: a difference, one line per op."""
@@ -214,7 +214,7 @@ def fallback_runs():
 
 
 def report_batches():
-    """Issue 22, the HTML page: two batches of fifteen ops of the same code
+    """The HTML page: two batches of fifteen ops of the same code
     (side B replays A), a few shapes each, where four ops did not pass on B
     (failed, crashed, timeout, preflight_failed) and softmax fell back on some
     shapes. The page must lead with the verdicts, the geomean and the plot."""

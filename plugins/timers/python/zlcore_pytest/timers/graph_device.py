@@ -23,7 +23,7 @@ Memory the caches have just taken from the device is slow for its first
 calls: on the H200 a memory-bound kernel on 2^30 fresh elements ran 9-12 %
 slower for calls 2-4 and at the cached pace from the fifth on (or after
 20 ms of idle), while memory recycled from the caches was not slow
-(bench/gpu_fresh_memory_trace.py, docs/evidence/h200-2026-12-05-session20.md).
+(bench/gpu_fresh_memory_trace.py; docs/results.md, "Fresh device memory").
 `took_fresh_memory` tells the policy when a placement's clones or its
 graph's pool made the caches grow, so that it runs those calls untimed.
 

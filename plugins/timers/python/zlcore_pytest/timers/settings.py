@@ -222,7 +222,7 @@ class HostSettings:
     # "wall": elapsed time, the latency a caller sees. "thread": the calling
     # thread's CPU time, which leaves out the time it spent descheduled, so a
     # single-threaded host kernel reads the same on a shared, loaded machine
-    # (docs/evidence/host-clock-2026-12-04-session12.md); it cannot see work
+    # (docs/results.md, "The host timer's clock"); it cannot see work
     # done by other threads or on a device, so a torch device refuses it.
     clock: str = "wall"
 
