@@ -4,6 +4,9 @@
 #   clang-tidy    core/ sources, against .clang-tidy, with the build's
 #                 compile_commands.json (BUILD, default build/)
 #   flake8        every tracked Python file, against .flake8
+#   manual        scripts/lint_manual.py: no tracked line speaks of how the work was
+#                 organised (its patterns say which words), no data archive or
+#                 image, docs/ under 400 KB
 # `make format` applies clang-format to the tracked C/C++ files.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,5 +38,8 @@ fi
 
 echo "lint: flake8"
 git ls-files -z '*.py' | xargs -0 /usr/bin/python3 -m flake8 --config .flake8 || fail=1
+
+echo "lint: the manual (scripts/lint_manual.py)"
+/usr/bin/python3 scripts/lint_manual.py || fail=1
 
 exit $fail
