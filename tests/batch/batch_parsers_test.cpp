@@ -179,6 +179,70 @@ TEST(StatusCsv, RoundTripWithQuoting) {
   fs::remove_all(d);
 }
 
+TEST(StatusCsv, TimeColumnsRoundTripAndAnUnknownTimeStaysEmpty) {
+  fs::path d = temp_dir("time");
+  const std::string path = (d / "ops_status.csv").string();
+  prepare_status_csv(path, nullptr);
+  OpRow timed;
+  timed.op = "mm";
+  timed.status = Status::passed;
+  timed.time.known = true;
+  timed.time.imports = 11.5;
+  timed.time.compiling = 3.25;
+  timed.time.measuring_gems = 0.875;
+  OpRow untimed = timed;
+  untimed.op = "abs";
+  untimed.time = zl::TimeBreakdown{};
+  append_status_row(path, timed);
+  append_status_row(path, untimed);
+  const StatusFile f = read_status_csv(path);
+  ASSERT_EQ(f.rows.size(), 2u);
+  EXPECT_FALSE(f.needs_repair());
+  EXPECT_TRUE(f.rows[0].time.known);
+  EXPECT_DOUBLE_EQ(f.rows[0].time.imports, 11.5);
+  EXPECT_DOUBLE_EQ(f.rows[0].time.compiling, 3.25);
+  EXPECT_DOUBLE_EQ(f.rows[0].time.measuring_gems, 0.875);
+  EXPECT_DOUBLE_EQ(f.rows[0].time.total(), 15.625);
+  EXPECT_FALSE(f.rows[1].time.known);
+  // The header names every part, t_ first.
+  for (const zl::TimePart& p : zl::time_parts()) {
+    EXPECT_NE(csv_header().find(std::string(",t_") + p.name), std::string::npos) << p.name;
+  }
+  fs::remove_all(d);
+}
+
+TEST(StatusCsv, AnOlderZlcoresFileIsReadAndItsHeaderUpgradedOnResume) {
+  fs::path d = temp_dir("older");
+  const std::string path = (d / "ops_status.csv").string();
+  // ops_status.csv as a zlcore without the time columns wrote it.
+  const std::string older =
+      "op,test_node,status,exit_code,signal,backend,device_index,device_id,timer,bench_level,started,seconds,"
+      "warmed_on,attempt,run_dir,reason\n"
+      "abs,benchmark/test_abs.py::test_abs,passed,0,0,cuda,0,GPU-1,graph,core,2026-12-05T10:00:00Z,9.500,,1,"
+      "runs/abs,\n";
+  zl::write_file_atomic(path, older);
+  StatusFile f = read_status_csv(path);
+  ASSERT_EQ(f.rows.size(), 1u);
+  EXPECT_EQ(f.rows[0].op, "abs");
+  EXPECT_DOUBLE_EQ(f.rows[0].seconds, 9.5);
+  EXPECT_FALSE(f.rows[0].time.known);
+  EXPECT_NE(f.header_problem.find("an older zlcore's"), std::string::npos) << f.header_problem;
+  std::string note;
+  prepare_status_csv(path, &note);
+  EXPECT_NE(note.find("rewrote the header (it was an older zlcore's"), std::string::npos) << note;
+  // Rewritten with this zlcore's header; the row kept, its time unknown.
+  f = read_status_csv(path);
+  EXPECT_FALSE(f.needs_repair());
+  ASSERT_EQ(f.rows.size(), 1u);
+  EXPECT_EQ(zl::read_file(path).rfind(csv_header(), 0), 0u);
+  // The same rows without any header read too.
+  zl::write_file_atomic(path, older.substr(older.find('\n') + 1));
+  f = read_status_csv(path);
+  ASSERT_EQ(f.rows.size(), 1u);
+  EXPECT_EQ(f.header_problem, "it was missing");
+  fs::remove_all(d);
+}
+
 TEST(StatusCsv, TornLastLineIsDroppedAndCut) {
   fs::path d = temp_dir("torn");
   const std::string path = (d / "ops_status.csv").string();

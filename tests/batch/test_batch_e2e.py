@@ -88,6 +88,29 @@ def test_example_suite_spreads_over_devices_at_once(tmp_path):
     assert "8 ops: 8 passed" in r.stdout
 
 
+def test_each_run_says_where_its_seconds_went_and_the_batch_sums_them(tmp_path):
+    import json
+
+    ops = "abs,mm"
+    r = run_batch(tmp_path / "b", ops, devices=1, suite=EXAMPLE_SUITE, extra=["--dtypes", "float32"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    parts = ["zlcore", "start", "imports", "collection", "compiling", "autotuning", "suite", "measuring_base",
+             "measuring_gems", "teardown"]
+    for row in ops_status_rows(tmp_path / "b"):
+        ident = json.loads((tmp_path / "b" / row["run_dir"] / "run_identity.json").read_text())
+        time_s = ident["time"]
+        assert sorted(time_s) == sorted(p + "_s" for p in parts)
+        # The parts are the run's seconds, split: they add up to them.
+        assert sum(time_s.values()) == pytest.approx(ident["seconds"], abs=0.05)
+        assert time_s["measuring_gems_s"] > 0 and time_s["imports_s"] > 0 and time_s["zlcore_s"] > 0
+        # ops_status.csv carries the same parts.
+        for p in parts:
+            assert float(row["t_" + p]) == pytest.approx(time_s[p + "_s"], abs=0.001), p
+    summary = r.stdout[r.stdout.index("where the time went (2 runs"):]
+    for p in parts + ["total"]:
+        assert f"\n  {p} " in summary, summary
+
+
 def test_gpus_is_devices(tmp_path):
     a = run_batch(tmp_path / "a", "ok1", devices=3, extra=["--gpus", "2"])
     b = run_batch(tmp_path / "b", "ok1", devices=3, extra=["--devices", "2"])

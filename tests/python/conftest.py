@@ -16,7 +16,7 @@ PLUGINS = REPO / "plugins" / "timers" / "python"
 STUBS = _STUB_TREES / "gpu"  # torch, triton, flag_gems on a fake clock (tests/support/stubs/README.md)
 UUID = "967ef875-e3f7-55c2-abf0-64b93b0c7e36"
 
-ALL_PLUGINS = ["device_setup", "cluster_fix", "autotune", "timing", "results", "outcomes"]
+ALL_PLUGINS = ["phases", "device_setup", "cluster_fix", "autotune", "timing", "results", "outcomes"]
 
 
 class ChildRun:

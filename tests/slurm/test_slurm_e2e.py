@@ -22,7 +22,9 @@ SOURCE = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2
 SUITE = SOURCE / "examples" / "suite"
 ARTIFACTS = Path(os.environ.get("ZL_SLURM_ARTIFACTS", "/tmp/zlcore-slurm-artifacts"))
 COLUMNS = ["op", "test_node", "status", "exit_code", "signal", "backend", "device_index", "device_id", "timer",
-           "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason"]
+           "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason", "t_zlcore", "t_start",
+           "t_imports", "t_collection", "t_compiling", "t_autotuning", "t_suite", "t_measuring_base",
+           "t_measuring_gems", "t_teardown"]
 
 pytestmark = pytest.mark.skipif(not ZLCORE, reason="run through ctest (needs ZLCORE)")
 

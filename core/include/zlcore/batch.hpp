@@ -28,6 +28,7 @@
 
 #include "zlcore/backend.hpp"
 #include "zlcore/suite_index.hpp"
+#include "zlcore/time_breakdown.hpp"
 
 namespace zl::batch {
 
@@ -132,11 +133,15 @@ struct OpRow {
   int attempt = 1;        // 1 on the first batch, +1 on each --resume that reran it
   std::string run_dir;    // relative to the batch directory
   std::string reason;     // one line: why it is not passed
+  TimeBreakdown time;     // where its seconds went (the t_* columns; unknown in an older file)
 };
 
 // The header line (with '\n').
 std::string csv_header();
-std::vector<std::string> csv_columns();
+const std::vector<std::string>& csv_columns();
+// The leading columns every zlcore has written; the others (t_*) may be
+// missing from an older file.
+size_t csv_required_columns();
 // One RFC 4180 record for a row (with '\n').
 std::string csv_record(const OpRow& row);
 // RFC 4180 fields of `text`; a last record without its '\n' (or with an open
@@ -207,6 +212,7 @@ struct OpOutcome {
   double seconds = 0;
   int attempts = 1;        // 2: the executor ran it again in a fresh process
   bool disk_full = false;  // a write of the run's found no space left (docs/batch.md, "Full disk")
+  TimeBreakdown time;      // the identity's time.* (unknown when it has none)
 };
 
 // One op in flight. The scheduler polls it; it never blocks.

@@ -110,6 +110,10 @@ inline constexpr char worker_pid[] = "worker.pid";
 inline constexpr char worker_reason[] = "worker.reason";
 inline constexpr char worker_healthy[] = "worker.healthy";
 inline constexpr char worker_unhealthy_reason[] = "worker.unhealthy_reason";
+inline constexpr char worker_wait_seconds[] = "worker.wait_seconds";
+inline constexpr char worker_memory_baseline_bytes[] = "worker.memory_baseline_bytes";
+inline constexpr char worker_memory_after_bytes[] = "worker.memory_after_bytes";
+inline constexpr char worker_memory_reserved_after_bytes[] = "worker.memory_reserved_after_bytes";
 inline constexpr char warmup_warmed[] = "warmup.warmed";
 inline constexpr char warmup_device[] = "warmup.device";
 inline constexpr char batch_dir[] = "batch_dir";
@@ -145,6 +149,8 @@ inline constexpr char child_signal[] = "child_signal";
 inline constexpr char ended[] = "ended";
 inline constexpr char seconds[] = "seconds";
 inline constexpr char child_seconds[] = "child_seconds";
+inline constexpr char time[] = "time";
+inline constexpr char memory[] = "memory";
 inline constexpr char disk_full[] = "disk_full";
 }  // namespace key
 

@@ -143,6 +143,7 @@ class BatchRun : public QueueEvents {
       }
     }
     std::cout << "\n" << summary_table(final_rows, not_run, monotonic_seconds() - t0_);
+    print_time_summary(final_rows);
     const bool all_passed =
         final_rows.size() == o_.ops.size() &&
         std::all_of(final_rows.begin(), final_rows.end(), [](const OpRow& r) { return is_settled(r.status); });
@@ -249,6 +250,7 @@ class BatchRun : public QueueEvents {
     row.bench_level = out.bench_level;
     row.started = out.started;
     row.seconds = out.seconds;
+    row.time = out.time;
     row.warmed_on = l.warmed_on;
     row.attempt = attempts_[op.name] + out.attempts;
     row.run_dir = fs::relative(l.run_dir, dir_).string();
@@ -305,6 +307,20 @@ class BatchRun : public QueueEvents {
   void warn_once(const std::string& what) {
     if (warned_.insert(what).second) std::cerr << "zlcore batch: " << printable(what) << "\n";
     log(what);
+  }
+
+  // Where the batch's seconds went, summed over the runs that recorded it
+  // (docs/batch.md, "Where the time goes"); nothing for a file of an older
+  // zlcore's rows alone.
+  void print_time_summary(const std::vector<OpRow>& rows) const {
+    TimeBreakdown sum;
+    size_t runs = 0;
+    for (const OpRow& r : rows) {
+      if (!r.time.known) continue;
+      sum += r.time;
+      ++runs;
+    }
+    if (runs > 0) std::cout << "\n" << time_summary(sum, runs, monotonic_seconds() - t0_);
   }
 
   void say(const std::string& line) {
@@ -565,6 +581,7 @@ class BatchRun : public QueueEvents {
     row.bench_level = out.bench_level;
     row.started = out.started;
     row.seconds = out.seconds;
+    row.time = out.time;
     row.attempt = ++attempts_[lease.op];
     row.run_dir = lease.run_dir;
     row.reason = text::one_line(out.reason) + (out.reason.empty() ? "" : "; ") +

@@ -20,6 +20,19 @@ std::string member_string(const rapidjson::Value& obj, const char* key) {
   return it->value.GetString();
 }
 
+// The identity's time.* object; unknown (all zero) when it has none.
+TimeBreakdown time_of(const rapidjson::Value& obj) {
+  TimeBreakdown t;
+  if (!obj.IsObject()) return t;
+  for (const TimePart& p : time_parts()) {
+    auto it = obj.FindMember((std::string(p.name) + "_s").c_str());
+    if (it == obj.MemberEnd() || !it->value.IsNumber()) continue;
+    t.*p.field = it->value.GetDouble();
+    t.known = true;
+  }
+  return t;
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
@@ -94,6 +107,7 @@ OpOutcome make_outcome(const ExitFacts& facts, const std::string& run_dir) {
       if (doc.HasMember("timer")) out.timer = member_string(doc["timer"], "name");
       if (doc.HasMember("device")) out.device_id = member_string(doc["device"], "id");
       if (doc.HasMember("seconds") && doc["seconds"].IsNumber()) out.seconds = doc["seconds"].GetDouble();
+      if (doc.HasMember("time")) out.time = time_of(doc["time"]);
       const std::string status = member_string(doc, "status");
       auto parsed = parse_status(status);
       // A final status the run wrote itself is the most precise account,

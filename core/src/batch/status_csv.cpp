@@ -16,6 +16,14 @@ const std::vector<std::string> kColumns = {"op",           "test_node", "status"
                                            "device_index", "device_id", "timer",   "bench_level", "started", "seconds",
                                            "warmed_on",    "attempt",   "run_dir", "reason"};
 
+// The time breakdown's columns, after the others: `t_<part>` (time_parts()).
+// A file of an older zlcore lacks them; its rows read with the time unknown.
+std::vector<std::string> all_columns() {
+  std::vector<std::string> all = kColumns;
+  for (const TimePart& p : time_parts()) all.push_back(std::string("t_") + p.name);
+  return all;
+}
+
 }  // namespace
 
 const std::vector<Status>& all_statuses() {
@@ -53,15 +61,38 @@ std::optional<Status> parse_status(const std::string& s) {
 
 bool is_settled(Status s) { return s == Status::passed || s == Status::unsupported; }
 
-std::vector<std::string> csv_columns() { return kColumns; }
-std::string csv_header() { return csv::record(kColumns); }
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> all = all_columns();
+  return all;
+}
+size_t csv_required_columns() { return kColumns.size(); }
+std::string csv_header() { return csv::record(csv_columns()); }
 
 std::string csv_record(const OpRow& r) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.3f", r.seconds);
-  return csv::record({r.op, r.test_node, to_string(r.status), std::to_string(r.exit_code), std::to_string(r.signal),
-                      r.backend, std::to_string(r.device_index), r.device_id, r.timer, r.bench_level, r.started,
-                      seconds, r.warmed_on, std::to_string(r.attempt), r.run_dir, r.reason});
+  std::vector<std::string> fields{r.op,
+                                  r.test_node,
+                                  to_string(r.status),
+                                  std::to_string(r.exit_code),
+                                  std::to_string(r.signal),
+                                  r.backend,
+                                  std::to_string(r.device_index),
+                                  r.device_id,
+                                  r.timer,
+                                  r.bench_level,
+                                  r.started,
+                                  seconds,
+                                  r.warmed_on,
+                                  std::to_string(r.attempt),
+                                  r.run_dir,
+                                  r.reason};
+  for (const TimePart& p : time_parts()) {
+    char v[32] = "";
+    if (r.time.known) std::snprintf(v, sizeof v, "%.3f", r.time.*p.field);
+    fields.emplace_back(v);
+  }
+  return csv::record(fields);
 }
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text, bool* dropped_tail, size_t* whole_bytes) {

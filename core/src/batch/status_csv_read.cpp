@@ -107,26 +107,47 @@ std::string excerpt(const std::string& t, size_t from) {
 }
 
 // Column name -> index in the file's own header.
-using Layout = std::vector<size_t>;  // for each of zlcore's columns, its field index
+using Layout = std::vector<size_t>;                  // for each of zlcore's columns, its field index
+constexpr size_t kAbsent = static_cast<size_t>(-1);  // a column the file does not have (an older zlcore's)
 
-Layout our_layout() {
+// Ours in our order; `with_time` false: an older zlcore's, without t_*.
+Layout our_layout(bool with_time = true) {
   Layout l;
-  for (size_t i = 0; i < csv_columns().size(); ++i) l.push_back(i);
+  for (size_t i = 0; i < csv_columns().size(); ++i) l.push_back(with_time || i < csv_required_columns() ? i : kAbsent);
   return l;
 }
 
-// The header's layout when it names every column of ours (maybe with more,
-// maybe in another order); empty when it does not.
+// The header's layout when it names every required column of ours (maybe
+// with more, maybe in another order); empty when it does not.
 Layout layout_of(const std::vector<std::string>& header) {
   std::map<std::string, size_t> at;
   for (size_t i = 0; i < header.size(); ++i) at.emplace(header[i], i);
   Layout l;
-  for (const std::string& c : csv_columns()) {
-    auto it = at.find(c);
-    if (it == at.end()) return {};
-    l.push_back(it->second);
+  for (size_t c = 0; c < csv_columns().size(); ++c) {
+    auto it = at.find(csv_columns()[c]);
+    if (it == at.end() && c < csv_required_columns()) return {};
+    l.push_back(it == at.end() ? kAbsent : it->second);
   }
   return l;
+}
+
+// The t_* fields into row->time; the reason they do not read otherwise.
+std::string time_from(const std::vector<std::string>& f, const Layout& l, OpRow* row) {
+  const std::vector<TimePart>& parts = time_parts();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const size_t column = l[csv_required_columns() + i];
+    if (column == kAbsent || f[column].empty()) continue;
+    try {
+      size_t used = 0;
+      const double v = std::stod(f[column], &used);
+      if (used != f[column].size()) throw std::invalid_argument("trailing text");
+      row->time.*parts[i].field = v;
+      row->time.known = true;
+    } catch (const std::exception&) {
+      return std::string("t_") + parts[i].name + " '" + excerpt(f[column], 0) + "' is not a number";
+    }
+  }
+  return "";
 }
 
 // A row from fields under a layout; the reason it is not one otherwise.
@@ -134,7 +155,8 @@ std::string row_from(const std::vector<std::string>& f, const Layout& l, size_t 
   if (f.size() < width) {
     return std::to_string(f.size()) + " field(s), the header has " + std::to_string(width);
   }
-  auto at = [&](size_t column) -> const std::string& { return f[l[column]]; };
+  static const std::string kNone;
+  auto at = [&](size_t column) -> const std::string& { return l[column] == kAbsent ? kNone : f[l[column]]; };
   const auto status = parse_status(at(2));
   if (!status) return "status '" + excerpt(at(2), 0) + "' is not one zlcore writes";
   if (at(0).empty()) return "no op name";
@@ -161,6 +183,7 @@ std::string row_from(const std::vector<std::string>& f, const Layout& l, size_t 
   } catch (const std::exception&) {
     return "seconds '" + excerpt(at(11), 0) + "' is not a number";
   }
+  if (std::string why = time_from(f, l, &r); !why.empty()) return why;
   *row = std::move(r);
   return "";
 }
@@ -171,7 +194,10 @@ bool row_follows(const std::string& t, size_t from) {
   while (from < t.size()) {
     const Scanned r = scan_record(t, from);
     OpRow row;
-    if (r.complete && row_from(r.fields, our_layout(), csv_columns().size(), &row).empty()) return true;
+    if (r.complete && (row_from(r.fields, our_layout(), csv_columns().size(), &row).empty() ||
+                       row_from(r.fields, our_layout(false), csv_required_columns(), &row).empty())) {
+      return true;
+    }
     from = r.first_line_end;
   }
   return false;
@@ -250,7 +276,10 @@ StatusFile parse_status_text(const std::string& text, const std::string& shown) 
       if (Layout l = layout_of(r.fields); !l.empty()) {
         layout = l;
         width = r.fields.size();
-        out.header_problem = "its columns were not zlcore's own, in zlcore's order";
+        const std::vector<std::string> older(csv_columns().begin(),
+                                             csv_columns().begin() + static_cast<long>(csv_required_columns()));
+        out.header_problem = r.fields == older ? "it was an older zlcore's, without the t_* time columns"
+                                               : "its columns were not zlcore's own, in zlcore's order";
         pos = r.end;
         ++line;
         continue;
@@ -258,6 +287,10 @@ StatusFile parse_status_text(const std::string& text, const std::string& shown) 
       OpRow probe;
       if (row_from(r.fields, our_layout(), ours, &probe).empty()) {
         layout = our_layout();  // no header, but rows of ours: read them
+        out.header_problem = "it was missing";
+      } else if (row_from(r.fields, our_layout(false), csv_required_columns(), &probe).empty()) {
+        layout = our_layout(false);  // an older zlcore's rows, without a header
+        width = csv_required_columns();
         out.header_problem = "it was missing";
       } else {
         skip("neither zlcore's header nor a row");

@@ -92,6 +92,14 @@ const std::vector<Field>& fields() {
       {key::worker_reason, W::core, false, "why a batch op that asked for a worker ran cold"},
       {key::worker_healthy, W::core, false, "the warm worker's check of itself after the op"},
       {key::worker_unhealthy_reason, W::core, false, "why that check failed"},
+      {key::worker_wait_seconds, W::core, false,
+       "how long the op waited for the warm worker to be ready (its imports)"},
+      {key::worker_memory_baseline_bytes, W::core, false,
+       "device memory the warm worker had allocated before its first op"},
+      {key::worker_memory_after_bytes, W::core, false,
+       "what it still had allocated after this op, collected and emptied (at most the baseline plus "
+       "ZL_WARM_MEMORY_MARGIN_MB, else it is replaced)"},
+      {key::worker_memory_reserved_after_bytes, W::core, false, "what its allocator still reserved then"},
       {key::warmup_warmed, W::core, false, "a batch warmed this op on another device first"},
       {key::warmup_device, W::core, false, "that device's id"},
       {key::batch_dir, W::core, false, "the batch this run belongs to"},
@@ -129,6 +137,11 @@ const std::vector<Field>& fields() {
       {key::ended, W::core, false, "UTC, ISO 8601 with milliseconds"},
       {key::seconds, W::core, false, "from `started` to `ended`"},
       {key::child_seconds, W::core, false, "the child's own wall time"},
+      {"time.*", W::core, false,
+       "where the run's seconds went, one `<part>_s` per part (below, \"Where the time goes\")"},
+      {"memory.*", W::plugin, false,
+       "device memory: the device's total and free bytes and the process's at the start and end, the rows' "
+       "largest suite peak and zlcore-added peak (below, \"Device memory\")"},
       {key::disk_full, W::core, false, "the run ended on a full disk"},
       // ABI 1.2 device attributes that move a number: the driver (codegen and
       // scheduling), the board's power limit and clocks policy (how far clocks

@@ -41,9 +41,13 @@ ChildResult execute(const ChildCommand& cmd, const RunOptions& o, const Caches& 
     std::string cold_because = cold_reason(caches);
     WorkerSession worker;
     std::string error;
+    const double wait_from = monotonic_seconds();
     if (cold_because.empty() && !worker.connect(o.worker_socket, o.timeout_s, &error)) {
       cold_because = "no warm worker: " + error;
     }
+    // A worker the batch just started is still importing the suite's
+    // libraries while the op waits here: that wait is the op's imports.
+    if (cold_because.empty()) id.set(key::worker_wait_seconds, monotonic_seconds() - wait_from);
     if (cold_because.empty()) {
       id.set(key::worker_kind, "warm");
       id.set(key::worker_ops_before, int64_t{worker.ops_before()});
@@ -54,6 +58,11 @@ ChildResult execute(const ChildCommand& cmd, const RunOptions& o, const Caches& 
                                                          : worker.run(pytest_args, cmd.env, cwd, log_path, o.timeout_s);
       id.set(key::worker_healthy, worker.healthy());
       if (!worker.healthy()) id.set(key::worker_unhealthy_reason, worker.health_reason());
+      // The device memory the worker hands the next op (docs/warm-workers.md).
+      const WorkerSession::Memory& m = worker.memory_after();
+      if (m.baseline_allocated >= 0) id.set(key::worker_memory_baseline_bytes, m.baseline_allocated);
+      if (m.allocated >= 0) id.set(key::worker_memory_after_bytes, m.allocated);
+      if (m.reserved >= 0) id.set(key::worker_memory_reserved_after_bytes, m.reserved);
       return child;
     }
     id.set(key::worker_kind, "cold");

@@ -1,5 +1,7 @@
 // Stage `identity_finish`: what the child left (plugin reports, results, the
 // caches it filled) becomes the final identity and the run's status.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "../util/json.hpp"
@@ -9,6 +11,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/signals.hpp"
+#include "zlcore/time_breakdown.hpp"
 
 namespace zl::run_stage {
 
@@ -189,6 +192,72 @@ void finish_caches(Identity& id, Caches& caches, const rapidjson::Value& plugins
   if (cache.isolated) id.set(key::tuner_cache_kept, keep_cache);
 }
 
+double number_or(const rapidjson::Value* v, double fallback) {
+  return v != nullptr && v->IsNumber() ? v->GetDouble() : fallback;
+}
+
+// time.*: where the run's seconds went (docs/run-directory.md, "Where the
+// time goes"). The phases plugin's clock covers the pytest session; the
+// child's life outside it (interpreter start and exit, or handing the op to a
+// warm worker) is `start`; the run's seconds outside the child are zlcore's,
+// less the wait for a warm worker that was still importing (its imports).
+TimeBreakdown run_time(const Identity& id, const rapidjson::Value& plugins, double seconds, double child_seconds) {
+  TimeBreakdown t;
+  t.known = true;
+  const double wait = number_or(id.get(key::worker_wait_seconds), 0.0);
+  t.zlcore = std::max(0.0, seconds - child_seconds - wait);
+  t.imports = wait;
+  t.start = child_seconds;
+  const rapidjson::Value* phases = member(plugins, "phases");
+  const rapidjson::Value* part = phases != nullptr ? member(*phases, "seconds") : nullptr;
+  if (part == nullptr) return t;  // no clock: the whole child is unattributed start
+  t.imports += number_or(member(*part, "imports"), 0.0);
+  t.collection = number_or(member(*part, "collection"), 0.0);
+  t.compiling = number_or(member(*part, "compiling"), 0.0);
+  t.autotuning = number_or(member(*part, "autotuning"), 0.0);
+  t.suite = number_or(member(*part, "suite"), 0.0);
+  t.teardown = number_or(member(*part, "teardown"), 0.0);
+  if (const rapidjson::Value* sides = member(*phases, "measuring_by_side")) {
+    t.measuring_base = number_or(member(*sides, "base"), 0.0);
+    t.measuring_gems = number_or(member(*sides, "gems"), 0.0);
+    // A side the tracker could not name still cost the timer's time.
+    t.measuring_gems += number_or(member(*sides, "unknown"), 0.0);
+  }
+  t.start = std::max(0.0, child_seconds - number_or(member(*phases, "span_s"), 0.0));
+  return t;
+}
+
+void record_time(Identity& id, const TimeBreakdown& t) {
+  rapidjson::Value out(rapidjson::kObjectType);
+  auto& a = id.alloc();
+  for (const TimePart& p : time_parts()) {
+    out.AddMember(json::str(std::string(p.name) + "_s", a), rapidjson::Value(std::round(t.*p.field * 1e4) / 1e4), a);
+  }
+  id.set(key::time, std::move(out));
+}
+
+// memory.*: the device's and the process's memory at the session's start
+// and end (device_setup) and the rows' largest figures (timing).
+void record_memory(Identity& id, const rapidjson::Value& plugins) {
+  auto& a = id.alloc();
+  rapidjson::Value out(rapidjson::kObjectType);
+  if (const rapidjson::Value* ds = member(plugins, "device_setup")) {
+    for (const char* when : {"memory_at_start", "memory_at_end"}) {
+      if (const rapidjson::Value* m = member(*ds, when); m != nullptr && m->IsObject()) {
+        out.AddMember(json::str(std::string(when).substr(sizeof "memory_" - 1), a), rapidjson::Value(*m, a), a);
+      }
+    }
+  }
+  if (const rapidjson::Value* timing = member(plugins, "timing")) {
+    if (const rapidjson::Value* m = member(*timing, "memory"); m != nullptr && m->IsObject()) {
+      for (auto it = m->MemberBegin(); it != m->MemberEnd(); ++it) {
+        out.AddMember(rapidjson::Value(it->name, a), rapidjson::Value(it->value, a), a);
+      }
+    }
+  }
+  if (out.MemberCount() > 0) id.set(key::memory, std::move(out));
+}
+
 bool mentions_full_disk(const std::string& reason) {
   return reason.find("No space left on device") != std::string::npos || reason.find("[Errno 28]") != std::string::npos;
 }
@@ -226,8 +295,15 @@ Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, const 
   id.set(key::child_exit_code, int64_t{child.exit_code});
   if (child.term_signal != 0) id.set(key::child_signal, int64_t{child.term_signal});
   id.set(key::ended, utc_now_iso());
-  id.set(key::seconds, monotonic_seconds() - t_start);
+  const double seconds = monotonic_seconds() - t_start;
+  id.set(key::seconds, seconds);
   id.set(key::child_seconds, child.seconds);
+  // Each lookup anew: a set() may move the identity's members, and with them
+  // a pointer to `plugins` taken before it.
+  if (const rapidjson::Value* reported = id.get(key::plugins)) {
+    record_time(id, run_time(id, *reported, seconds, child.seconds));
+  }
+  if (const rapidjson::Value* reported = id.get(key::plugins)) record_memory(id, *reported);
   // pytest (or what it imports) failing to write is a full disk too.
   if (mentions_full_disk(end.reason)) id.set(key::disk_full, true);
   id.write((rd / "run_identity.json").string());

@@ -188,6 +188,18 @@ ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::
       auto why = health->value.FindMember("why");
       healthy_ = !(ok != health->value.MemberEnd() && ok->value.IsBool() && !ok->value.GetBool());
       if (why != health->value.MemberEnd() && why->value.IsString()) health_reason_ = why->value.GetString();
+      auto memory = health->value.FindMember("memory");
+      if (memory != health->value.MemberEnd() && memory->value.IsObject()) {
+        auto bytes = [&](const char* name, int64_t* out) {
+          auto it = memory->value.FindMember(name);
+          if (it != memory->value.MemberEnd() && it->value.IsInt64() && it->value.GetInt64() >= 0) {
+            *out = it->value.GetInt64();
+          }
+        };
+        bytes("baseline_allocated_bytes", &memory_.baseline_allocated);
+        bytes("allocated_bytes", &memory_.allocated);
+        bytes("reserved_bytes", &memory_.reserved);
+      }
     }
     return r;
   }

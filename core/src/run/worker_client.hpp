@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ class WorkerSession {
   // a worker that died is replaced anyway.
   bool healthy() const { return healthy_; }
   const std::string& health_reason() const { return health_reason_; }
+  // The device memory figures of that check (bytes; -1 where the device does
+  // not report them): what the worker had allocated before its first op, and
+  // what it still had allocated and reserved after this one.
+  struct Memory {
+    int64_t baseline_allocated = -1, allocated = -1, reserved = -1;
+  };
+  const Memory& memory_after() const { return memory_; }
 
   // Runs pytest `args` (what follows `python -m pytest`) in the worker. A
   // timeout or a second interrupt kills the worker's process group; a worker
@@ -46,6 +54,7 @@ class WorkerSession {
   int ops_before_ = 0;
   bool healthy_ = true;
   std::string health_reason_;
+  Memory memory_;
   std::string socket_path_;
   std::string pending_;  // bytes read past the handshake line
 };

@@ -8,7 +8,10 @@ from pathlib import Path
 
 # ops_status.csv's header, in order (docs/cli.md).
 OPS_STATUS_COLUMNS = ["op", "test_node", "status", "exit_code", "signal", "backend", "device_index", "device_id",
-                      "timer", "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason"]
+                      "timer", "bench_level", "started", "seconds", "warmed_on", "attempt", "run_dir", "reason",
+                      # where the run's seconds went (docs/run-directory.md, "Where the time goes")
+                      "t_zlcore", "t_start", "t_imports", "t_collection", "t_compiling", "t_autotuning", "t_suite",
+                      "t_measuring_base", "t_measuring_gems", "t_teardown"]
 
 
 def identity(run_dir, op=None):

@@ -33,6 +33,10 @@ class ShapeRow:
         self.error = None
         self.op_name = None
         self.moved = None  # (input bytes, largest input bytes) of the measured side
+        # Device memory (bytes): the suite's own peak before each side, and
+        # what zlcore's measurement added on top of it, per side (_memory.py).
+        self.suite_peak = None
+        self.added = {}
 
 
 class Tracker:
@@ -121,6 +125,12 @@ class Tracker:
 
     def side_done(self, row, side, timing):
         row.sides[side] = timing
+
+    def side_memory(self, row, side, suite_peak, added):
+        if suite_peak is not None:
+            row.suite_peak = suite_peak if row.suite_peak is None else max(row.suite_peak, suite_peak)
+        if added is not None:
+            row.added[side] = added
 
     def side_failed(self, row, side, exc):
         row.side_errors[side] = describe(exc, 500)
@@ -246,6 +256,9 @@ def build_row(row):
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,
+        "memory_suite_peak_bytes": row.suite_peak,
+        "memory_added_bytes": row.added.get("gems"),
+        "memory_added_base_bytes": row.added.get("base"),
         "error": error,
     }, row.moved, _roofline.peaks())
 

@@ -42,7 +42,7 @@ import sys
 
 import pytest
 
-from . import _child, _env
+from . import _child, _env, _phases
 
 EXIT_REFUSED = 3  # zlcore's "preflight failed": the replay source does not fit this run
 SCHEMA = 1
@@ -566,7 +566,8 @@ def _wrap_autotuner(cls):
             self._zl_replay_pinned = None
             return [0.0, 0.0, 0.0]
         STATE.tuning_benchmarks += 1
-        return orig_bench(self, *args, config=config, **meta)
+        with _phases.CLOCK.phase("autotuning"):
+            return orig_bench(self, *args, config=config, **meta)
 
     for name, fn, orig in (("run", run, orig_run), ("prune_configs", prune_configs, orig_prune),
                            ("_bench", _bench, orig_bench)):

@@ -25,6 +25,7 @@ import sys
 import pytest
 
 from . import _child, _env
+from ._memory import DeviceMemory
 
 EXIT_DEVICE_MISMATCH = 3  # zlcore's own "preflight failed" code
 VENDOR_ALIASES = ("FLAGGEMS_VENDOR", "GEMS_BACKEND", "FLAGGEMS_BACKEND")
@@ -207,6 +208,7 @@ def collect():
                 raise RuntimeError(f"the framework sees {count} '{device}' devices, expected exactly 1 ({pinned})")
             facts = _properties(module)
             report["device"] = facts
+            report["memory_at_start"] = DeviceMemory(device).snapshot()
             status, message = _check_identity(report["expect_device_id"], facts)
             report["id_check"] = {"status": status, "detail": message}
             if status == "mismatch":
@@ -242,4 +244,6 @@ def pytest_sessionfinish(session, exitstatus):
     # Versions again: the suite imports triton and friends after session start.
     if REPORT is not None and REPORT["ok"]:
         REPORT["versions"] = versions()
+        if _env.uses_torch_device():
+            REPORT["memory_at_end"] = DeviceMemory(_env.torch_device()).snapshot()
         _child.write_json("device_setup", REPORT)

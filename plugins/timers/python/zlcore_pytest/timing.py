@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from . import _bench, _child, _env, _heap, _state
+from . import _bench, _child, _env, _heap, _phases, _state
+from ._memory import DeviceMemory, SideMemory
 from . import timers as registry
 from .timers import sticky
 from .timers.base import CaptureFailed, SideCall, SideTiming, one_line
@@ -70,6 +71,8 @@ class Timing:
         except SettingsError as exc:
             raise pytest.UsageError(f"zlcore timing: {exc}") from None
         self.placer = Placer(self.settings.placement, memory_for(_env.torch_device()))
+        self.memory = DeviceMemory(_env.torch_device())
+        self.memory_peaks = {}  # the rows' largest figures, for the identity's memory.*
         self.planned = _env.planned_timer() or None
         self.fallback = _env.fallback_timer()
         self.effective = None
@@ -179,6 +182,7 @@ class Timing:
             "captures_left_open": self.captures_left_open,
             "seconds_measuring": round(self.measuring_s, 4),
             "seconds_in_session": round(time.perf_counter() - self._began, 4),
+            "memory": dict(sorted(self.memory_peaks.items())),
         }
 
     def write_report(self):
@@ -217,14 +221,19 @@ class Timing:
         tracker = _state.tracker(self.config)
         row, side = tracker.side_for(bench, op, args, kwargs)
         started = time.perf_counter()
+        memory = SideMemory(self.memory)
         try:
-            timing = self._measure_side(bench, op, args, kwargs, row, side)
+            with memory, _phases.measuring(side):
+                timing = self._measure_side(bench, op, args, kwargs, row, side)
         except Exception as exc:
             tracker.side_failed(row, side, exc)
             raise
         finally:
             elapsed = time.perf_counter() - started
             self.measuring_s += elapsed
+            tracker.side_memory(row, side, memory.suite_peak, memory.added)
+            self._note_peak("suite_peak_bytes", memory.suite_peak)
+            self._note_peak("added_peak_base_bytes" if side == "base" else "added_peak_bytes", memory.added)
         if timing.measure_ms is None:
             timing.measure_ms = elapsed * 1000.0
         tracker.side_done(row, side, timing)
@@ -232,6 +241,10 @@ class Timing:
         self.sides_extended += 1 if timing.extra.get("sustained") else 0
         self.sides_unsettled += 1 if timing.extra.get("settled") is False else 0
         return timing.latency_ms
+
+    def _note_peak(self, name, value):
+        if value is not None:
+            self.memory_peaks[name] = max(value, self.memory_peaks.get(name, 0))
 
     # -- measuring -----------------------------------------------------------------
 

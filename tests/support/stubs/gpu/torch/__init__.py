@@ -3,6 +3,7 @@
 import math
 
 from . import _stub, autograd, cuda  # noqa: F401
+OutOfMemoryError = cuda.OutOfMemoryError
 
 __version__ = "2.99.0+stub"
 
@@ -59,7 +60,7 @@ class Tensor:
         self._offset = offset
         if storage is None:
             extent = 1 + sum((n - 1) * st for n, st in zip(self.shape, self._stride)) if self.numel() else 0
-            storage = _stub.Storage((offset + extent) * dtype.itemsize)
+            storage = _stub.Storage((offset + extent) * dtype.itemsize, device)
         self._storage = storage
 
     def size(self):

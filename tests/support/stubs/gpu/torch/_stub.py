@@ -19,6 +19,16 @@ Knobs (environment, read when used):
                              address space runs P % slower, like inputs whose placement
                              falls in the slow one of two clusters
   STUB_STATE_FILE            where the counters below are written at exit
+  STUB_MEMORY_TOTAL          the device's bytes (mem_get_info), default 80 GiB
+  STUB_OOM_ABOVE_BYTES       a device allocation that would take the allocated
+                             bytes past this raises torch.cuda.OutOfMemoryError
+  STUB_OOM_DO_BENCH          "1": triton.testing.do_bench runs out of memory (its
+                             cache-flush buffer), like a device with no room left
+
+Device memory: every storage on a device (not "cpu") counts as allocated
+from its creation until it is collected (CPython frees it when its last
+tensor goes), and torch.cuda's memory_allocated / max_memory_allocated /
+reset_peak_memory_stats / mem_get_info read those counts.
 """
 
 import atexit
@@ -44,14 +54,40 @@ MIB = 1 << 20
 _next_address = [1 << 32]
 
 
+# Device bytes allocated now, and the most since the last reset of the peak.
+memory = {"allocated": 0, "peak": 0}
+
+
+def memory_total():
+    return int(os.environ.get("STUB_MEMORY_TOTAL", str(80 << 30)))
+
+
+def out_of_memory(nbytes):
+    from .cuda import OutOfMemoryError
+
+    return OutOfMemoryError(f"CUDA out of memory. Tried to allocate {nbytes} bytes (stub: "
+                            f"{memory['allocated']} allocated, limit {os.environ.get('STUB_OOM_ABOVE_BYTES')})")
+
+
 class Storage:
     """Bytes at a fake address from a bump allocator: a new storage never reuses an old address."""
 
-    def __init__(self, nbytes):
+    def __init__(self, nbytes, device="cpu"):
         self.ptr = _next_address[0]
         self._nbytes = nbytes
         _next_address[0] += (nbytes + 511) // 512 * 512 or 512
         counters["storages"] += 1
+        self._counted = 0
+        if str(device) != "cpu":
+            limit = os.environ.get("STUB_OOM_ABOVE_BYTES")
+            if limit and memory["allocated"] + nbytes > int(limit):
+                raise out_of_memory(nbytes)
+            self._counted = nbytes
+            memory["allocated"] += nbytes
+            memory["peak"] = max(memory["peak"], memory["allocated"])
+
+    def __del__(self):
+        memory["allocated"] -= self._counted
 
     def nbytes(self):
         return self._nbytes

@@ -49,6 +49,31 @@ def empty_cache():
     pass
 
 
+class OutOfMemoryError(RuntimeError):
+    """torch.cuda.OutOfMemoryError (torch.OutOfMemoryError)."""
+
+
+def is_initialized():
+    return True
+
+
+def memory_allocated(device=None):
+    return _stub.memory["allocated"]
+
+
+def max_memory_allocated(device=None):
+    return _stub.memory["peak"]
+
+
+def reset_peak_memory_stats(device=None):
+    _stub.memory["peak"] = _stub.memory["allocated"]
+
+
+def mem_get_info(device=None):
+    total = _stub.memory_total()
+    return max(0, total - _stub.memory["allocated"]), total
+
+
 def is_current_stream_capturing():
     return _stub.capture is not None and _stub.capture[1] is current_stream()
 

@@ -14,6 +14,8 @@ def _factor():
 
 def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
     _stub.counters["do_bench_calls"] += 1
+    if os.environ.get("STUB_OOM_DO_BENCH") == "1":
+        raise _stub.out_of_memory(256 << 20)
     _stub.counters["do_bench_args"].append({"warmup": warmup, "rep": rep, "return_mode": return_mode,
                                             "grad_to_none": grad_to_none is not None})
     fn()

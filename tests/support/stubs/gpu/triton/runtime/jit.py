@@ -9,9 +9,12 @@ class JITFunction:
         self.metadata = Metadata(name=name, num_ctas=num_ctas, cluster_dims=cluster_dims, num_warps=4)
         self.kernel = None
 
+    def _do_compile(self):
+        return CompiledKernel(self.fn, self.metadata)
+
     def run(self, *args, grid, warmup=False, **kwargs):
         if self.kernel is None:
-            self.kernel = CompiledKernel(self.fn, self.metadata)
+            self.kernel = self._do_compile()
         if not warmup:
             self.kernel.launch(args)
         return self.kernel
