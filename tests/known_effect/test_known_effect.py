@@ -57,7 +57,7 @@ def test_every_op_runs_with_placements_recorded(sides):
         assert row["latency_base_ms"] == pytest.approx(sum(row["placements_base_ms"]) / 5, rel=1e-9)
     settings = idents["fma_loop"]["timer"]["settings"]
     assert settings["host_repeat"] == 5 and settings["host_clock"] == CLOCK
-    assert settings["placement"] == {"seed": 0, "max_shift_mb": 128.0}
+    assert settings["placement"] == {"seed": 0, "max_shift_mb": 128.0, "memory_pct": 25.0}
 
 
 def test_ten_percent_more_work_reads_about_ten_percent_slower(sides):

@@ -89,7 +89,7 @@ def test_graph_timer_rows_have_exact_keys_and_values(run_child):
     assert timing["captures_left_open"] == 0
     settings = timing["settings"]
     assert settings["graph"]["placements"] == 4 and settings["graph"]["placement_ms"] == 4.0
-    assert settings["placement"] == {"seed": 0, "max_shift_mb": 128.0}
+    assert settings["placement"] == {"seed": 0, "max_shift_mb": 128.0, "memory_pct": 25.0}
     assert timing["sides_by_timer"] == {"graph": 12}
     results = run.child("results")
     assert results["rows"] == 6 and results["rows_with_error"] == 0

@@ -283,8 +283,8 @@ def test_health_hands_cached_memory_back_and_replaces_a_worker_that_still_holds_
     leaked = _MemoryDevice(held=30 * gib, cached=0)  # the op left it reachable
     monkeypatch.setitem(sys.modules, "torch", _FakeTorch(leaked))
     why = _health.check_device("cuda")
-    assert why == ("the worker still holds 30720 MiB of cuda memory after the op (collected and emptied; "
-                   "limit ZL_WARM_MEMORY_LIMIT_MB=2048)")
+    assert why == ("the worker still holds 30720 MiB of cuda memory after the op (collected and emptied, "
+                   "30720 MiB of it allocated; limit ZL_WARM_MEMORY_LIMIT_MB=2048)")
     monkeypatch.setenv("ZL_WARM_MEMORY_LIMIT_MB", "40000")
     assert _health.check_device("cuda") is None
     monkeypatch.setenv("ZL_WARM_MEMORY_LIMIT_MB", "lots")  # said, and the worker does not go on
@@ -293,6 +293,29 @@ def test_health_hands_cached_memory_back_and_replaces_a_worker_that_still_holds_
 
     result = _health.check("cuda", "", _health.threads_now(), [])
     assert result["ok"] is False and result["memory"]["reserved_bytes"] == 30 * gib
+
+
+def test_health_replaces_a_worker_whose_allocation_is_not_back_to_its_baseline(monkeypatch):
+    from zlcore_pytest import _health
+
+    mib = 1 << 20
+    device = _MemoryDevice(held=600 * mib, cached=0)  # under the 2048 MiB limit
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(device))
+    memory = {}
+    why = _health.check_device("cuda", memory, baseline=500 * mib)
+    assert why == ("the op left 100 MiB of cuda memory allocated over the worker's baseline of 500 MiB "
+                   "(margin ZL_WARM_MEMORY_MARGIN_MB=64)")
+    assert memory == {"reserved_bytes": 600 * mib, "allocated_bytes": 600 * mib, "baseline_allocated_bytes": 500 * mib}
+    assert _health.check_device("cuda", baseline=550 * mib) is None  # 50 MiB over: within the margin
+    monkeypatch.setenv("ZL_WARM_MEMORY_MARGIN_MB", "128")
+    assert _health.check_device("cuda", baseline=500 * mib) is None
+    monkeypatch.setenv("ZL_WARM_MEMORY_MARGIN_MB", "-1")
+    assert "ZL_WARM_MEMORY_MARGIN_MB='-1' is not a non-negative number of MiB" in _health.check_device(
+        "cuda", baseline=500 * mib)
+    monkeypatch.delenv("ZL_WARM_MEMORY_MARGIN_MB")
+    result = _health.check("cuda", "", _health.threads_now(), [], baseline=500 * mib)
+    assert result["ok"] is False and result["memory"]["baseline_allocated_bytes"] == 500 * mib
+    assert _health.baseline_allocated("cuda") == 600 * mib
 
 
 class _BlasBinding:

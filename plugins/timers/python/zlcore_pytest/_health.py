@@ -14,7 +14,9 @@ Checks, each returning None when fine or one line saying what is wrong:
     generator (which a failed capture can leave believing it is capturing);
   - memory: after the collector, the BLAS workspaces and the device's
     empty_cache, the device memory this process still holds (memory_reserved) must stay under
-    ZL_WARM_MEMORY_LIMIT_MB (2048). Memory the op left reachable, or pools the
+    ZL_WARM_MEMORY_LIMIT_MB (2048), and what it still has allocated must be back
+    to the worker's baseline (its allocation before its first op) within
+    ZL_WARM_MEMORY_MARGIN_MB (64). Memory the op left reachable, or pools the
     allocator could not hand back, would be missing for every op after it, and
     every later op would fail out of memory (docs/warm-workers.md);
   - failures: the op's own failures (the outcomes plugin's facts) that were
@@ -33,6 +35,7 @@ import time
 
 THREAD_GRACE_S = 1.0
 MEMORY_LIMIT_MB = 2048
+MEMORY_MARGIN_MB = 64
 MIB = 1 << 20
 
 
@@ -54,7 +57,24 @@ def _device_module(device):
     return torch, (module if initialized else None)
 
 
-def check_device(device, memory=None):
+def baseline_allocated(device):
+    """The device memory this process has allocated now (bytes): 0 before its
+    device module is initialized, None where the module does not say."""
+    torch = sys.modules.get("torch")
+    module = getattr(torch, device, None) if torch is not None and device and device != "cpu" else None
+    if module is None:
+        return None
+    _, initialized = _device_module(device)
+    if initialized is None:
+        return 0
+    allocated = getattr(initialized, "memory_allocated", None)
+    try:
+        return int(allocated()) if allocated is not None else None
+    except Exception:  # noqa: BLE001 - no figure, no check
+        return None
+
+
+def check_device(device, memory=None, baseline=None):
     torch, module = _device_module(device)
     if module is None:
         return None
@@ -76,25 +96,35 @@ def check_device(device, memory=None):
         if not in_range:
             return f"the {device} random generator gave values outside [0, 1)"
         del probe, noise
-        return check_memory(device, module, memory)
+        return check_memory(device, module, memory, baseline=baseline)
     except Exception as exc:  # noqa: BLE001 - whatever the device says is the answer
         text = " ".join(str(exc).split())[:300]
         return f"the {device} device fails after the op: {type(exc).__name__}: {text}"
 
 
-def memory_limit_mb(env=None):
-    """ZL_WARM_MEMORY_LIMIT_MB (the default when unset or empty); ValueError
-    naming the variable for anything but a positive number."""
-    raw = ((env if env is not None else os.environ).get("ZL_WARM_MEMORY_LIMIT_MB") or "").strip()
+def _mib_setting(env, name, default, allow_zero=False):
+    raw = ((env if env is not None else os.environ).get(name) or "").strip()
     if not raw:
-        return MEMORY_LIMIT_MB
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise ValueError(f"ZL_WARM_MEMORY_LIMIT_MB={raw!r} is not a positive number of MiB")
+    if not (value >= 0 if allow_zero else value > 0) or value == float("inf"):
+        kind = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{name}={raw!r} is not a {kind} number of MiB")
     return value
+
+
+def memory_limit_mb(env=None):
+    """ZL_WARM_MEMORY_LIMIT_MB (the default when unset or empty); ValueError
+    naming the variable for anything but a positive number."""
+    return _mib_setting(env, "ZL_WARM_MEMORY_LIMIT_MB", MEMORY_LIMIT_MB)
+
+
+def memory_margin_mb(env=None):
+    """ZL_WARM_MEMORY_MARGIN_MB: how far over its baseline a worker's allocation may stay after an op."""
+    return _mib_setting(env, "ZL_WARM_MEMORY_MARGIN_MB", MEMORY_MARGIN_MB, allow_zero=True)
 
 
 def release_blas_workspaces(device):
@@ -118,9 +148,11 @@ def release_blas_workspaces(device):
         pass
 
 
-def check_memory(device, module, memory=None, limit_mb=None):
+def check_memory(device, module, memory=None, limit_mb=None, baseline=None, margin_mb=None):
     """Hands cached blocks back, then: None when what the process still holds
-    is under the limit, else why not. `memory` (a dict) receives the figures."""
+    is under the limit and its allocation back to `baseline` (bytes, the
+    worker's before its first op) within the margin, else why not. `memory`
+    (a dict) receives the figures."""
     reserved = getattr(module, "memory_reserved", None)
     if reserved is None:
         return None  # a device module that cannot say
@@ -131,15 +163,21 @@ def check_memory(device, module, memory=None, limit_mb=None):
         empty()
     held = int(reserved())
     allocated = getattr(module, "memory_allocated", None)
+    in_use = int(allocated()) if allocated is not None else None
     if memory is not None:
         memory["reserved_bytes"] = held
-        memory["allocated_bytes"] = int(allocated()) if allocated is not None else None
+        memory["allocated_bytes"] = in_use
+        if baseline is not None:
+            memory["baseline_allocated_bytes"] = int(baseline)
     limit = limit_mb if limit_mb is not None else memory_limit_mb()
     if held > limit * MIB:
-        in_use = f", {memory['allocated_bytes'] / MIB:.0f} MiB of it allocated" \
-            if memory is not None and memory.get("allocated_bytes") is not None else ""
+        of_it = f", {in_use / MIB:.0f} MiB of it allocated" if in_use is not None else ""
         return (f"the worker still holds {held / MIB:.0f} MiB of {device} memory after the op "
-                f"(collected and emptied{in_use}; limit ZL_WARM_MEMORY_LIMIT_MB={limit:g})")
+                f"(collected and emptied{of_it}; limit ZL_WARM_MEMORY_LIMIT_MB={limit:g})")
+    margin = margin_mb if margin_mb is not None else memory_margin_mb()
+    if baseline is not None and in_use is not None and in_use - baseline > margin * MIB:
+        return (f"the op left {(in_use - baseline) / MIB:.0f} MiB of {device} memory allocated over the "
+                f"worker's baseline of {baseline / MIB:.0f} MiB (margin ZL_WARM_MEMORY_MARGIN_MB={margin:g})")
     return None
 
 
@@ -185,14 +223,14 @@ def check_threads(before, suite_roots, grace_s=THREAD_GRACE_S):
     return None
 
 
-def check(device, child_dir, threads_before, suite_roots):
+def check(device, child_dir, threads_before, suite_roots, baseline=None):
     """{"ok": bool, "why": str or None, "seconds": float, "memory": {...}} after
-    one op; "memory" (reserved and allocated bytes after emptying) where the
-    device module reports them."""
+    one op; "memory" (reserved and allocated bytes after emptying, and the
+    worker's baseline allocation) where the device module reports them."""
     started = time.monotonic()
     why = None
     memory = {}
-    for probe in (lambda: check_device(device, memory), lambda: check_failures(child_dir),
+    for probe in (lambda: check_device(device, memory, baseline), lambda: check_failures(child_dir),
                   lambda: check_threads(threads_before, suite_roots)):
         try:
             why = probe()

@@ -67,6 +67,27 @@ class DeviceMemory:
             return value
         return None, None
 
+    def empty_cache(self):
+        self._ask("empty_cache")
+
+    def limit_and_free(self):
+        """(bytes the allocator may use, bytes it can still get): the device's
+        total and free memory, under a per-process fraction where one is set
+        (torch.<device>.set_per_process_memory_fraction, how a smaller device
+        is stood for), with what the allocator holds idle counted as free.
+        (None, None) where the framework does not say."""
+        free, total = self.free_and_total()
+        if free is None or total is None:
+            return None, None
+        reserved = self.reserved() or 0
+        allocated = self.allocated() or 0
+        limit = total
+        fraction = self._ask("get_per_process_memory_fraction")
+        if isinstance(fraction, float) and 0.0 < fraction < 1.0:
+            limit = int(total * fraction)
+            free = min(free, max(0, limit - reserved))
+        return limit, free + max(0, reserved - allocated)
+
     def snapshot(self):
         """The figures an identity records at a session's start or end."""
         free, total = self.free_and_total()
@@ -99,3 +120,18 @@ class SideMemory:
             self.added = max(0, peak - self._entry)
         self.memory.reset_peak()  # the suite's next work is counted from here
         return False
+
+
+class SuiteOutOfMemory(RuntimeError):
+    """Out of memory in the suite's own call on its own inputs, which the suite would meet without zlcore."""
+
+
+def out_of_memory(exc):
+    """Whether `exc`, or an exception it was raised from, is the framework's out-of-memory error."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower():
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

@@ -259,6 +259,8 @@ def build_row(row):
         "memory_suite_peak_bytes": row.suite_peak,
         "memory_added_bytes": row.added.get("gems"),
         "memory_added_base_bytes": row.added.get("base"),
+        "placement_note": _extra(gems, "placement_note"),
+        "placement_note_base": _extra(base, "placement_note"),
         "error": error,
     }, row.moved, _roofline.peaks())
 

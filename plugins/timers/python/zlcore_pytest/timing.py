@@ -14,17 +14,18 @@ Timer per FlagGems mode:
 The settings are parsed once, at configure: a bad one stops the run (exit 4).
 """
 
+import gc
 import os
 import time
 
 import pytest
 
 from . import _bench, _child, _env, _heap, _phases, _state
-from ._memory import DeviceMemory, SideMemory
+from ._memory import DeviceMemory, SideMemory, SuiteOutOfMemory, out_of_memory
 from . import timers as registry
 from .timers import sticky
 from .timers.base import CaptureFailed, SideCall, SideTiming, one_line
-from .timers.placement import Placer, clone_inputs, memory_for
+from .timers.placement import MemoryBudget, Placer, clone_inputs, memory_for
 from .timers.settings import SettingsError, TimerSettings
 
 GOVERNED_MODES = ("kernel", "cudagraph")
@@ -60,6 +61,10 @@ class _Builder:
         return fn, grad_to_none
 
 
+class HarnessOutOfMemory(RuntimeError):
+    """zlcore's measurement of a side ran out of device memory, also lean: the row's error, not the op's."""
+
+
 class Timing:
     """One session's timing: the plan, the timers, the patch and the report."""
 
@@ -70,8 +75,10 @@ class Timing:
             sticky.check(self.settings.graph.sustained_rows)
         except SettingsError as exc:
             raise pytest.UsageError(f"zlcore timing: {exc}") from None
-        self.placer = Placer(self.settings.placement, memory_for(_env.torch_device()))
         self.memory = DeviceMemory(_env.torch_device())
+        self.placer = Placer(self.settings.placement, memory_for(_env.torch_device()),
+                             MemoryBudget(self.memory, self.settings.placement.memory_pct))
+        self.sides_lean = 0  # sides measured on the suite's own inputs (placement.py, "Memory")
         self.memory_peaks = {}  # the rows' largest figures, for the identity's memory.*
         self.planned = _env.planned_timer() or None
         self.fallback = _env.fallback_timer()
@@ -151,7 +158,8 @@ class Timing:
             "host_clock": s.host.clock,
             "warmup_ms": _safe(_bench.warmup_ms),
             "repetition_ms": _safe(_bench.repetition_ms),
-            "placement": {"seed": s.placement.seed, "max_shift_mb": s.placement.max_shift_mb},
+            "placement": {"seed": s.placement.seed, "max_shift_mb": s.placement.max_shift_mb,
+                          "memory_pct": s.placement.memory_pct},
         }
         for name, timer in sorted(self.timers.items()):
             own = timer.settings_report()
@@ -180,6 +188,7 @@ class Timing:
             "sides_extended": self.sides_extended,
             "sides_unsettled": self.sides_unsettled,
             "captures_left_open": self.captures_left_open,
+            "sides_lean": self.sides_lean,
             "seconds_measuring": round(self.measuring_s, 4),
             "seconds_in_session": round(time.perf_counter() - self._began, 4),
             "memory": dict(sorted(self.memory_peaks.items())),
@@ -225,6 +234,11 @@ class Timing:
         try:
             with memory, _phases.measuring(side):
                 timing = self._measure_side(bench, op, args, kwargs, row, side)
+        except HarnessOutOfMemory as exc:
+            # zlcore's measurement ran out of memory even lean: the row says
+            # so, and the op goes on to its next shape.
+            tracker.side_failed(row, side, exc)
+            return float("nan")
         except Exception as exc:
             tracker.side_failed(row, side, exc)
             raise
@@ -264,6 +278,20 @@ class Timing:
         probe = (lambda f: cluster.probe(f, context)) if cluster is not None else None
         call = SideCall(tuple(args), dict(kwargs), _Builder(bench, op), context, probe)
 
+        self.placer.begin_side()
+        why = None
+        try:
+            timing = self._measure_planned(call, cluster, context)
+        except Exception as exc:
+            if isinstance(exc, SuiteOutOfMemory) or not out_of_memory(exc):
+                raise
+            why = f"out of memory in zlcore's measurement ({one_line(exc)})"
+            del exc  # its traceback holds the placement's copies
+        if why is not None:
+            timing = self._measure_lean(call, why)
+        return self._noted(timing)
+
+    def _measure_planned(self, call, cluster, context):
         name = self.effective
         try:
             timing = self.timer(name).measure(call)
@@ -273,6 +301,36 @@ class Timing:
             return self._fall_back(call, failed, cluster, context)
         if self.planned and name != self.planned:
             timing.fallback_reason = self.reason
+        return timing
+
+    def _measure_lean(self, call, why):
+        """The side again with the least memory the method allows: no copies,
+        no shift, and no graph (whose pool holds the calls' outputs) where a
+        fallback timer is planned."""
+        gc.collect()
+        self.memory.empty_cache()
+        self.placer.begin_side(lean_because=why)
+        name = self.fallback or self.effective
+        call.probe = None
+        try:
+            timing = self.timer(name).measure(call)
+        except Exception as exc:
+            if out_of_memory(exc) and not isinstance(exc, SuiteOutOfMemory):
+                raise HarnessOutOfMemory(f"{why}; again lean, on the suite's own inputs: {one_line(exc)}") from None
+            raise
+        timing.fallback_reason = why if name == self.effective else f"{why}: {name} on the suite's own inputs"
+        return timing
+
+    def _noted(self, timing):
+        """A side measured on the suite's own inputs is one placement, however
+        often it was read: its row keeps one value, and says why."""
+        note = self.placer.note
+        if note is None:
+            return timing
+        self.sides_lean += 1
+        timing.extra["placement_note"] = note
+        timing.placements_ms = [timing.latency_ms]
+        timing.spread_pct = 0.0
         return timing
 
     def _fall_back(self, call, failed, cluster, context):

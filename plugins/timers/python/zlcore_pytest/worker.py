@@ -334,7 +334,7 @@ def _recv_line(conn):
     return json.loads(data.decode())
 
 
-def run_op(request, snapshot, tracker, suite_root):
+def run_op(request, snapshot, tracker, suite_root, baseline=None):
     """One op: pytest.main with the cold child's env/cwd/log, then back to the snapshot,
     then the health check (_health.py) that decides whether this worker takes another."""
     import pytest
@@ -377,7 +377,7 @@ def run_op(request, snapshot, tracker, suite_root):
     report = snapshot.restore(suite_root)
     report["tuners_cleared"] = tracker.clear() + clear_launch_caches()
     health = _health.check(env.get("ZL_TORCH_DEVICE", ""), env.get("ZL_CHILD_DIR", ""), threads_before,
-                           [suite_root, *_ini_pythonpath(suite_root)])
+                           [suite_root, *_ini_pythonpath(suite_root)], baseline=baseline)
     if health["ok"]:
         _release_device_memory()
     gc.collect()
@@ -407,6 +407,7 @@ def main(argv=None):
     shared = [n for n in imported if n not in ("torch", "triton")]
     snapshot = Snapshot(shared)
     freeze_imports()  # every op's gc.collect() skips what the imports left
+    baseline = None  # device bytes allocated before the first op: what each op must leave
     print(json.dumps({"worker": os.getpid(), "imported": imported, "missing": missing,
                       "import_seconds": round(import_seconds, 3)}), flush=True)
 
@@ -422,7 +423,11 @@ def main(argv=None):
                 continue
             if request is None:
                 continue  # the run went away (or decided to run cold) before asking
-            code, seconds, report, health = run_op(request, snapshot, tracker, suite_root)
+            if ops_done == 0:
+                from . import _health
+
+                baseline = _health.baseline_allocated(request.get("env", {}).get("ZL_TORCH_DEVICE", ""))
+            code, seconds, report, health = run_op(request, snapshot, tracker, suite_root, baseline)
             ops_done += 1
             print(json.dumps({"op": ops_done, "exit_code": code, "seconds": round(seconds, 3), **report,
                               "health": health}), flush=True)

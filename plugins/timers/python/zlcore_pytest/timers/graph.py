@@ -15,6 +15,7 @@ import importlib
 import time
 
 from .. import _bench, _device_state
+from .._memory import SuiteOutOfMemory, out_of_memory
 from . import graph_policy, sticky
 from .base import CaptureFailed, SideTiming, clear_grads, one_line
 from .graph_device import GraphDevice, PrivatePools
@@ -97,15 +98,22 @@ class GraphTimer:
         started = time.perf_counter()
         cluster = None
         with mech.side_stream():
-            # Errors here are the op's own (the shape's error), so they propagate.
-            fn, grad_to_none = call.build(call.args, call.kwargs)
-            fn()
-            if call.probe is not None:
-                cluster = call.probe(fn)  # the second call: tuning is done, only winners launch
-            else:
+            # Errors here are the op's own (the shape's error), so they
+            # propagate; out of memory here is the suite's too, on its own
+            # inputs, and no leaner measurement would avoid it.
+            try:
+                fn, grad_to_none = call.build(call.args, call.kwargs)
                 fn()
-            clear_grads(grad_to_none)
-            mech.synchronize()
+                if call.probe is not None:
+                    cluster = call.probe(fn)  # the second call: tuning is done, only winners launch
+                else:
+                    fn()
+                clear_grads(grad_to_none)
+                mech.synchronize()
+            except Exception as exc:
+                if out_of_memory(exc):
+                    raise SuiteOutOfMemory(f"the op's own calls on the suite's inputs: {one_line(exc)}") from exc
+                raise
             warmed = time.perf_counter()  # compilation and tuning are behind us
             eager_ms = mech.eager_ms(fn, s.estimate_calls, enough_ms=ESTIMATE_ENOUGH_MS)
             del fn, grad_to_none

@@ -23,13 +23,25 @@ side) on several placements. One placement:
 The generator is seeded by ZL_PLACEMENT_SEED and the side's (op, dtype, shape,
 side), so a run draws the same shifts as any other run with that seed,
 whatever else it runs.
+
+Memory. A placement's copies and shift are zlcore's, not the suite's: a
+side whose inputs take gigabytes (2^30 elements of int64 indices are 8 GiB)
+must never fail for them. Before each placement the Placer asks its budget
+(MemoryBudget) whether the copies fit: within ZL_PLACEMENT_MEMORY_PCT of the
+memory the allocator may use, and within what is free (the device's free
+memory plus what the allocator holds idle, after handing that back if it must).
+When they do not, or after an out-of-memory error in zlcore's own work
+(timing.py), the side is measured "lean": on the suite's own inputs, with no
+copy and no shift, which is one placement however often it is read; the
+Placer's `note` says why, and the row keeps one value for the side, so compare
+never claims more than one placement supports.
 """
 
 import contextlib
 import random
 import sys
 from dataclasses import dataclass
-from typing import List
+from typing import List, Optional
 
 MIB = 1 << 20
 # Below this, torch's caching allocator serves requests from its small pool.
@@ -121,22 +133,12 @@ class _Cloner:
     def count(self, value):
         """First pass: which storages more than one distinct tensor uses."""
         seen = set()
-
-        def walk(v):
-            if self._is_tensor(v):
-                if id(v) not in seen:
-                    seen.add(id(v))
-                    key = _storage_key(v)
-                    if key is not None:
-                        self.sharing[key] = self.sharing.get(key, 0) + 1
-            elif isinstance(v, dict):
-                for item in v.values():
-                    walk(item)
-            elif isinstance(v, (list, tuple)):
-                for item in v:
-                    walk(item)
-
-        walk(value)
+        for v in _leaves(value):
+            if self._is_tensor(v) and id(v) not in seen:
+                seen.add(id(v))
+                key = _storage_key(v)
+                if key is not None:
+                    self.sharing[key] = self.sharing.get(key, 0) + 1
 
     def clone(self, value):
         if self._is_tensor(value) or self._is_array(value):
@@ -218,6 +220,85 @@ def clone_inputs(args, kwargs):
     return tuple(cloner.clone(tuple(args))), cloner.clone(dict(kwargs))
 
 
+def _leaves(value):
+    """Everything inside lists, tuples and dicts at any depth, without recursion.
+
+    Not a recursive closure: a nested function that calls itself holds itself
+    (and all it closes over) in a reference cycle, which only the collector
+    frees; the cloner's copies of a 2^30-element input stayed on the device
+    after their placement that way, one set per placement, until the next
+    collection ran out of memory.
+    """
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(reversed(list(v.values())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+        else:
+            yield v
+
+
+def input_bytes(args, kwargs):
+    """Bytes a clone of every tensor and array among the arguments takes (a
+    storage shared by several tensors counted once)."""
+    torch = sys.modules.get("torch")
+    np = sys.modules.get("numpy")
+    seen = set()
+    total = 0
+    for v in _leaves((args, kwargs)):
+        if torch is not None and torch.is_tensor(v):
+            key = _storage_key(v)
+            if key is None:
+                total += v.numel() * v.element_size()
+            elif key not in seen:
+                seen.add(key)
+                try:
+                    total += v.untyped_storage().nbytes()
+                except Exception:
+                    total += v.numel() * v.element_size()
+        elif np is not None and isinstance(v, np.ndarray):
+            total += v.nbytes
+    return total
+
+
+def size_text(nbytes):
+    """1.50 GiB, 512.00 KiB: the unit that keeps a message's number readable."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.2f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+class MemoryBudget:
+    """Whether one placement's copies fit on the device (see the module's docstring).
+
+    `device` is a _memory.DeviceMemory; a device that reports no figures (the
+    host) always fits.
+    """
+
+    def __init__(self, device, pct):
+        self.device = device
+        self.pct = pct
+
+    def refuse(self, need):
+        """None when `need` bytes of copies fit, else why not (one line)."""
+        limit, free = self.device.limit_and_free()
+        if limit is None or free is None:
+            return None
+        share = self.pct / 100.0 * limit
+        if need > share:
+            return (f"copies of {size_text(need)} exceed ZL_PLACEMENT_MEMORY_PCT={self.pct:g} % "
+                    f"of {size_text(limit)}")
+        if need > free:
+            self.device.empty_cache()  # the allocator's idle blocks back to the device, then ask again
+            limit, free = self.device.limit_and_free()
+            if free is not None and need > free:
+                return f"copies of {size_text(need)} exceed the {size_text(free)} free"
+        return None
+
+
 # -- one placement ----------------------------------------------------------------
 
 
@@ -227,22 +308,48 @@ class Placement:
     args: tuple
     kwargs: dict
     shift: Shift
+    lean: bool = False  # the suite's own inputs, not copies
 
 
 class Placer:
-    """Makes the placements of one run: seeded shifts on one memory, cloned inputs."""
+    """Makes the placements of one run: seeded shifts on one memory, cloned inputs.
 
-    def __init__(self, settings, memory):
+    `note` is set, for the side being measured, once a placement was made
+    lean (why); `begin_side()` clears it and `lean` (forced lean placements,
+    after an out-of-memory error in zlcore's work).
+    """
+
+    def __init__(self, settings, memory, budget=None):
         self.settings = settings
         self.memory = memory
+        self.budget = budget
+        self.lean = False
+        self.note: Optional[str] = None
+
+    def begin_side(self, lean_because=None):
+        self.lean = lean_because is not None
+        self.note = lean_because
 
     def rng(self, context):
         return side_rng(self.settings.seed, context)
+
+    def _lean_because(self, args, kwargs, shift):
+        if self.lean:
+            return self.note or "lean placements asked for"
+        if self.budget is None:
+            return None
+        return self.budget.refuse(input_bytes(args, kwargs) + shift.small + shift.large)
 
     @contextlib.contextmanager
     def place(self, index, args, kwargs, rng):
         """Placement `index`: shift, clone, yield; then release both."""
         shift = draw_shift(rng, self.settings.max_shift_mb)
+        why = self._lean_because(args, kwargs, shift)
+        if why is not None:
+            if self.note is None:
+                self.note = why
+            yield Placement(index, tuple(args), dict(kwargs), Shift(0, 0), lean=True)
+            return
         held: List[object] = [self.memory.hold(n) for n in shift.as_list() if n > 0]
         try:
             cloned_args, cloned_kwargs = clone_inputs(args, kwargs)

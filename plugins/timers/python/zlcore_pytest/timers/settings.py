@@ -57,6 +57,13 @@ def _float(env, name, default, minimum, inclusive=True):
     return value
 
 
+def _pct(env, name, default):
+    value = _float(env, name, default, 0.0, inclusive=False)
+    if value > 100.0:
+        raise SettingsError(f"{name}={_raw(env, name)!r} must be at most 100")
+    return value
+
+
 def _choice(env, name, default, allowed):
     raw = _raw(env, name)
     if raw is None:
@@ -80,12 +87,20 @@ class PlacementSettings:
     # (the caching allocators' small-block pool) and one of 1 MiB up to this;
     # 0 clones without shifting.
     max_shift_mb: float = 128.0
+    # The most of the device's memory (percent of what the allocator may
+    # use) one placement's copies of the inputs and its shift may take. A
+    # placement that would need more, or more than is free, is not made: the
+    # side is measured on the suite's own inputs, once, and the row says so
+    # (placement.py). A quarter leaves room for the suite's inputs, the
+    # graphs' pools and the outputs of the timed calls on a device of 32 GB.
+    memory_pct: float = 25.0
 
     @classmethod
     def from_env(cls, env):
         return cls(
             seed=_int(env, "ZL_PLACEMENT_SEED", cls.seed, 0),
             max_shift_mb=_float(env, "ZL_PLACEMENT_MAX_SHIFT_MB", cls.max_shift_mb, 0.0),
+            memory_pct=_pct(env, "ZL_PLACEMENT_MEMORY_PCT", cls.memory_pct),
         )
 
 
