@@ -482,6 +482,11 @@ class BatchRun : public QueueEvents {
         fs::remove(file, ec);
         continue;
       }
+      if (!lease_names_dir(*lease, dir_.string())) {
+        say(foreign_lease_line(file, *lease));
+        fs::remove(file, ec);
+        continue;
+      }
       std::vector<pid_t> alive = live_processes(*lease);
       if (alive.empty()) {
         fs::remove(file, ec);
