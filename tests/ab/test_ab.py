@@ -223,6 +223,33 @@ def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_p
     assert b == [("1", "1", "passed"), ("2", "1", "no_tests"), ("2", "2", "passed")]
 
 
+def test_a_tampered_rounds_csv_keeps_every_whole_line_and_reruns_only_what_is_missing(tmp_path):
+    out = tmp_path / "tampered"
+    args = ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 3, "--out", out]
+    ab(*args, check=0)
+    lines = (out / "rounds.csv").read_text().splitlines(keepends=True)
+    # Round 2's round line with a status zlcore never writes, and before round
+    # 3's lines a line whose quote never closes.
+    at = next(i for i, line in enumerate(lines) if line.startswith("fma_loop,2,1,*,done,"))
+    lines[at] = lines[at].replace(",done,", ",finished,")
+    r3 = next(i for i, line in enumerate(lines) if line.startswith("fma_loop,3,"))
+    lines.insert(r3, 'fma_loop,3,1,A,passed,0,1.000,"runs/fma_loop/r3-t1/A,\n')
+    tampered = "".join(lines)
+    (out / "rounds.csv").write_text(tampered)
+
+    r = ab(*args, "--resume", check=0)
+    assert "rounds.csv repaired: kept " in r.stdout, r.stdout
+    kept = list(out.glob("rounds.csv.bak-*"))
+    assert len(kept) == 1 and kept[0].read_text() == tampered
+    live = (out / "rounds.csv").read_text()
+    for line in lines:
+        if line not in (lines[at], lines[r3]):
+            assert line in live, line  # every whole line is still there
+    done = [row for row in rounds(out) if row["side"] == "*" and row["status"] == "done"]
+    assert sorted((int(row["round"]), row["attempt"]) for row in done) == [(0, "1"), (1, "1"), (2, "2"), (3, "1")]
+    assert rows(out) and all(row["samples_a"] == row["samples_b"] == 3 for row in rows(out))
+
+
 def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     out = tmp_path / "int"
     cmd = [ZLCORE or "zlcore", "ab", *COMMON, "--threshold", "5", "--a", str(SUITE), "--b", str(SUITE),
