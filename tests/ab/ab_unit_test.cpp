@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "../../core/src/ab/runner_parts.hpp"
+#include "../../core/src/run/identity.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/run.hpp"
 
 namespace fs = std::filesystem;
 using namespace zl;
@@ -208,6 +210,37 @@ TEST_F(AbDir, AReportWithAnOpThatHasNoMeasuredRoundFails) {
   EXPECT_EQ(code, kExitFailed);
   EXPECT_NE(said.str().find("FAILED op abs: no measured round in rounds.csv"), std::string::npos) << said.str();
   EXPECT_EQ(err, "AB_FAILED: 1 op(s) failed a round; the FAILED lines say why\n");
+}
+
+// A variable only side B sets (--b-env MY_SWITCH=1) was in no run's identity,
+// so the caliber check never saw the sides differ. Every side now names every
+// variable either side sets, and each run records them: B its value, A none.
+TEST(AbCaliber, EverySideNamesEveryVariableEitherSideSets) {
+  ab::Options o;
+  o.b.env = {{"MY_SWITCH", "1"}};
+  o.a.env = {{"OTHER", "x"}};
+  for (const char* label : {"A", "B", "A2"}) {
+    const auto env = ab::side_env(o, label, "/tmp/ab");
+    ASSERT_TRUE(env.count(kCaliberEnv)) << label;
+    EXPECT_EQ(env.at(kCaliberEnv), "MY_SWITCH,OTHER") << label;
+  }
+  EXPECT_EQ(ab::side_env(o, "B", "/tmp/ab").at("MY_SWITCH"), "1");
+  EXPECT_FALSE(ab::side_env(o, "A", "/tmp/ab").count("MY_SWITCH"));
+  EXPECT_FALSE(ab::side_env(ab::Options{}, "A", "/tmp/ab").count(kCaliberEnv));
+}
+
+TEST(AbCaliber, ARunRecordsTheVariablesItIsToldToAndNotTheList) {
+  ::setenv(kCaliberEnv, "MY_SWITCH,OTHER", 1);
+  ::unsetenv("MY_SWITCH");
+  ::unsetenv("OTHER");
+  const auto b = number_knobs({{"MY_SWITCH", "1"}, {"UNNAMED", "2"}});
+  EXPECT_EQ(b.count("MY_SWITCH") ? b.at("MY_SWITCH") : "(absent)", "1");
+  EXPECT_FALSE(b.count("UNNAMED"));
+  EXPECT_FALSE(b.count(kCaliberEnv));
+  const auto a = number_knobs({});
+  EXPECT_FALSE(a.count("MY_SWITCH"));  // unset on side A: compare shows "(unset)"
+  ::unsetenv(kCaliberEnv);
+  EXPECT_FALSE(number_knobs({{"MY_SWITCH", "1"}}).count("MY_SWITCH"));
 }
 
 // Two rounds of one side, one row each, five placements a round.

@@ -223,6 +223,21 @@ def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_p
     assert b == [("1", "1", "passed"), ("2", "1", "no_tests"), ("2", "2", "passed")]
 
 
+def test_a_variable_only_one_side_sets_is_refused_until_declared(tmp_path):
+    """Any variable a side sets may change a number, not only the ones zlcore knows by name."""
+    out = tmp_path / "env"
+    args = ["--a", SUITE, "--b", SUITE, "--b-env", "MY_SWITCH=1", "--ops", "fma_loop", "--rounds", 2, "--out", out]
+    r = ab(*args, check=3)
+    assert "UNDECLARED env.MY_SWITCH: A (unset), B 1" in r.stdout, r.stdout
+    assert json.loads((out / "ab_identity.json").read_text())["status"] == "refused"
+    run = out / "runs" / "fma_loop" / "r1-t1"
+    assert json.loads((run / "B" / "run_identity.json").read_text())["env"]["MY_SWITCH"] == "1"
+    assert "MY_SWITCH" not in json.loads((run / "A" / "run_identity.json").read_text())["env"]
+    r = ab(*args, "--resume", "--expect-diff", "MY_SWITCH", check=0)
+    ident = json.loads((out / "ab_identity.json").read_text())
+    assert ident["status"] == "done" and ident["caliber"].startswith("fair"), ident
+
+
 def test_a_tampered_rounds_csv_keeps_every_whole_line_and_reruns_only_what_is_missing(tmp_path):
     out = tmp_path / "tampered"
     args = ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 3, "--out", out]
