@@ -167,26 +167,33 @@ TEST(Links, ABatchResumeRefusesARunsDirectoryReplacedByALink) {
   EXPECT_EQ(hostile::slurp(out / "ops_status.csv"), zl::batch::csv_header());
 }
 
-TEST(Links, AnAbResumeRefusesALinkedDirectoryInItsOut) {
+// The same for ab: an A/B whose runs/ was moved elsewhere and replaced by a
+// link wrote the rounds a --resume added there.
+TEST(Links, AnAbResumeRefusesARunsDirectoryReplacedByALink) {
   TempDir tmp;
   const fs::path out = tmp / "ab", elsewhere = tmp / "elsewhere";
-  hostile::spit(out / "ab_identity.json", "{}\n");
-  hostile::spit(out / "rounds.csv", "");
+  auto ab = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args{
+        "--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab",    "--backend", "host",  "--a",       ZL_FAULT_SUITE,
+        "--b",           ZL_FAULT_SUITE,      "--ops", "ok1",       "--out", out.string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return hostile::zlcore(args, tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 180);
+  };
+  hostile::Ran r = ab({"--rounds", "1"});
+  ASSERT_EQ(r.exit_code, 0) << hostile::describe(r);
   fs::create_directories(elsewhere);
-  fs::create_directories(out / "runs" / "ok1");
-  fs::create_symlink(elsewhere, out / "runs" / "ok1" / "r1-t1");
-  hostile::Ran r =
-      hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab", "--backend", "host", "--a", ZL_FAULT_SUITE, "--b",
-                       ZL_FAULT_SUITE, "--ops", "ok1", "--out", out.string(), "--resume"},
-                      tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
+  fs::rename(out / "runs", elsewhere / "runs");
+  fs::create_symlink(elsewhere / "runs", out / "runs");
+  const std::string rounds = hostile::slurp(out / "rounds.csv");
+  r = ab({"--rounds", "2", "--resume"});
   EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
   EXPECT_EQ(r.err, "zlcore: ab: --out " + out.string() + " holds a symbolic link where zlcore keeps a directory: " +
-                       (out / "runs" / "ok1" / "r1-t1").string() + " (a link to " + elsewhere.string() +
+                       (out / "runs").string() + " (a link to " + (elsewhere / "runs").string() +
                        "); zlcore does not follow links inside the directories it writes: put the directory itself "
                        "there, or use another --out\n")
       << hostile::describe(r);
-  EXPECT_TRUE(fs::is_empty(elsewhere));
-  EXPECT_EQ(hostile::slurp(out / "rounds.csv"), "");
+  EXPECT_FALSE(fs::exists(elsewhere / "runs" / "ok1" / "r2-t1")) << "a round was written through the link";
+  EXPECT_EQ(hostile::slurp(out / "rounds.csv"), rounds);
 }
 
 // What is looked for: links in the directories zlcore keeps in --out, at any

@@ -138,6 +138,13 @@ std::string lease_of(pid_t pid, const fs::path& batch_dir, const std::string& op
          ", \"boot_id\": \"" + boot + "\", \"host\": \"" + host + "\"}\n";
 }
 
+// Whether a process this test started is still running: kill(pid, 0) also
+// succeeds for one that was killed and not yet waited for.
+bool running(pid_t child) {
+  int status = 0;
+  return ::waitpid(child, &status, WNOHANG) == 0;
+}
+
 // A process that works for another batch directory as a run of it would:
 // pytest carries ZL_RUN_DIR=<that directory>/... in its environment, and it
 // leads a process group of its own, as a cold run does.
@@ -160,7 +167,7 @@ TEST(ResumeOrphans, AForgedLeaseKillsNothing) {
                                    tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
   EXPECT_EQ(r.out.find("killing"), std::string::npos) << hostile::describe(r);
-  EXPECT_EQ(::kill(victim.pid, 0), 0) << "the forged lease's process was killed";
+  EXPECT_TRUE(running(victim.pid)) << "the forged lease's process was killed";
   EXPECT_FALSE(fs::exists(out / "leases" / "ok1.json"));
   ::kill(victim.pid, SIGKILL);
   hostile::finish(victim, 5);
@@ -182,7 +189,7 @@ TEST(ResumeOrphans, ALeaseNamingAnotherBatchDirectoryLeavesThatBatchsRunAlone) {
   hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1", {"--cold", "--resume", "--orphans", "kill"}),
                                    tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  EXPECT_EQ(::kill(victim.pid, 0), 0) << "another directory's run was killed\n" << hostile::describe(r);
+  EXPECT_TRUE(running(victim.pid)) << "another directory's run was killed\n" << hostile::describe(r);
   EXPECT_NE(r.out.find("ignoring ok1.json in leases/: it names another directory (" + other.string() +
                        "), whose processes (pid " + std::to_string(victim.pid) +
                        ") are not this one's to wait for or kill; left alone\n"),
@@ -210,7 +217,7 @@ TEST(ResumeOrphans, AnAbResumeLeavesAnotherDirectorysRunAlone) {
   hostile::spit(ab / "leases" / "ok1.r1-t1.B.json", lease_of(victim.pid, other, "ok1", "runs/ok1/r1-t1/B"));
   std::ostringstream said;
   EXPECT_EQ(zl::ab::stop_orphan_runs(ab.string(), said), "");
-  EXPECT_EQ(::kill(victim.pid, 0), 0) << "another directory's run was killed\n" << said.str();
+  EXPECT_TRUE(running(victim.pid)) << "another directory's run was killed\n" << said.str();
   EXPECT_EQ(said.str(), "ignoring ok1.r1-t1.B.json in leases/: it names another directory (" + other.string() +
                             "), whose processes (pid " + std::to_string(victim.pid) +
                             ") are not this one's to wait for or kill; left alone\n");
@@ -225,7 +232,7 @@ TEST(ResumeOrphans, AnAbResumeLeavesAnotherDirectorysRunAlone) {
   EXPECT_NE(said.str().find("is still running (pid " + std::to_string(own.pid) + "); killing it"), std::string::npos)
       << said.str();
   hostile::finish(own, 5);
-  EXPECT_EQ(::kill(victim.pid, 0), 0);
+  EXPECT_TRUE(running(victim.pid));
   ::kill(victim.pid, SIGKILL);
   hostile::finish(victim, 5);
 }
