@@ -137,7 +137,8 @@ TEST_F(AbDir, ALineWithAStatusZlcoreNeverWritesIsLeftOutAloneAndKeptAside) {
 
   const std::string note = ab::repair_rounds_csv(csv.string());
   EXPECT_EQ(note.rfind("rounds.csv repaired: kept 8 line(s); left out 1 line(s) that could not be read (line 7: "
-                       "status 'finished' is not one zlcore writes for a round): their rounds run again; the file "
+                       "status 'finished' is not one zlcore writes for a round); a round left without its round line "
+                       "runs again; the file "
                        "as it was is in rounds.csv.bak-",
                        0),
             0u)

@@ -218,7 +218,7 @@ std::string repair_rounds_csv(const std::string& path) {
     for (size_t i = 0; i < f.unreadable.size() && i < 3; ++i) list += (i ? "; " : "") + f.unreadable[i];
     if (f.unreadable.size() > 3) list += "; and " + std::to_string(f.unreadable.size() - 3) + " more";
     out += "; left out " + std::to_string(f.unreadable.size()) + " line(s) that could not be read (" + list +
-           "): their rounds run again";
+           "); a round left without its round line runs again";
   }
   if (f.dropped_tail) out += "; left out a torn last line";
   if (f.blank_lines > 0) out += "; dropped " + std::to_string(f.blank_lines) + " blank line(s)";
