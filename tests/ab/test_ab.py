@@ -171,12 +171,17 @@ def crashing_suite(tmp_path):
     return suite
 
 
+# The crashing suite's switch is a variable side B sets: part of the caliber,
+# declared like any difference an A/B is about.
+CRASH_DECLARED = ["--expect-diff", "AB_TEST_CRASH"]
+
+
 def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
     suite = crashing_suite(tmp_path)
     out = tmp_path / "crash"
     once = tmp_path / "crashed-once"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop,fma_loop", "--rounds", 2, "--out", out,
-           "--b-env", f"AB_TEST_CRASH={once}", check=0)
+           *CRASH_DECLARED, "--b-env", f"AB_TEST_CRASH={once}", check=0)
     lines = rounds(out)
     crashed = [row for row in lines if row["op"] == "crash_loop" and row["status"] == "crashed"]
     assert len(crashed) == 1 and crashed[0]["side"] == "B" and crashed[0]["round"] == "1"
@@ -187,7 +192,7 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
 
     out2 = tmp_path / "crash2"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop,fma_loop", "--rounds", 2, "--out", out2,
-           "--b-env", "AB_TEST_CRASH=always", check=1)
+           *CRASH_DECLARED, "--b-env", "AB_TEST_CRASH=always", check=1)
     assert "AB_FAILED" in r.stderr and "FAILED op crash_loop" in r.stdout
     lines = rounds(out2)
     crash = [row for row in lines if row["op"] == "crash_loop"]
@@ -205,7 +210,7 @@ def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_p
     suite = crashing_suite(tmp_path)
     out = tmp_path / "skip"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop", "--rounds", 2, "--out", out,
-           "--b-env", "AB_TEST_CRASH=skip", check=1)
+           *CRASH_DECLARED, "--b-env", "AB_TEST_CRASH=skip", check=1)
     assert "FAILED op crash_loop" in r.stdout and "running the round again" not in r.stdout
     lines = [row for row in rounds(out) if row["round"] != "0"]
     assert [(row["side"], row["status"]) for row in lines if row["side"] in ("B", "*")] == \
@@ -217,7 +222,7 @@ def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_p
     # that round runs again.
     out2 = tmp_path / "skip2"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop", "--rounds", 2, "--out", out2,
-           "--b-env", f"AB_TEST_CRASH=skip-second:{tmp_path / 'b-runs'}", check=0)
+           *CRASH_DECLARED, "--b-env", f"AB_TEST_CRASH=skip-second:{tmp_path / 'b-runs'}", check=0)
     assert "ran again on every side" in r.stdout
     b = [(row["round"], row["attempt"], row["status"]) for row in rounds(out2) if row["side"] == "B"]
     assert b == [("1", "1", "passed"), ("2", "1", "no_tests"), ("2", "2", "passed")]
