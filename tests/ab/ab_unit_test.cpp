@@ -5,12 +5,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <tuple>
 #include <vector>
 
+#include "../../core/src/ab/runner_parts.hpp"
+#include "../../core/src/run/identity.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/run.hpp"
 
 namespace fs = std::filesystem;
 using namespace zl;
@@ -88,6 +93,155 @@ TEST_F(AbDir, ATornLastRecordIsCutOffBeforeAResumeAppendsAndTheFileKeptAside) {
 TEST_F(AbDir, RoundsCsvOfAnotherToolIsRefused) {
   write(dir_ / "rounds.csv", "op,status\nabs,passed\n");
   EXPECT_THROW(ab::read_rounds_csv((dir_ / "rounds.csv").string()), UsageError);
+}
+
+namespace {
+
+// Round r of op abs, both sides measured and the round done, as the runner
+// writes them.
+std::string whole_round(int r) {
+  const std::string rel = "runs/abs/r" + std::to_string(r) + "-t1";
+  return ab::rounds_csv_record({"abs", r, 1, "A", "passed", 0, 1.5, rel + "/A", ""}) +
+         ab::rounds_csv_record({"abs", r, 1, "B", "passed", 0, 1.5, rel + "/B", ""}) +
+         ab::rounds_csv_record({"abs", r, 1, "*", "done", 0, 0, rel, ""});
+}
+
+std::vector<fs::path> kept_copies(const fs::path& dir) {
+  std::vector<fs::path> kept;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("rounds.csv.bak-", 0) == 0) kept.push_back(e.path());
+  }
+  return kept;
+}
+
+}  // namespace
+
+// A round line with a status zlcore never writes settled its round without
+// measuring it: the A/B reported done with no row for the op. It is left out
+// alone; its round is then missing, and a resume runs it again.
+TEST_F(AbDir, ALineWithAStatusZlcoreNeverWritesIsLeftOutAloneAndKeptAside) {
+  const fs::path csv = dir_ / "rounds.csv";
+  std::string bad = whole_round(2);
+  bad.replace(bad.rfind(",done,"), 6, ",finished,");
+  const std::string text = ab::rounds_csv_header() + whole_round(1) + bad + whole_round(3);
+  write(csv, text);
+  const ab::RoundsFile f = ab::parse_rounds_text(text, csv.string());
+  ASSERT_EQ(f.unreadable.size(), 1u);
+  EXPECT_EQ(f.unreadable[0], "line 7: status 'finished' is not one zlcore writes for a round");
+  EXPECT_EQ(f.lines.size(), 8u);
+  std::set<int> done;
+  for (const ab::RoundLine& l : f.lines) {
+    if (l.side == "*") done.insert(l.round);
+  }
+  EXPECT_EQ(done, (std::set<int>{1, 3}));
+
+  const std::string note = ab::repair_rounds_csv(csv.string());
+  EXPECT_EQ(note.rfind("rounds.csv repaired: kept 8 line(s); left out 1 line(s) that could not be read (line 7: "
+                       "status 'finished' is not one zlcore writes for a round); a round left without its round line "
+                       "runs again; the file "
+                       "as it was is in rounds.csv.bak-",
+                       0),
+            0u)
+      << note;
+  std::string expected = whole_round(2);
+  expected.erase(expected.rfind("abs,2,1,*"));
+  EXPECT_EQ(zl::read_file(csv.string()), ab::rounds_csv_header() + whole_round(1) + expected + whole_round(3));
+  const auto kept = kept_copies(dir_);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(zl::read_file(kept[0].string()), text);
+}
+
+// A quote that opens and never closes swallowed every line after it, and the
+// repair then cut them all off the live file.
+TEST_F(AbDir, AQuoteThatNeverClosesCostsOnlyItsOwnLine) {
+  const fs::path csv = dir_ / "rounds.csv";
+  const std::string text =
+      ab::rounds_csv_header() + whole_round(1) + "abs,2,1,A,passed,0,1.500,\"runs/abs/r2-t1/A,\n" + whole_round(3);
+  write(csv, text);
+  const ab::RoundsFile f = ab::parse_rounds_text(text, csv.string());
+  ASSERT_EQ(f.unreadable.size(), 1u);
+  EXPECT_EQ(f.unreadable[0], "line 5: a quoted field that never closes");
+  EXPECT_FALSE(f.dropped_tail);
+  EXPECT_EQ(f.lines.size(), 6u);
+  EXPECT_NE(ab::repair_rounds_csv(csv.string()), "");
+  EXPECT_EQ(zl::read_file(csv.string()), ab::rounds_csv_header() + whole_round(1) + whole_round(3));
+  ASSERT_EQ(kept_copies(dir_).size(), 1u);
+  EXPECT_EQ(zl::read_file(kept_copies(dir_)[0].string()), text);
+  // The same quote on the last line is a record torn by a crash: only it goes.
+  const std::string torn = ab::rounds_csv_header() + whole_round(1) + "abs,2,1,A,passed,0,1.500,\"runs/abs/r2";
+  const ab::RoundsFile t = ab::parse_rounds_text(torn, csv.string());
+  EXPECT_TRUE(t.dropped_tail);
+  EXPECT_TRUE(t.unreadable.empty());
+  EXPECT_EQ(t.lines.size(), 3u);
+}
+
+TEST_F(AbDir, EveryFieldOfALineIsChecked) {
+  const std::string rec = "abs,1,1,A,passed,0,1.500,runs/abs/r1-t1/A,\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"abs,x,1,A,passed,0,1.500,d,\n", "line 2: round 'x' is not a round number"},
+      {"abs,1,0,A,passed,0,1.500,d,\n", "line 2: attempt '0' is not an attempt number"},
+      {"abs,1,1,C,passed,0,1.500,d,\n", "line 2: side 'C' is not A, B, A2 or *"},
+      {"abs,1,1,A,done,0,1.500,d,\n", "line 2: status 'done' is not one zlcore writes"},
+      {"abs,1,1,A,passed,zero,1.500,d,\n", "line 2: device 'zero' is not a whole number"},
+      {"abs,1,1,A,passed,0,1.5s,d,\n", "line 2: seconds '1.5s' is not a number"},
+      {",1,1,A,passed,0,1.500,d,\n", "line 2: no op name"},
+      {"abs,1,1,A,passed,0,1.500,d\n", "line 2: 8 field(s), the header has 9"},
+  };
+  for (const auto& [line, why] : cases) {
+    const ab::RoundsFile f = ab::parse_rounds_text(ab::rounds_csv_header() + line + rec, "rounds.csv");
+    ASSERT_EQ(f.unreadable.size(), 1u) << line;
+    EXPECT_EQ(f.unreadable[0], why);
+    ASSERT_EQ(f.lines.size(), 1u) << line;
+    EXPECT_EQ(f.lines[0].run_dir, "runs/abs/r1-t1/A");
+  }
+}
+
+// The report's own guard: an op with no measured round and no round that
+// gave up on it is a FAILED op, never a done A/B without it.
+TEST_F(AbDir, AReportWithAnOpThatHasNoMeasuredRoundFails) {
+  ab::Options o;
+  batch::OpSpec abs;
+  abs.name = "abs";
+  o.ops = {abs};
+  o.rounds = 1;
+  std::ostringstream said;
+  testing::internal::CaptureStderr();
+  const int code = ab::write_report(o, dir_.string(), {}, said);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, kExitFailed);
+  EXPECT_NE(said.str().find("FAILED op abs: no measured round in rounds.csv"), std::string::npos) << said.str();
+  EXPECT_EQ(err, "AB_FAILED: 1 op(s) failed a round; the FAILED lines say why\n");
+}
+
+// A variable only side B sets (--b-env MY_SWITCH=1) was in no run's identity,
+// so the caliber check never saw the sides differ. Every side now names every
+// variable either side sets, and each run records them: B its value, A none.
+TEST(AbCaliber, EverySideNamesEveryVariableEitherSideSets) {
+  ab::Options o;
+  o.b.env = {{"MY_SWITCH", "1"}};
+  o.a.env = {{"OTHER", "x"}};
+  for (const char* label : {"A", "B", "A2"}) {
+    const auto env = ab::side_env(o, label, "/tmp/ab");
+    ASSERT_TRUE(env.count(kCaliberEnv)) << label;
+    EXPECT_EQ(env.at(kCaliberEnv), "MY_SWITCH,OTHER") << label;
+  }
+  EXPECT_EQ(ab::side_env(o, "B", "/tmp/ab").at("MY_SWITCH"), "1");
+  EXPECT_FALSE(ab::side_env(o, "A", "/tmp/ab").count("MY_SWITCH"));
+  EXPECT_FALSE(ab::side_env(ab::Options{}, "A", "/tmp/ab").count(kCaliberEnv));
+}
+
+TEST(AbCaliber, ARunRecordsTheVariablesItIsToldToAndNotTheList) {
+  ::setenv(kCaliberEnv, "MY_SWITCH,OTHER", 1);
+  ::unsetenv("MY_SWITCH");
+  ::unsetenv("OTHER");
+  const auto b = number_knobs({{"MY_SWITCH", "1"}, {"UNNAMED", "2"}});
+  EXPECT_EQ(b.count("MY_SWITCH") ? b.at("MY_SWITCH") : "(absent)", "1");
+  EXPECT_FALSE(b.count("UNNAMED"));
+  EXPECT_FALSE(b.count(kCaliberEnv));
+  const auto a = number_knobs({});
+  EXPECT_FALSE(a.count("MY_SWITCH"));  // unset on side A: compare shows "(unset)"
+  ::unsetenv(kCaliberEnv);
+  EXPECT_FALSE(number_knobs({{"MY_SWITCH", "1"}}).count("MY_SWITCH"));
 }
 
 // Two rounds of one side, one row each, five placements a round.

@@ -171,12 +171,17 @@ def crashing_suite(tmp_path):
     return suite
 
 
+# The crashing suite's switch is a variable side B sets: part of the caliber,
+# declared like any difference an A/B is about.
+CRASH_DECLARED = ["--expect-diff", "AB_TEST_CRASH"]
+
+
 def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
     suite = crashing_suite(tmp_path)
     out = tmp_path / "crash"
     once = tmp_path / "crashed-once"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop,fma_loop", "--rounds", 2, "--out", out,
-           "--b-env", f"AB_TEST_CRASH={once}", check=0)
+           *CRASH_DECLARED, "--b-env", f"AB_TEST_CRASH={once}", check=0)
     lines = rounds(out)
     crashed = [row for row in lines if row["op"] == "crash_loop" and row["status"] == "crashed"]
     assert len(crashed) == 1 and crashed[0]["side"] == "B" and crashed[0]["round"] == "1"
@@ -187,7 +192,7 @@ def test_a_side_that_crashes_is_retried_on_both_sides_then_reported(tmp_path):
 
     out2 = tmp_path / "crash2"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop,fma_loop", "--rounds", 2, "--out", out2,
-           "--b-env", "AB_TEST_CRASH=always", check=1)
+           *CRASH_DECLARED, "--b-env", "AB_TEST_CRASH=always", check=1)
     assert "AB_FAILED" in r.stderr and "FAILED op crash_loop" in r.stdout
     lines = rounds(out2)
     crash = [row for row in lines if row["op"] == "crash_loop"]
@@ -205,7 +210,7 @@ def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_p
     suite = crashing_suite(tmp_path)
     out = tmp_path / "skip"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop", "--rounds", 2, "--out", out,
-           "--b-env", "AB_TEST_CRASH=skip", check=1)
+           *CRASH_DECLARED, "--b-env", "AB_TEST_CRASH=skip", check=1)
     assert "FAILED op crash_loop" in r.stdout and "running the round again" not in r.stdout
     lines = [row for row in rounds(out) if row["round"] != "0"]
     assert [(row["side"], row["status"]) for row in lines if row["side"] in ("B", "*")] == \
@@ -217,10 +222,52 @@ def test_a_side_whose_tests_all_skip_fails_the_op_without_a_second_attempt(tmp_p
     # that round runs again.
     out2 = tmp_path / "skip2"
     r = ab("--a", suite, "--b", suite, "--ops", "crash_loop", "--rounds", 2, "--out", out2,
-           "--b-env", f"AB_TEST_CRASH=skip-second:{tmp_path / 'b-runs'}", check=0)
+           *CRASH_DECLARED, "--b-env", f"AB_TEST_CRASH=skip-second:{tmp_path / 'b-runs'}", check=0)
     assert "ran again on every side" in r.stdout
     b = [(row["round"], row["attempt"], row["status"]) for row in rounds(out2) if row["side"] == "B"]
     assert b == [("1", "1", "passed"), ("2", "1", "no_tests"), ("2", "2", "passed")]
+
+
+def test_a_variable_only_one_side_sets_is_refused_until_declared(tmp_path):
+    """Any variable a side sets may change a number, not only the ones zlcore knows by name."""
+    out = tmp_path / "env"
+    args = ["--a", SUITE, "--b", SUITE, "--b-env", "MY_SWITCH=1", "--ops", "fma_loop", "--rounds", 2, "--out", out]
+    r = ab(*args, check=3)
+    assert "UNDECLARED env.MY_SWITCH: A (unset), B 1" in r.stdout, r.stdout
+    assert json.loads((out / "ab_identity.json").read_text())["status"] == "refused"
+    run = out / "runs" / "fma_loop" / "r1-t1"
+    assert json.loads((run / "B" / "run_identity.json").read_text())["env"]["MY_SWITCH"] == "1"
+    assert "MY_SWITCH" not in json.loads((run / "A" / "run_identity.json").read_text())["env"]
+    r = ab(*args, "--resume", "--expect-diff", "MY_SWITCH", check=0)
+    ident = json.loads((out / "ab_identity.json").read_text())
+    assert ident["status"] == "done" and ident["caliber"].startswith("fair"), ident
+
+
+def test_a_tampered_rounds_csv_keeps_every_whole_line_and_reruns_only_what_is_missing(tmp_path):
+    out = tmp_path / "tampered"
+    args = ["--a", SUITE, "--b", SUITE, "--ops", "fma_loop", "--rounds", 3, "--out", out]
+    ab(*args, check=0)
+    lines = (out / "rounds.csv").read_text().splitlines(keepends=True)
+    # Round 2's round line with a status zlcore never writes, and before round
+    # 3's lines a line whose quote never closes.
+    at = next(i for i, line in enumerate(lines) if line.startswith("fma_loop,2,1,*,done,"))
+    lines[at] = lines[at].replace(",done,", ",finished,")
+    r3 = next(i for i, line in enumerate(lines) if line.startswith("fma_loop,3,"))
+    lines.insert(r3, 'fma_loop,3,1,A,passed,0,1.000,"runs/fma_loop/r3-t1/A,\n')
+    tampered = "".join(lines)
+    (out / "rounds.csv").write_text(tampered)
+
+    r = ab(*args, "--resume", check=0)
+    assert "rounds.csv repaired: kept " in r.stdout, r.stdout
+    kept = list(out.glob("rounds.csv.bak-*"))
+    assert len(kept) == 1 and kept[0].read_text() == tampered
+    live = (out / "rounds.csv").read_text()
+    for line in lines:
+        if line not in (lines[at], lines[r3]):
+            assert line in live, line  # every whole line is still there
+    done = [row for row in rounds(out) if row["side"] == "*" and row["status"] == "done"]
+    assert sorted((int(row["round"]), row["attempt"]) for row in done) == [(0, "1"), (1, "1"), (2, "2"), (3, "1")]
+    assert rows(out) and all(row["samples_a"] == row["samples_b"] == 3 for row in rows(out))
 
 
 def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):

@@ -9,7 +9,8 @@
 
 #include <functional>
 
-#include "hostile_util.hpp"
+#include "../../core/src/util/dir_links.hpp"
+#include "batch_util.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/shared_dir.hpp"
 
@@ -138,6 +139,82 @@ TEST(Links, ABatchNeverAppendsThroughAPlantedLog) {
   const size_t at = r.err.find(refused);
   EXPECT_NE(at, std::string::npos) << hostile::describe(r);
   EXPECT_EQ(r.err.find(refused, at + 1), std::string::npos) << "said more than once\n" << hostile::describe(r);
+}
+
+// A directory a batch keeps in its --out, replaced by a link to one
+// elsewhere, would take the resumed batch's new runs and the attempts it
+// moves aside there: the resume is refused before anything is written.
+TEST(Links, ABatchResumeRefusesARunsDirectoryReplacedByALink) {
+  TempDir tmp;
+  const fs::path out = tmp / "b", elsewhere = tmp / "elsewhere";
+  hostile::spit(out / "ops_status.csv", zl::batch::csv_header());
+  hostile::spit(elsewhere / "ok1" / "run_identity.json", "{}\n");
+  fs::create_symlink(elsewhere, out / "runs");
+  hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1,ok2", {"--cold", "--resume"}), tmp.path(),
+                                   hostile::batch_env(tmp, hostile::new_tag()), 120);
+  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: --out " + out.string() + " holds a symbolic link where zlcore keeps a directory: " +
+                       (out / "runs").string() + " (a link to " + elsewhere.string() +
+                       "); zlcore does not follow links inside the directories it writes: put the directory itself "
+                       "there, or use another --out\n")
+      << hostile::describe(r);
+  // Nothing moved aside or written through the link.
+  std::vector<std::string> there;
+  for (const auto& e : fs::directory_iterator(elsewhere)) there.push_back(e.path().filename().string());
+  EXPECT_EQ(there, std::vector<std::string>{"ok1"});
+  EXPECT_EQ(hostile::slurp(elsewhere / "ok1" / "run_identity.json"), "{}\n");
+  EXPECT_FALSE(fs::exists(out / "logs"));
+  EXPECT_EQ(hostile::slurp(out / "ops_status.csv"), zl::batch::csv_header());
+}
+
+// The same for ab: an A/B whose runs/ was moved elsewhere and replaced by a
+// link wrote the rounds a --resume added there.
+TEST(Links, AnAbResumeRefusesARunsDirectoryReplacedByALink) {
+  TempDir tmp;
+  const fs::path out = tmp / "ab", elsewhere = tmp / "elsewhere";
+  auto ab = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args{
+        "--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab",    "--backend", "host",  "--a",       ZL_FAULT_SUITE,
+        "--b",           ZL_FAULT_SUITE,      "--ops", "ok1",       "--out", out.string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return hostile::zlcore(args, tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 180);
+  };
+  hostile::Ran r = ab({"--rounds", "1"});
+  ASSERT_EQ(r.exit_code, 0) << hostile::describe(r);
+  fs::create_directories(elsewhere);
+  fs::rename(out / "runs", elsewhere / "runs");
+  fs::create_symlink(elsewhere / "runs", out / "runs");
+  const std::string rounds = hostile::slurp(out / "rounds.csv");
+  r = ab({"--rounds", "2", "--resume"});
+  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: ab: --out " + out.string() + " holds a symbolic link where zlcore keeps a directory: " +
+                       (out / "runs").string() + " (a link to " + (elsewhere / "runs").string() +
+                       "); zlcore does not follow links inside the directories it writes: put the directory itself "
+                       "there, or use another --out\n")
+      << hostile::describe(r);
+  EXPECT_FALSE(fs::exists(elsewhere / "runs" / "ok1" / "r2-t1")) << "a round was written through the link";
+  EXPECT_EQ(hostile::slurp(out / "rounds.csv"), rounds);
+}
+
+// What is looked for: links in the directories zlcore keeps in --out, at any
+// depth, that lead to a directory or dangle; not links to files (refused
+// where a file is written) and not what else the user keeps in --out.
+TEST(Links, DirectoryLinksAreFoundOnlyWhereZlcoreKeepsDirectories) {
+  TempDir tmp;
+  const fs::path out = tmp / "out", elsewhere = tmp / "elsewhere";
+  fs::create_directories(elsewhere);
+  hostile::spit(tmp / "afile", "x\n");
+  fs::create_directories(out / "runs" / "abs" / "autotune_records");
+  fs::create_symlink(tmp / "afile", out / "runs" / "abs" / "results.jsonl");
+  fs::create_symlink(elsewhere, out / "my_notes");
+  EXPECT_EQ(zl::directory_link_under(out.string()), "");
+  fs::create_symlink(tmp / "gone", out / "runs" / "abs" / "autotune_records" / "kernels");
+  EXPECT_EQ(zl::directory_link_under(out.string()), (out / "runs" / "abs" / "autotune_records" / "kernels").string() +
+                                                        " (a link to " + (tmp / "gone").string() + ")");
+  fs::remove(out / "runs" / "abs" / "autotune_records" / "kernels");
+  fs::create_symlink(elsewhere, out / "leases");
+  EXPECT_EQ(zl::directory_link_under(out.string()),
+            (out / "leases").string() + " (a link to " + elsewhere.string() + ")");
 }
 
 }  // namespace

@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sstream>
+
+#include "../../core/src/ab/runner_parts.hpp"
 #include "batch_util.hpp"
 
 namespace {
@@ -119,14 +122,10 @@ TEST(ResumeOrphans, OrphansKillTakesWhatTheRunStartedInASessionOfItsOwn) {
       << "left running: pid " << outside.front();
 }
 
-// A lease is a file in a directory others may write: one naming a process
-// that does not work for this batch must not make --resume kill it.
-TEST(ResumeOrphans, AForgedLeaseKillsNothing) {
-  TempDir tmp;
-  hostile::TagGuard guard(hostile::new_tag());
-  hostile::Started victim = hostile::start({"/bin/sleep", "30"}, {{"ZL_HOSTILE_TAG", guard.tag()}}, tmp.path());
-  ASSERT_GT(victim.pid, 0);
-  const std::string stat = hostile::slurp("/proc/" + std::to_string(victim.pid) + "/stat");
+// A lease, as zlcore writes it, for a process this test started: its pid,
+// group and start time, this boot and host, and `batch_dir`.
+std::string lease_of(pid_t pid, const fs::path& batch_dir, const std::string& op, const std::string& run_dir) {
+  const std::string stat = hostile::slurp("/proc/" + std::to_string(pid) + "/stat");
   std::istringstream fields(stat.substr(stat.rfind(')') + 2));
   std::vector<std::string> f;
   for (std::string w; fields >> w;) f.push_back(w);
@@ -134,18 +133,106 @@ TEST(ResumeOrphans, AForgedLeaseKillsNothing) {
   boot.erase(boot.find_last_not_of("\n") + 1);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  return "{\"op\": \"" + op + "\", \"run_dir\": \"" + run_dir + "\", \"batch_dir\": \"" + batch_dir.string() +
+         "\", \"pid\": " + std::to_string(pid) + ", \"pgid\": " + f[2] + ", \"start_ticks\": " + f[19] +
+         ", \"boot_id\": \"" + boot + "\", \"host\": \"" + host + "\"}\n";
+}
+
+// Whether a process this test started is still running: kill(pid, 0) also
+// succeeds for one that was killed and not yet waited for.
+bool running(pid_t child) {
+  int status = 0;
+  return ::waitpid(child, &status, WNOHANG) == 0;
+}
+
+// A process that works for another batch directory as a run of it would:
+// pytest carries ZL_RUN_DIR=<that directory>/... in its environment, and it
+// leads a process group of its own, as a cold run does.
+hostile::Started run_of_another_batch(const TempDir& tmp, const fs::path& other, const std::string& tag) {
+  return hostile::start({"/bin/sleep", "30"},
+                        {{"ZL_HOSTILE_TAG", tag}, {"ZL_RUN_DIR", (other / "runs" / "ok1").string()}}, tmp.path());
+}
+
+// A lease is a file in a directory others may write: one naming a process
+// that does not work for this batch must not make --resume kill it.
+TEST(ResumeOrphans, AForgedLeaseKillsNothing) {
+  TempDir tmp;
+  hostile::TagGuard guard(hostile::new_tag());
+  hostile::Started victim = hostile::start({"/bin/sleep", "30"}, {{"ZL_HOSTILE_TAG", guard.tag()}}, tmp.path());
+  ASSERT_GT(victim.pid, 0);
   const fs::path out = tmp / "b";
   hostile::spit(out / "ops_status.csv", zl::batch::csv_header());
-  hostile::spit(out / "leases" / "ok1.json", "{\"op\": \"ok1\", \"run_dir\": \"runs/ok1\", \"batch_dir\": \"" +
-                                                 out.string() + "\", \"pid\": " + std::to_string(victim.pid) +
-                                                 ", \"pgid\": " + f[2] + ", \"start_ticks\": " + f[19] +
-                                                 ", \"boot_id\": \"" + boot + "\", \"host\": \"" + host + "\"}\n");
+  hostile::spit(out / "leases" / "ok1.json", lease_of(victim.pid, out, "ok1", "runs/ok1"));
   hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1", {"--cold", "--resume", "--orphans", "kill"}),
                                    tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
   EXPECT_EQ(r.out.find("killing"), std::string::npos) << hostile::describe(r);
-  EXPECT_EQ(::kill(victim.pid, 0), 0) << "the forged lease's process was killed";
+  EXPECT_TRUE(running(victim.pid)) << "the forged lease's process was killed";
   EXPECT_FALSE(fs::exists(out / "leases" / "ok1.json"));
+  ::kill(victim.pid, SIGKILL);
+  hostile::finish(victim, 5);
+}
+
+// A lease copied from another batch directory names that batch's live run,
+// which does carry that directory: --resume here must not kill it (nor wait
+// for it), only say so in one line and run the op itself.
+TEST(ResumeOrphans, ALeaseNamingAnotherBatchDirectoryLeavesThatBatchsRunAlone) {
+  TempDir tmp;
+  hostile::TagGuard guard(hostile::new_tag());
+  const fs::path out = tmp / "b", other = tmp / "other";
+  fs::create_directories(other / "runs" / "ok1");
+  hostile::Started victim = run_of_another_batch(tmp, other, guard.tag());
+  ASSERT_GT(victim.pid, 0);
+  ASSERT_TRUE(hostile::wait_until([&] { return hostile::tagged(guard.tag()).size() == 1; }, 5));
+  hostile::spit(out / "ops_status.csv", zl::batch::csv_header());
+  hostile::spit(out / "leases" / "ok1.json", lease_of(victim.pid, other, "ok1", "runs/ok1"));
+  hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1", {"--cold", "--resume", "--orphans", "kill"}),
+                                   tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_TRUE(running(victim.pid)) << "another directory's run was killed\n" << hostile::describe(r);
+  EXPECT_NE(r.out.find("ignoring ok1.json in leases/: it names another directory (" + other.string() +
+                       "), whose processes (pid " + std::to_string(victim.pid) +
+                       ") are not this one's to wait for or kill; left alone\n"),
+            std::string::npos)
+      << hostile::describe(r);
+  EXPECT_EQ(r.out.find("killing"), std::string::npos) << hostile::describe(r);
+  const auto rows = hostile::rows_of(out);
+  ASSERT_EQ(rows.size(), 1u) << hostile::describe(r);
+  EXPECT_EQ(rows[0].status, Status::passed);
+  ::kill(victim.pid, SIGKILL);
+  hostile::finish(victim, 5);
+}
+
+// The same for ab: its --resume kills what its own leases name before any
+// round runs (core/src/ab/orphans.cpp), and must leave another directory's
+// run alone.
+TEST(ResumeOrphans, AnAbResumeLeavesAnotherDirectorysRunAlone) {
+  TempDir tmp;
+  hostile::TagGuard guard(hostile::new_tag());
+  const fs::path ab = tmp / "ab", other = tmp / "other";
+  fs::create_directories(other / "runs" / "ok1");
+  hostile::Started victim = run_of_another_batch(tmp, other, guard.tag());
+  ASSERT_GT(victim.pid, 0);
+  ASSERT_TRUE(hostile::wait_until([&] { return hostile::tagged(guard.tag()).size() == 1; }, 5));
+  hostile::spit(ab / "leases" / "ok1.r1-t1.B.json", lease_of(victim.pid, other, "ok1", "runs/ok1/r1-t1/B"));
+  std::ostringstream said;
+  EXPECT_EQ(zl::ab::stop_orphan_runs(ab.string(), said), "");
+  EXPECT_TRUE(running(victim.pid)) << "another directory's run was killed\n" << said.str();
+  EXPECT_EQ(said.str(), "ignoring ok1.r1-t1.B.json in leases/: it names another directory (" + other.string() +
+                            "), whose processes (pid " + std::to_string(victim.pid) +
+                            ") are not this one's to wait for or kill; left alone\n");
+  // The ab's own run, named by a lease of its own directory, is still stopped.
+  hostile::Started own =
+      hostile::start({"/bin/sleep", "30"},
+                     {{"ZL_HOSTILE_TAG", guard.tag()}, {"ZL_RUN_DIR", (ab / "runs" / "x").string()}}, tmp.path());
+  ASSERT_TRUE(hostile::wait_until([&] { return hostile::tagged(guard.tag()).size() == 2; }, 5));
+  hostile::spit(ab / "leases" / "ok1.r2-t1.A.json", lease_of(own.pid, ab, "ok1", "runs/ok1/r2-t1/A"));
+  said.str("");
+  EXPECT_EQ(zl::ab::stop_orphan_runs(ab.string(), said), "");
+  EXPECT_NE(said.str().find("is still running (pid " + std::to_string(own.pid) + "); killing it"), std::string::npos)
+      << said.str();
+  hostile::finish(own, 5);
+  EXPECT_TRUE(running(victim.pid));
   ::kill(victim.pid, SIGKILL);
   hostile::finish(victim, 5);
 }

@@ -114,13 +114,27 @@ struct RoundLine {
 };
 std::string rounds_csv_header();
 std::string rounds_csv_record(const RoundLine& l);
-// What can be read back; a torn last line (a crash mid-append) is dropped.
-// Throws UsageError when the file is not an A/B's rounds.csv.
+// rounds.csv as read: every line that reads as one zlcore writes, and what
+// was left out. A line that does not read (a status zlcore never writes, a
+// field that is not a number, a quote that never closes) is left out alone:
+// the lines after it are read on their own.
+struct RoundsFile {
+  std::vector<RoundLine> lines;
+  std::vector<std::string> unreadable;  // "line <n>: <why>", one per line left out
+  bool dropped_tail = false;            // a torn last line (a crash mid-append)
+  size_t blank_lines = 0;
+  bool needs_repair() const { return dropped_tail || blank_lines > 0 || !unreadable.empty(); }
+};
+// Throws UsageError when `text` is not an A/B's rounds.csv (its header is
+// not zlcore's); `shown` names the file in that message.
+RoundsFile parse_rounds_text(const std::string& text, const std::string& shown);
+// The lines of the file at `path` that can be read back (parse_rounds_text).
 std::vector<RoundLine> read_rounds_csv(const std::string& path);
-// Before a resumed A/B appends: a torn last line (a crash or a full disk
-// mid-append) is cut off, so the next line does not run into it, and the
-// file as it was is kept beside it (rounds.csv.bak-<UTC time>). Returns what
-// was done, one line, or "" when the file was whole.
+// Before a resumed A/B appends: the file is rewritten with only the lines
+// that read (a torn last line, a damaged line, a blank line left out), so the
+// next line does not run into damage, and the file as it was is kept beside
+// it (rounds.csv.bak-<UTC time>). Returns what was done, one line, or "" when
+// the file was whole.
 std::string repair_rounds_csv(const std::string& path);
 
 // ---- pool -------------------------------------------------------------------

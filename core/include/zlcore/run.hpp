@@ -13,6 +13,13 @@
 
 namespace zl {
 
+// Names (comma-separated) of further variables a run records in its
+// identity's env, beside the knobs it always records (ZL_*, the provider's
+// prefixes): a variable of the caller's own that may change a number, which
+// compare's caliber check then compares. `zlcore ab` sets it, the same on
+// every side, to every variable --a-env and --b-env set.
+inline constexpr const char* kCaliberEnv = "ZL_CALIBER_ENV";
+
 struct RunOptions {
   std::string flaggems_dir;
   TargetRequest target;

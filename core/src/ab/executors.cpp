@@ -1,6 +1,10 @@
 #include <filesystem>
+#include <set>
+
+#include "../util/text.hpp"
 
 #include "runner_parts.hpp"
+#include "zlcore/run.hpp"
 
 namespace fs = std::filesystem;
 
@@ -11,6 +15,14 @@ bool warm_sides(const Options& o) { return o.winners == Winners::own || o.warm; 
 std::map<std::string, std::string> side_env(const Options& o, const std::string& label, const std::string& ab_dir) {
   const SideSpec& side = label == "B" ? o.b : o.a;
   std::map<std::string, std::string> env = side.env;
+  // Every variable either side sets is part of each side's caliber: each run
+  // records the value it ran with (or none), so a difference the user did
+  // not declare with --expect-diff stops the A/B at the caliber check.
+  std::set<std::string> named;
+  for (const SideSpec* s : {&o.a, &o.b}) {
+    for (const auto& [k, v] : s->env) named.insert(k);
+  }
+  if (!named.empty()) env[kCaliberEnv] = text::join(std::vector<std::string>(named.begin(), named.end()), ",");
   // Every side of every round, cold or warm, shares one file; a side given
   // its own in --a-env/--b-env keeps it (the caliber check shows the difference).
   if (o.sticky_sustained && !env.count(kSustainedRowsEnv)) {

@@ -5,7 +5,9 @@
 // (lease.hpp), in <out>/leases/; --resume kills what a lease still names
 // before anything starts. That run's round has no round line, so it runs
 // again anyway: nothing of it is worth waiting for. Warm workers need none:
-// they die with ab (PR_SET_PDEATHSIG).
+// they die with ab (PR_SET_PDEATHSIG). A lease that names another directory
+// (copied from another A/B) is not this A/B's to act on: its processes are
+// left alone.
 #include <filesystem>
 #include <ostream>
 
@@ -24,6 +26,11 @@ std::string stop_orphan_runs(const std::string& ab_dir, std::ostream& out) {
     const std::optional<batch::Lease> lease = batch::read_lease(file, &why);
     if (!lease) {
       out << printable("ignoring " + fs::path(file).filename().string() + " in leases/: " + why) << "\n";
+      fs::remove(file, ec);
+      continue;
+    }
+    if (!batch::lease_names_dir(*lease, ab_dir)) {
+      out << printable(batch::foreign_lease_line(file, *lease)) << "\n";
       fs::remove(file, ec);
       continue;
     }

@@ -41,6 +41,14 @@ Settled settle(const Options& o, const fs::path& dir, const std::vector<RoundLin
     for (const std::string& label : labels) s.runs[label][l.op].push_back((dir / l.run_dir / label).string());
   }
   for (const auto& [key, tries] : attempts) s.retried += tries.size() - 1;
+  // An op with neither a measured round nor a round that gave up on it was
+  // lost from the record (a rounds.csv edited by hand): the A/B is not done
+  // with it, whatever the other ops say.
+  for (const batch::OpSpec& op : o.ops) {
+    if (!s.rounds_done.count(op.name) && !s.failed.count(op.name) && !s.unsupported.count(op.name)) {
+      s.failed[op.name] = "no measured round in rounds.csv";
+    }
+  }
   return s;
 }
 

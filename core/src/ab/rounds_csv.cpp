@@ -1,14 +1,22 @@
-// rounds.csv reuses batch's RFC 4180 reader and writer conventions: one
-// record per line, appended with one write, so a crash can tear at most the
-// last record, which is then dropped on reading and cut off before a resumed
-// A/B appends again.
+// rounds.csv reuses batch's CSV conventions: one record per line, appended
+// with one write, so a crash can tear at most the last record, which is then
+// dropped on reading and cut off before a resumed A/B appends again. A person
+// or a tool can do worse (a status zlcore never writes, a quote that never
+// closes); as for ops_status.csv, each damaged line costs only itself: every
+// whole line is kept, the file as it was is copied aside before a repair, and
+// the rounds whose lines were lost run again.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "../util/csv_scan.hpp"
 #include "../util/text.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
 
 namespace zl::ab {
@@ -30,12 +38,80 @@ std::string field(const std::string& s) {
   return out + "\"";
 }
 
-int to_int(const std::string& s, int fallback) {
+// A whole number, all of `s`.
+bool whole_number(const std::string& s, int* out) {
   try {
-    return std::stoi(s);
+    size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used != s.size()) return false;
+    *out = v;
+    return true;
   } catch (const std::exception&) {
-    return fallback;
+    return false;
   }
+}
+
+// A few characters of a field, for a message (kept to one line).
+std::string excerpt(const std::string& s) {
+  std::string e = s.substr(0, 32);
+  for (char& c : e) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return e + (s.size() > 32 ? "..." : "");
+}
+
+bool blank(const std::string& t, size_t from, size_t to) {
+  return std::all_of(t.begin() + static_cast<long>(from), t.begin() + static_cast<long>(to),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+}
+
+// A line from a record's fields, as the runner writes them: a run's line has
+// a run's status, a round's line (side "*") one of the three a round ends
+// with. Anything else is not a line of ours, however it reads as CSV: a
+// round settled by it would be neither run again nor reported.
+std::string line_from(const std::vector<std::string>& f, RoundLine* l) {
+  if (f.size() != columns().size()) {
+    return std::to_string(f.size()) + " field(s), the header has " + std::to_string(columns().size());
+  }
+  if (f[0].empty()) return "no op name";
+  if (!whole_number(f[1], &l->round) || l->round < 0) return "round '" + excerpt(f[1]) + "' is not a round number";
+  if (!whole_number(f[2], &l->attempt) || l->attempt < 1) {
+    return "attempt '" + excerpt(f[2]) + "' is not an attempt number";
+  }
+  static const std::set<std::string> sides = {"A", "B", "A2", "*"};
+  if (!sides.count(f[3])) return "side '" + excerpt(f[3]) + "' is not A, B, A2 or *";
+  static const std::set<std::string> round_ends = {"done", "failed", "unsupported"};
+  if (f[3] == "*" ? !round_ends.count(f[4]) : !batch::parse_status(f[4])) {
+    return "status '" + excerpt(f[4]) + "' is not one zlcore writes" + (f[3] == "*" ? " for a round" : "");
+  }
+  if (!whole_number(f[5], &l->device)) return "device '" + excerpt(f[5]) + "' is not a whole number";
+  try {
+    size_t used = 0;
+    l->seconds = f[6].empty() ? 0 : std::stod(f[6], &used);
+    if ((!f[6].empty() && used != f[6].size()) || !std::isfinite(l->seconds)) {
+      return "seconds '" + excerpt(f[6]) + "' is not a number";
+    }
+  } catch (const std::exception&) {
+    return "seconds '" + excerpt(f[6]) + "' is not a number";
+  }
+  l->op = f[0];
+  l->side = f[3];
+  l->status = f[4];
+  l->run_dir = f[7];
+  l->reason = f[8];
+  return "";
+}
+
+// Whether a whole line of ours starts somewhere at or after `from`: tells a
+// stray quote (lines follow it) from a record torn mid-field (nothing does).
+bool line_follows(const std::string& t, size_t from) {
+  while (from < t.size()) {
+    const csv::Scanned r = csv::scan_record(t, from);
+    RoundLine l;
+    if (r.complete && line_from(r.fields, &l).empty()) return true;
+    from = r.first_line_end;
+  }
+  return false;
 }
 
 }  // namespace
@@ -56,48 +132,97 @@ std::string rounds_csv_record(const RoundLine& l) {
          field(reason) + "\n";
 }
 
-std::vector<RoundLine> read_rounds_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  bool torn = false;
-  const auto records = batch::parse_csv(text.str(), &torn);
-  if (records.empty() || records[0] != columns()) {
-    throw UsageError(path + " is not the rounds.csv of a zlcore ab directory (its header is not " +
-                     rounds_csv_header().substr(0, rounds_csv_header().size() - 1) + ")");
-  }
-  std::vector<RoundLine> out;
-  for (size_t i = 1; i < records.size(); ++i) {
-    const auto& r = records[i];
-    if (r.size() != columns().size()) continue;
-    RoundLine l;
-    l.op = r[0];
-    l.round = to_int(r[1], -1);
-    l.attempt = to_int(r[2], 0);
-    l.side = r[3];
-    l.status = r[4];
-    l.device = to_int(r[5], -1);
-    try {
-      l.seconds = std::stod(r[6]);
-    } catch (const std::exception&) {
+RoundsFile parse_rounds_text(const std::string& text, const std::string& shown) {
+  RoundsFile out;
+  size_t pos = 0, line = 1;
+  bool header = false;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const size_t line_end = nl == std::string::npos ? text.size() : nl;
+    if (blank(text, pos, line_end)) {
+      if (nl == std::string::npos) break;  // trailing spaces: nothing lost
+      ++out.blank_lines;
+      pos = nl + 1;
+      ++line;
+      continue;
     }
-    l.run_dir = r[7];
-    l.reason = r[8];
-    if (l.round >= 0 && l.attempt > 0) out.push_back(std::move(l));
+    const csv::Scanned r = csv::scan_record(text, pos);
+    if (!header) {
+      if (!r.complete || r.fields != columns()) {
+        throw UsageError(shown + " is not the rounds.csv of a zlcore ab directory (its header is not " +
+                         rounds_csv_header().substr(0, rounds_csv_header().size() - 1) + ")");
+      }
+      header = true;
+      pos = r.end;
+      ++line;
+      continue;
+    }
+    const std::string where = "line " + std::to_string(line) + ": ";
+    if (!r.complete) {
+      if (r.multiline && line_follows(text, r.first_line_end)) {
+        // A quote opened and never closed swallowed the lines after it: only
+        // its own line is lost; the rest are read again on their own.
+        out.unreadable.push_back(where + "a quoted field that never closes");
+        pos = r.first_line_end;
+        ++line;
+        continue;
+      }
+      out.dropped_tail = true;
+      break;
+    }
+    RoundLine l;
+    const std::string why = r.multiline && r.fields.size() != columns().size()
+                                ? std::to_string(r.fields.size()) + " field(s) over several lines, the header has " +
+                                      std::to_string(columns().size())
+                                : line_from(r.fields, &l);
+    if (!why.empty()) {
+      out.unreadable.push_back(where + why);
+      // A record that ran over several lines and still did not read: trust
+      // only that its first line is bad.
+      const size_t next = r.multiline ? r.first_line_end : r.end;
+      line += static_cast<size_t>(
+          std::count(text.begin() + static_cast<long>(pos), text.begin() + static_cast<long>(next), '\n'));
+      pos = next;
+      continue;
+    }
+    out.lines.push_back(std::move(l));
+    line += static_cast<size_t>(
+        std::count(text.begin() + static_cast<long>(pos), text.begin() + static_cast<long>(r.end), '\n'));
+    pos = r.end;
+  }
+  if (!header) {
+    throw UsageError(shown + " is not the rounds.csv of a zlcore ab directory (its header is not " +
+                     rounds_csv_header().substr(0, rounds_csv_header().size() - 1) + ")");
   }
   return out;
 }
 
+std::vector<RoundLine> read_rounds_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_rounds_text(text.str(), path).lines;
+}
+
 std::string repair_rounds_csv(const std::string& path) {
   const std::string text = read_file(path);
-  bool torn = false;
-  size_t whole = 0;
-  batch::parse_csv(text, &torn, &whole);
-  if (!torn) return "";
+  const RoundsFile f = parse_rounds_text(text, path);
+  if (!f.needs_repair()) return "";
   const std::string copy = keep_copy_aside(path, text);
-  write_file_atomic(path, whole > 0 ? text.substr(0, whole) : rounds_csv_header());
-  return "rounds.csv repaired: left out a torn last line; the file as it was is in " +
-         std::filesystem::path(copy).filename().string();
+  std::string fixed = rounds_csv_header();
+  for (const RoundLine& l : f.lines) fixed += rounds_csv_record(l);
+  write_file_atomic(path, fixed);
+  std::string out = "rounds.csv repaired: kept " + std::to_string(f.lines.size()) + " line(s)";
+  if (!f.unreadable.empty()) {
+    std::string list;
+    for (size_t i = 0; i < f.unreadable.size() && i < 3; ++i) list += (i ? "; " : "") + f.unreadable[i];
+    if (f.unreadable.size() > 3) list += "; and " + std::to_string(f.unreadable.size() - 3) + " more";
+    out += "; left out " + std::to_string(f.unreadable.size()) + " line(s) that could not be read (" + list +
+           "); a round left without its round line runs again";
+  }
+  if (f.dropped_tail) out += "; left out a torn last line";
+  if (f.blank_lines > 0) out += "; dropped " + std::to_string(f.blank_lines) + " blank line(s)";
+  return out + "; the file as it was is in " + std::filesystem::path(copy).filename().string();
 }
 
 }  // namespace zl::ab

@@ -21,6 +21,7 @@
 
 #include "../batch/lease.hpp"
 #include "../util/clock.hpp"
+#include "../util/dir_links.hpp"
 #include "../util/dir_lock.hpp"
 #include "../util/printable.hpp"
 #include "../util/space_reserve.hpp"
@@ -119,6 +120,9 @@ class Runner {
         throw UsageError("ab --resume: " + dir_.string() + " is not an A/B directory (no ab_identity.json)");
       }
       lock();
+      // Before anything is written under it: a directory of ours replaced by
+      // a link would take new rounds, leases and logs elsewhere.
+      refuse_directory_links(dir_.string(), "ab: ");
       check_resume_settings(o_, (dir_ / "ab_identity.json").string());
       if (!fs::exists(csv)) write_file_atomic(csv.string(), rounds_csv_header());
       lines_ = read_rounds_csv(csv.string());

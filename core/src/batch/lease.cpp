@@ -159,6 +159,22 @@ std::vector<std::string> lease_files(const std::string& batch_dir) {
   return out;
 }
 
+bool lease_names_dir(const Lease& l, const std::string& own_dir) {
+  if (l.batch_dir.empty() || !fs::path(l.batch_dir).is_absolute()) return false;
+  std::error_code ec_mine, ec_theirs;
+  const fs::path mine = fs::weakly_canonical(own_dir, ec_mine);
+  const fs::path theirs = fs::weakly_canonical(l.batch_dir, ec_theirs);
+  if (ec_mine || ec_theirs) return false;
+  const fs::path rel = theirs.lexically_relative(mine);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+std::string foreign_lease_line(const std::string& lease_file, const Lease& l) {
+  return "ignoring " + fs::path(lease_file).filename().string() + " in leases/: it names another directory (" +
+         l.batch_dir + "), whose processes (pid " + std::to_string(l.pid) +
+         ") are not this one's to wait for or kill; left alone";
+}
+
 std::vector<pid_t> live_processes(const Lease& l) {
   // Another boot: every process of that one is gone. Another host (a batch
   // directory on a shared file system): nothing here can tell.
@@ -170,6 +186,8 @@ std::vector<pid_t> live_processes(const Lease& l) {
     // The group's leader must be the very process the lease names: a leader
     // with another start time means the id was reused for a new group.
     if (pid == l.pgid && st->start_ticks != l.start_ticks) return {};
+    // The same for the run itself where it does not lead the group.
+    if (pid == l.pid && st->start_ticks != l.start_ticks) return {};
     if (works_for(pid, l.batch_dir)) out.push_back(pid);
   }
   return out;

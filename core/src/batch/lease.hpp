@@ -40,10 +40,21 @@ void write_lease(const std::string& path, const Lease& lease);
 std::optional<Lease> read_lease(const std::string& path, std::string* why);
 std::vector<std::string> lease_files(const std::string& batch_dir);
 
+// Whether the lease is one of `own_dir`'s: its batch_dir is that directory or
+// one inside it (ab's warm sides run with <ab dir>/sides/<side>). A lease
+// copied from another batch, or left by one the directory was renamed from,
+// names processes that are not this directory's to wait for or kill.
+bool lease_names_dir(const Lease& lease, const std::string& own_dir);
+// The one line a resume says for a lease of another directory, whose
+// processes it leaves alone.
+std::string foreign_lease_line(const std::string& lease_file, const Lease& lease);
+
 // The processes still alive that belong to the lease's run: its `zlcore run`
 // (same pid and start time) and whatever else is left in its process group
 // that carries this batch in its argv or environment. Empty when the run is
-// over, or when the lease is from another boot or host.
+// over, when the lease is from another boot or host, or when a process with
+// the lease's pid or group id is not the one the lease describes (another
+// start time: the id was reused).
 std::vector<pid_t> live_processes(const Lease& lease);
 // SIGKILL to those processes (to the group when its leader is among them).
 void kill_processes(const Lease& lease, const std::vector<pid_t>& pids);

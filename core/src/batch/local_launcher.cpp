@@ -14,6 +14,7 @@
 #include <set>
 
 #include "../util/clock.hpp"
+#include "../util/dir_links.hpp"
 #include "../util/dir_lock.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
@@ -388,6 +389,9 @@ class BatchRun : public QueueEvents {
       throw UsageError("cannot write in --out " + dir_.string() + ": " + std::strerror(e.error_number()));
     }
     if (!locked) throw UsageError("--out " + dir_.string() + " is in use by another zlcore batch");
+    // Before anything is written under it: a directory of ours replaced by a
+    // link would take new runs and moved-aside attempts elsewhere.
+    refuse_directory_links(dir_.string(), "");
     // Before anything of the batch is touched: its history, and whether this
     // invocation may add to it.
     load_history();
@@ -495,6 +499,11 @@ class BatchRun : public QueueEvents {
       const std::optional<Lease> lease = read_lease(file, &why);
       if (!lease) {
         say("ignoring " + fs::path(file).filename().string() + " in leases/: " + why);
+        fs::remove(file, ec);
+        continue;
+      }
+      if (!lease_names_dir(*lease, dir_.string())) {
+        say(foreign_lease_line(file, *lease));
         fs::remove(file, ec);
         continue;
       }

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "../util/csv_scan.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
@@ -20,60 +21,8 @@
 namespace zl::batch {
 namespace {
 
-// One record from `pos`: quotes are special only at the start of a field (as
-// Python's csv reads them), so a stray quote inside a field is text; a quoted
-// field may hold line ends. Only '\n' ends a record ('\r' before it is
-// dropped).
-struct Scanned {
-  std::vector<std::string> fields;
-  size_t end = 0;             // just after the record's '\n' (or the text's end)
-  size_t first_line_end = 0;  // just after the first physical line
-  bool complete = false;      // ended by a '\n' outside quotes
-  bool multiline = false;     // a quoted field held a '\n'
-};
-
-Scanned scan_record(const std::string& t, size_t pos) {
-  Scanned r;
-  const size_t nl = t.find('\n', pos);
-  r.first_line_end = nl == std::string::npos ? t.size() : nl + 1;
-  std::string field;
-  bool quoted = false, at_start = true;
-  for (size_t i = pos; i < t.size(); ++i) {
-    const char c = t[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < t.size() && t[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        r.multiline = r.multiline || c == '\n';
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"' && at_start) {
-      quoted = true;
-      at_start = false;
-    } else if (c == ',') {
-      r.fields.push_back(std::move(field));
-      field.clear();
-      at_start = true;
-    } else if (c == '\n') {
-      if (i > pos && t[i - 1] == '\r' && !field.empty() && field.back() == '\r') field.pop_back();
-      r.fields.push_back(std::move(field));
-      r.end = i + 1;
-      r.complete = true;
-      return r;
-    } else {
-      field += c;
-      at_start = false;
-    }
-  }
-  r.fields.push_back(std::move(field));
-  r.end = t.size();
-  return r;
-}
+using csv::scan_record;
+using csv::Scanned;
 
 bool blank(const std::string& t, size_t from, size_t to) {
   return std::all_of(t.begin() + static_cast<long>(from), t.begin() + static_cast<long>(to),

@@ -71,12 +71,12 @@ po::options_description ab_description() {
       "a", po::value<std::string>(), "side A: its FlagGems directory")(
       "b", po::value<std::string>(), "side B: its FlagGems directory (may be the same as A's)")(
       "a-python", po::value<std::string>(), "side A's Python (default: the one chosen as for run)")(
-      "b-python", po::value<std::string>(), "side B's Python")("a-env",
-                                                               po::value<std::vector<std::string>>()->composing(),
-                                                               "NAME=VALUE set for every run of side A (repeatable)")(
-      "b-env", po::value<std::vector<std::string>>()->composing(),
-      "NAME=VALUE set for every run of side B (repeatable)")("a-replay-from", po::value<std::string>(),
-                                                             "side A replays this record in every round instead")(
+      "b-python", po::value<std::string>(), "side B's Python")(
+      "a-env", po::value<std::vector<std::string>>()->composing(),
+      "NAME=VALUE set for every run of side A (repeatable); part of the caliber: a value B does not share needs "
+      "--expect-diff NAME")("b-env", po::value<std::vector<std::string>>()->composing(),
+                            "NAME=VALUE set for every run of side B (repeatable); part of the caliber, as for --a-env")(
+      "a-replay-from", po::value<std::string>(), "side A replays this record in every round instead")(
       "b-replay-from", po::value<std::string>(), "side B replays this record in every round instead")(
       "same-winners", po::value<std::string>(),
       "every round of both sides replays this run directory's record (no record round)")(

@@ -1,13 +1,17 @@
 #include "identity.hpp"
 #include "zlcore/provider.hpp"
+#include "zlcore/run.hpp"
 
 #include <sys/time.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <stdexcept>
 
 #include "../util/json.hpp"
+#include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 
 extern char** environ;
@@ -74,8 +78,13 @@ const rapidjson::Value* Identity::get(const std::string& path) const {
 void Identity::write(const std::string& path) const { write_file_atomic(path, json::pretty(doc_)); }
 
 std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env) {
-  auto wanted = [](const std::string& k) {
-    if (k.rfind("ZL_", 0) == 0) return true;
+  std::set<std::string> named;
+  const char* caliber_env = std::getenv(kCaliberEnv);
+  for (const std::string& n : text::split(caliber_env != nullptr ? caliber_env : "", ",")) {
+    if (!n.empty()) named.insert(n);
+  }
+  auto wanted = [&](const std::string& k) {
+    if (named.count(k) || k.rfind("ZL_", 0) == 0) return true;
     for (const std::string& p : FlagGemsProvider::knob_prefixes()) {
       if (k.rfind(p, 0) == 0) return true;
     }
@@ -97,7 +106,7 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
   // identity.
   for (const char* k : {"ZL_RUN_DIR", "ZL_RESULTS_FILE", "ZL_CHILD_DIR", "ZL_AUTOTUNE_RECORD_DIR", "ZL_REPLAY_RECORDS",
                         "ZL_AUTOTUNE_MODE", "ZL_EXPECT_DEVICE_ID", FlagGemsProvider::tuner_cache_env(),
-                        "TRITON_CACHE_DIR", "ZL_BACKEND_PATH", "ZL_BATCH_HEARTBEAT_S"}) {
+                        "TRITON_CACHE_DIR", "ZL_BACKEND_PATH", "ZL_BATCH_HEARTBEAT_S", kCaliberEnv}) {
     out.erase(k);
   }
   return out;

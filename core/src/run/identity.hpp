@@ -40,9 +40,9 @@ class Identity {
   rapidjson::Document doc_;
 };
 
-// The environment knobs that change numbers: ZL_* and the provider's
-// knob_prefixes() (TRITON_*, GEMS_*, FLAGGEMS_*, ...),
-// from our environment overlaid with the child's.
+// The environment knobs that change numbers: ZL_*, the provider's
+// knob_prefixes() (TRITON_*, GEMS_*, FLAGGEMS_*, ...) and every variable
+// ZL_CALIBER_ENV names, from our environment overlaid with the child's.
 std::map<std::string, std::string> number_knobs(const std::map<std::string, std::string>& child_env);
 
 }  // namespace zl
