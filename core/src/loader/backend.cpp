@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstring>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -30,7 +31,10 @@ std::string error_text(const zl_error* err) {
   std::optional<std::string> message;
   if (ZL_STRUCT_HAS_FIELD(&*e, zl_error, message)) message = read_backend_string(e->message);
   if (message && !message->empty()) return printable(*message);
-  return "error code " + std::to_string(static_cast<int>(e->code));
+  // As the bytes say: a code outside the enum must not be loaded as one.
+  uint32_t code = 0;
+  std::memcpy(&code, &e->code, sizeof code);
+  return "error code " + std::to_string(code);
 }
 
 }  // namespace loader

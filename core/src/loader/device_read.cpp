@@ -70,11 +70,7 @@ std::string read_device(const zl_device_info& info, size_t position, uint32_t ab
       !read_member(info.visibility_value, "visibility_value", d, &d.visibility_value, &why)) {
     return why;
   }
-  if (std::string bad = text_problem(d); !bad.empty()) {
-    d.id = printable(d.id);
-    d.visibility_value = printable(d.visibility_value);
-    return bad;
-  }
+  if (std::string bad = text_problem(d); !bad.empty()) return bad;
   if (abi_minor >= 2 && ZL_STRUCT_HAS_FIELD(&info, zl_device_info, attributes)) {
     std::string problem;
     d.attributes = read_named_values_checked(info.attributes, info.attribute_count, &problem);
@@ -120,6 +116,9 @@ std::string read_device_list(const zl_device_list* list, uint32_t abi_minor, con
     if (unreadable.empty() && why.find(" not readable") != std::string::npos) unreadable = why;
     if (why.empty()) why = rule_problem(d, pin_var);
     if (!why.empty()) {
+      // Shown (devices, its JSON) and never used: escaped like the rest.
+      d.id = printable(d.id);
+      d.visibility_value = printable(d.visibility_value);
       q.rejected.push_back({std::move(d), std::move(why)});
       continue;
     }

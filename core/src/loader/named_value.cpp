@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "../util/printable.hpp"
 #include "named_value_read.hpp"
@@ -68,8 +69,11 @@ NamedValues loader::read_named_values_checked(const zl_named_value* first, size_
     NamedValue n;
     // Shown on terminals and written into JSON: escaped once, here.
     n.name = printable(*name);
-    n.type = v->type;
-    switch (v->type) {
+    // The type as the bytes the backend wrote: a value outside the enum (a
+    // later minor's type, or garbage) must not be loaded as the enum.
+    uint32_t type = 0;
+    std::memcpy(&type, &v->type, sizeof type);
+    switch (type) {
       case ZL_VALUE_STRING: {
         if (v->string_value == nullptr) continue;
         std::optional<std::string> text = loader::read_backend_string(v->string_value);
@@ -85,6 +89,7 @@ NamedValues loader::read_named_values_checked(const zl_named_value* first, size_
       case ZL_VALUE_DOUBLE: n.real = v->double_value; break;
       default: continue;  // a type from a later minor
     }
+    n.type = static_cast<zl_value_type>(type);
     out.push_back(std::move(n));
   }
   return out;
