@@ -1,6 +1,7 @@
 #include "device_read.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "../util/printable.hpp"
@@ -98,9 +99,10 @@ std::string read_device_list(const zl_device_list* list, uint32_t abi_minor, con
     return q.error = "device array at " + pointer_words(l->devices) + " is not readable";
   }
   std::string unreadable;
-  const auto* base = reinterpret_cast<const char*>(l->devices);
+  // Addresses as integers: a lying stride must wrap, not overflow a pointer.
+  const auto base = reinterpret_cast<uintptr_t>(l->devices);
   for (size_t i = 0; i < l->count; ++i) {
-    const void* at = base + i * stride;
+    const auto* at = reinterpret_cast<const void*>(base + i * stride);
     std::optional<zl_device_info> info = copy_struct<zl_device_info>(at);
     Device d;
     d.index = static_cast<int>(i);

@@ -1,6 +1,7 @@
 #include "zlcore/named_value.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -56,9 +57,10 @@ NamedValues loader::read_named_values_checked(const zl_named_value* first, size_
   if (!head) return fail("value [0] at " + loader::pointer_words(first) + " is not readable");
   const size_t stride = head->struct_size;
   if (stride < sizeof(size_t)) return out;
-  const auto* base = reinterpret_cast<const char*>(first);
+  // Addresses as integers: a lying stride must wrap, not overflow a pointer.
+  const auto base = reinterpret_cast<uintptr_t>(first);
   for (size_t i = 0; i < count; ++i) {
-    const void* at = base + i * stride;
+    const auto* at = reinterpret_cast<const void*>(base + i * stride);
     std::optional<zl_named_value> v = loader::copy_struct<zl_named_value>(at);
     const std::string which = "value [" + std::to_string(i) + "] of " + std::to_string(count);
     if (!v) return fail(which + " at " + loader::pointer_words(at) + " is not readable (count larger than the array?)");

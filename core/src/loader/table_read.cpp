@@ -1,6 +1,7 @@
 #include "table_read.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "../util/printable.hpp"
@@ -13,6 +14,12 @@ std::string unreadable(const std::string& what, const void* at) {
   return what + " at " + pointer_words(at) + " is not readable";
 }
 
+// Element i of an array the backend claims: as an integer, so that an array
+// near the top of the address space wraps instead of overflowing a pointer.
+const void* element(const void* array, size_t i, size_t size) {
+  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(array) + i * size);
+}
+
 // A NULL-terminated array of strings (aliases, visibility_env).
 std::vector<std::string> read_name_list(const char* const* list, const char* what, std::string* problem) {
   std::vector<std::string> out;
@@ -23,8 +30,9 @@ std::vector<std::string> read_name_list(const char* const* list, const char* wha
       return out;
     }
     const char* entry = nullptr;
-    if (!copy_from_backend(list + i, &entry, sizeof entry)) {
-      *problem = unreadable(std::string(what) + " [" + std::to_string(i) + "]", list + i);
+    const void* at = element(list, i, sizeof entry);
+    if (!copy_from_backend(at, &entry, sizeof entry)) {
+      *problem = unreadable(std::string(what) + " [" + std::to_string(i) + "]", at);
       return out;
     }
     if (entry == nullptr) return out;
@@ -58,8 +66,9 @@ void read_capabilities(const zl_backend_api& t, TableRead& r) {
   for (size_t i = 0; i < t.capability_count; ++i) {
     const std::string which = "capability [" + std::to_string(i) + "] of " + std::to_string(t.capability_count);
     zl_capability cap{};
-    if (!copy_from_backend(t.capabilities + i, &cap, sizeof cap)) {
-      r.problem = unreadable(which, t.capabilities + i) + " (capability_count larger than the array?)";
+    const void* at = element(t.capabilities, i, sizeof cap);
+    if (!copy_from_backend(at, &cap, sizeof cap)) {
+      r.problem = unreadable(which, at) + " (capability_count larger than the array?)";
       return;
     }
     if (cap.key == nullptr) continue;
