@@ -97,7 +97,7 @@ DeviceQuery enumerate_once(const zl_backend_api* api, const std::string& pin_var
   return q;
 }
 
-DeviceState query_state_once(const zl_backend_api* api, int32_t index, const std::string& id) {
+DeviceState query_state_once(const zl_backend_api* api, int32_t index, const std::string& id, std::string* unreadable) {
   DeviceState st;
   auto fn = ZL_ENTRY(api, query_device_state);
   auto destroy = ZL_ENTRY(api, device_state_destroy);
@@ -123,6 +123,7 @@ DeviceState query_state_once(const zl_backend_api* api, int32_t index, const std
       st.values = loader::read_named_values_checked(state->values, state->value_count, &problem);
     }
     if (!problem.empty() && st.error.empty()) st.error = "the backend's device " + problem;
+    if (unreadable != nullptr) *unreadable = problem;
     destroy(args.state);
   } else if (st.error.empty()) {
     st.error = "the backend returned no state";

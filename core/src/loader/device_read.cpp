@@ -53,7 +53,8 @@ std::string rule_problem(const Device& d, const std::string& pin_var) {
 }
 
 // One entry of the array: a device, or why it is rejected.
-std::string read_device(const zl_device_info& info, size_t position, uint32_t abi_minor, Device& d) {
+// `unreadable` is set when the reason is memory that could not be read.
+std::string read_device(const zl_device_info& info, size_t position, uint32_t abi_minor, Device& d, bool* unreadable) {
   d.index = static_cast<int>(position);
   if (info.struct_size < kMinDeviceSize) {
     return "device list entry [" + std::to_string(position) + "] has struct_size " + std::to_string(info.struct_size) +
@@ -64,17 +65,18 @@ std::string read_device(const zl_device_info& info, size_t position, uint32_t ab
   d.memory_used_bytes = info.memory_used_bytes;
   d.utilization_percent = info.utilization_percent;
   std::string why;
-  if (!read_member(info.id, "id", d, &d.id, &why)) return why;
-  if (!read_member(info.name, "name", d, &d.name, &why)) return why;
-  d.name = printable(d.name);
-  if (ZL_STRUCT_HAS_FIELD(&info, zl_device_info, visibility_value) &&
-      !read_member(info.visibility_value, "visibility_value", d, &d.visibility_value, &why)) {
+  if (!read_member(info.id, "id", d, &d.id, &why) || !read_member(info.name, "name", d, &d.name, &why) ||
+      (ZL_STRUCT_HAS_FIELD(&info, zl_device_info, visibility_value) &&
+       !read_member(info.visibility_value, "visibility_value", d, &d.visibility_value, &why))) {
+    *unreadable = true;
     return why;
   }
+  d.name = printable(d.name);
   if (std::string bad = text_problem(d); !bad.empty()) return bad;
   if (abi_minor >= 2 && ZL_STRUCT_HAS_FIELD(&info, zl_device_info, attributes)) {
     std::string problem;
     d.attributes = read_named_values_checked(info.attributes, info.attribute_count, &problem);
+    *unreadable = !problem.empty();
     if (!problem.empty()) return where(d) + " " + d.id + " attributes: " + problem;
   }
   return {};
@@ -114,8 +116,9 @@ std::string read_device_list(const zl_device_list* list, uint32_t abi_minor, con
                                    std::to_string(l->count) + " larger than the array?)"});
       break;
     }
-    std::string why = read_device(*info, i, abi_minor, d);
-    if (unreadable.empty() && why.find(" not readable") != std::string::npos) unreadable = why;
+    bool bad_memory = false;
+    std::string why = read_device(*info, i, abi_minor, d, &bad_memory);
+    if (unreadable.empty() && bad_memory) unreadable = why;
     if (why.empty()) why = rule_problem(d, pin_var);
     if (!why.empty()) {
       // Shown (devices, its JSON) and never used: escaped like the rest.

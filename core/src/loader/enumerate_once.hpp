@@ -27,6 +27,9 @@ std::string error_text(const zl_error* err);
 
 // One query_device_state call on the calling thread (ABI 1.2), released
 // through the backend.
-DeviceState query_state_once(const zl_backend_api* api, int32_t index, const std::string& id);
+// `unreadable`, when given, is set to what of the state could not be read
+// ("" for all of it).
+DeviceState query_state_once(const zl_backend_api* api, int32_t index, const std::string& id,
+                             std::string* unreadable = nullptr);
 
 }  // namespace zl::loader

@@ -79,9 +79,10 @@ int probe_backend_main(const std::string& file) {
   // device's state.
   for (const Device& d : q.devices) {
     say_stage(loader::stage::kState);
-    const DeviceState st = loader::query_state_once(o.api, d.index, d.id);
-    if (st.error.find(" not readable") != std::string::npos) {
-      say("reject query_device_state returned a state that cannot be read: " + st.error);
+    std::string bad_state;
+    loader::query_state_once(o.api, d.index, d.id, &bad_state);
+    if (!bad_state.empty()) {
+      say("reject query_device_state returned a state that cannot be read: " + bad_state);
       return 0;
     }
   }
