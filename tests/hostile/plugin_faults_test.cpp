@@ -1,9 +1,10 @@
-// One bad backend decided the fate of every command. A
-// plugin that exits, aborts, segfaults or hangs in a constructor, its entry
-// point or enumerate_devices is now probed in a child first and rejected with
-// what happened and where, while the good plugin beside it loads; nothing
-// hangs. A plugin that passes its probe and hangs later costs an enumerate
-// the time limit, not the command.
+// One bad backend must not decide the fate of every command. A plugin that
+// exits, aborts, segfaults or hangs in a constructor, its entry point,
+// enumerate_devices or query_device_state is probed in a child first and
+// rejected with what happened and where, while the good plugin beside it
+// loads; nothing hangs. A plugin that passes its probe and hangs later costs
+// an enumerate the time limit, not the command; one that crashes later ends
+// the command with one line naming it and the call, and exit 9.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -46,6 +47,7 @@ Listing parse_listing(const std::string& json) {
 std::string where_words(const std::string& where) {
   if (where == "ctor") return "during load";
   if (where == "entry") return "in the entry point";
+  if (where == "state") return "in query_device_state";
   return "in enumerate_devices";
 }
 
@@ -93,15 +95,15 @@ TEST_P(PluginFault, RejectedBesideAGoodOne) {
 
 INSTANTIATE_TEST_SUITE_P(Each, PluginFault,
                          ::testing::Combine(::testing::Values("exit", "abort", "segv", "hang"),
-                                            ::testing::Values("ctor", "entry", "enumerate")),
+                                            ::testing::Values("ctor", "entry", "enumerate", "state")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
-// A directory of every fault at once costs about one time limit, not twelve.
-TEST(PluginFaults, AllTwelveBesideAGoodOne) {
+// A directory of every fault at once costs about one time limit, not sixteen.
+TEST(PluginFaults, EveryFaultAtOnceBesideAGoodOne) {
   TempDir tmp;
   std::vector<std::string> faults;
   for (const char* what : {"exit", "abort", "segv", "hang"}) {
-    for (const char* where : {"ctor", "entry", "enumerate"})
+    for (const char* where : {"ctor", "entry", "enumerate", "state"})
       faults.push_back(std::string("fault_") + what + "_" + where);
   }
   const fs::path dir = plugin_dir(tmp, faults);
@@ -110,8 +112,8 @@ TEST(PluginFaults, AllTwelveBesideAGoodOne) {
   EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
   Listing l = parse_listing(r.out);
   EXPECT_EQ(l.loaded, std::vector<std::string>{"good"}) << hostile::describe(r);
-  EXPECT_EQ(l.rejected.size(), 12u) << hostile::describe(r);
-  std::printf("  12 faulty plugins and a good one: backends in %.3f s (cold)\n", r.seconds);
+  EXPECT_EQ(l.rejected.size(), 16u) << hostile::describe(r);
+  std::printf("  16 faulty plugins and a good one: backends in %.3f s (cold)\n", r.seconds);
 }
 
 // Passed its probe, stops answering later: the command gets the time limit
@@ -152,6 +154,36 @@ TEST(PluginFaults, AnEnumerationThatHangsLaterIsCutOffInProcess) {
   ASSERT_FALSE(r.timed_out) << hostile::describe(r);
   EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
   EXPECT_NE(r.err.find("no answer in 1 s from enumerate_devices"), std::string::npos) << hostile::describe(r);
+}
+
+// Passed its probe, crashes later in process: one line naming the backend,
+// the call and the signal, the documented exit code (9), nothing half
+// printed on stdout; a command that uses another backend is not touched.
+TEST(PluginFaults, ACrashAfterTheProbeIsNamedWithItsOwnExitCode) {
+  TempDir tmp;
+  const fs::path dir = plugin_dir(tmp, {}), crash = tmp / "crash-in";
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "later_crash.so", dir / "a_later_crash.so");
+  const std::string who = "backend 'latercrash' (" + (dir / "a_later_crash.so").string() + ")";
+  std::map<std::string, std::string> env{{"ZL_FAKE_CRASH_FILE", crash.string()}};
+
+  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
+  EXPECT_NE(r.out.find("\nlatercrash  (ABI"), std::string::npos) << hostile::describe(r);
+
+  hostile::spit(crash, "enumerate");
+  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "latercrash", "--json"}, tmp.path(), env);
+  EXPECT_EQ(r.exit_code, 9) << hostile::describe(r);
+  EXPECT_EQ(r.out, "") << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: " + who + " crashed in enumerate_devices: killed by SIGSEGV\n") << hostile::describe(r);
+
+  hostile::spit(crash, "state");
+  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "latercrash", "--json"}, tmp.path(), env);
+  EXPECT_EQ(r.exit_code, 9) << hostile::describe(r);
+  EXPECT_EQ(r.out, "") << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: " + who + " crashed in query_device_state: killed by SIGSEGV\n") << hostile::describe(r);
+
+  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good", "--json"}, tmp.path(), env);
+  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_NE(r.out.find("\"backend\": \"good\""), std::string::npos) << hostile::describe(r);
 }
 
 // In process: a call that ran out of time blocks new calls until it returns,

@@ -2,9 +2,11 @@
  * matrix and the plan/batch tests build every variant from this file, the way
  * the OpenCL ICD loader's tests build their fake drivers. Plain C99, so it
  * also proves the SDK header compiles as C. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <zl/backend.h>
@@ -31,8 +33,8 @@ extern int zl_fake_symbol_that_does_not_exist(void);
 #endif
 
 /* Faults (tests/hostile): FAKE_FAULT is what goes wrong, FAKE_FAULT_AT where:
- * in a constructor (while the library loads), in the entry point, or in
- * enumerate_devices. */
+ * in a constructor (while the library loads), in the entry point, in
+ * enumerate_devices, or in query_device_state. */
 #define FAKE_EXIT 1
 #define FAKE_ABORT 2
 #define FAKE_SEGV 3
@@ -40,23 +42,55 @@ extern int zl_fake_symbol_that_does_not_exist(void);
 #define FAKE_AT_CTOR 1
 #define FAKE_AT_ENTRY 2
 #define FAKE_AT_ENUMERATE 3
-#ifdef FAKE_FAULT
+#define FAKE_AT_STATE 4
+#if defined(FAKE_FAULT) || defined(FAKE_CRASH_WHILE_FILE)
 static void fake_fault(void) {
-#if FAKE_FAULT == FAKE_EXIT
+#if !defined(FAKE_FAULT) || FAKE_FAULT == FAKE_SEGV
+  volatile int* volatile nowhere = (volatile int*)(uintptr_t)8;
+  *nowhere = 1;
+#elif FAKE_FAULT == FAKE_EXIT
   exit(0);
 #elif FAKE_FAULT == FAKE_ABORT
   abort();
-#elif FAKE_FAULT == FAKE_SEGV
-  volatile int* volatile nowhere = (volatile int*)(uintptr_t)8;
-  *nowhere = 1;
 #elif FAKE_FAULT == FAKE_HANG
   for (;;) pause();
 #endif
 }
-#if FAKE_FAULT_AT == FAKE_AT_CTOR
+#if defined(FAKE_FAULT) && FAKE_FAULT_AT == FAKE_AT_CTOR
 __attribute__((constructor)) static void fake_constructor(void) { fake_fault(); }
 #endif
 #endif
+
+/* A backend that passes its probe and crashes later: SIGSEGV in the call the
+ * file named by ZL_FAKE_CRASH_FILE names ("enumerate" or "state"), while
+ * that file exists. */
+#ifdef FAKE_CRASH_WHILE_FILE
+static void fake_maybe_crash(const char* call) {
+  const char* f = getenv("ZL_FAKE_CRASH_FILE");
+  char said[32] = {0};
+  FILE* in = f != NULL && *f != '\0' ? fopen(f, "r") : NULL;
+  if (in == NULL) return;
+  if (fgets(said, sizeof said, in) == NULL) said[0] = '\0';
+  fclose(in);
+  if (strncmp(said, call, strlen(call)) == 0) fake_fault();
+}
+#endif
+
+/* Lies (tests/hostile): memory that ends where a lying count or pointer
+ * says it goes on. `bytes` are placed at the very end of a readable page
+ * followed by one that is not, so reading one element past them faults. */
+#if defined(FAKE_LIE_CAPABILITY_COUNT) || defined(FAKE_LIE_DEVICE_COUNT) || defined(FAKE_LIE_ATTRIBUTE_COUNT)
+static void* fake_at_page_end(const void* bytes, size_t n) {
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  char* two = (char*)mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (two == (char*)MAP_FAILED) abort();
+  mprotect(two + page, page, PROT_NONE);
+  memcpy(two + page - n, bytes, n);
+  return two + page - n;
+}
+#endif
+/* A pointer into memory no one mapped. */
+#define FAKE_NOWHERE ((const void*)(uintptr_t)0x10)
 
 /* Enumeration that hangs while the file named by ZL_FAKE_HANG_FILE exists:
  * a backend that passes its probe and stops answering later. */
@@ -94,6 +128,12 @@ FAKE_UNUSED static const zl_capability kCaps[] = {
 #define FAKE_STRIDE ((FAKE_DEVICE_SIZE + 7) / 8 * 8)
 
 /* Minor-2 attributes every device reports (a 1.1 layout cannot carry them). */
+FAKE_UNUSED static const zl_named_value kHostileAttributes[] = {
+    {ZL_NAMED_VALUE_STRUCT_SIZE, "arch\x1b[2J\nitecture", ZL_VALUE_STRING,
+     "fake\xc3"
+     "arch\r",
+     0, 0},
+};
 FAKE_UNUSED static const zl_named_value kAttributes[] = {
     {ZL_NAMED_VALUE_STRUCT_SIZE, "architecture", ZL_VALUE_STRING, "fakearch", 0, 0},
     {ZL_NAMED_VALUE_STRUCT_SIZE, "driver_version", ZL_VALUE_STRING, "fake-driver-1", 0, 0},
@@ -123,6 +163,14 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
 #endif
 #ifdef FAKE_HANG_WHILE_FILE
   fake_maybe_hang();
+#endif
+#ifdef FAKE_CRASH_WHILE_FILE
+  fake_maybe_crash("enumerate");
+#endif
+#ifdef FAKE_PRINTS_ON_STDOUT
+  /* Both ways a library writes: through stdio's buffer, and the fd itself. */
+  printf("fake backend banner: hello from printf\n");
+  if (write(1, "fake backend: raw write\n", 24) != 24) return NULL;
 #endif
   fake_list* l = (fake_list*)calloc(1, sizeof(fake_list));
   if (l == NULL) return NULL;
@@ -159,9 +207,29 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
 #ifdef FAKE_NO_VIS_VALUE
     if (i == 1) d->visibility_value = NULL; /* breaks the pin rule: the core must reject it */
 #endif
+#ifdef FAKE_HOSTILE_TEXT
+    /* What a terminal would act on, and bytes that are not UTF-8: shown
+     * escaped. An id like that cannot travel, so device 1 is rejected. */
+    d->name = "Fake\n\x1b[31mRed\x1b[0m \xff\xfe";
+    if (i == 1) d->id = "FAKE-\x1b]0;owned\x07";
+#endif
+#ifdef FAKE_DEVICE_SIZE_ZERO
+    if (i == 1) d->struct_size = 0; /* the core must say it left this one out */
+#endif
+#ifdef FAKE_LIE_DEVICE_STRING
+    if (i == 1) d->name = (const char*)FAKE_NOWHERE;
+#endif
 #if !defined(FAKE_DEVICE_1_1) && !defined(FAKE_OLD_MINOR)
     d->attribute_count = sizeof kAttributes / sizeof kAttributes[0];
     d->attributes = kAttributes;
+#endif
+#ifdef FAKE_HOSTILE_TEXT
+    d->attribute_count = sizeof kHostileAttributes / sizeof kHostileAttributes[0];
+    d->attributes = kHostileAttributes;
+#endif
+#ifdef FAKE_LIE_ATTRIBUTE_COUNT
+    d->attributes = (const zl_named_value*)fake_at_page_end(kAttributes, sizeof kAttributes);
+    d->attribute_count = 1000;
 #endif
     {
       char* slot = (char*)l->devices + (size_t)i * FAKE_STRIDE;
@@ -174,6 +242,10 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
   l->list.struct_size = sizeof(zl_device_list);
   l->list.count = (size_t)count;
   l->list.devices = count > 0 ? (const zl_device_info*)l->devices : NULL;
+#ifdef FAKE_LIE_DEVICE_COUNT
+  l->list.devices = (const zl_device_info*)fake_at_page_end(l->devices, (size_t)count * FAKE_STRIDE);
+  l->list.count = 64;
+#endif
   l->list.reason = count > 0 ? NULL : "fake driver reports no devices";
   l->list.source = "fake";
   *out = &l->list;
@@ -201,6 +273,12 @@ FAKE_UNUSED static zl_error* query_state(zl_device_state_args* args) {
   fake_state* s;
   const char* throttle = getenv("ZL_FAKE_THROTTLE");
   if (args == NULL || args->struct_size < ZL_DEVICE_STATE_ARGS_STRUCT_SIZE) return NULL;
+#if defined(FAKE_FAULT) && FAKE_FAULT_AT == FAKE_AT_STATE
+  fake_fault();
+#endif
+#ifdef FAKE_CRASH_WHILE_FILE
+  fake_maybe_crash("state");
+#endif
   s = (fake_state*)calloc(1, sizeof *s);
   if (s == NULL) return NULL;
   snprintf(s->throttle, sizeof s->throttle, "%s", throttle != NULL && *throttle != '\0' ? throttle : "none");
@@ -267,6 +345,10 @@ ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint3
 #endif
   api->capabilities = kCaps;
   api->capability_count = sizeof kCaps / sizeof kCaps[0];
+#ifdef FAKE_LIE_CAPABILITY_COUNT
+  api->capabilities = (const zl_capability*)fake_at_page_end(kCaps, sizeof kCaps);
+  api->capability_count = 100;
+#endif
   api->torch_device = "cpu";
   api->framework_vendor = NULL;
   api->enumerate_devices = enumerate;
@@ -277,6 +359,9 @@ ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint3
 #endif
 #if !defined(FAKE_OLD_MINOR) && !defined(FAKE_TABLE_1_1)
   api->extension_start = &kExtensionHead;
+#ifdef FAKE_LIE_EXTENSION
+  api->extension_start = (const zl_extension_base*)FAKE_NOWHERE;
+#endif
   api->enumerate = enumerate_args;
 #ifndef FAKE_NO_STATE
   api->query_device_state = query_state;

@@ -23,6 +23,17 @@ TEST(Printable, KeepsUtf8AndEscapesWhatIsNot) {
   EXPECT_EQ(zl::printable("\xe2\x9c"), "\\xe2\\x9c");  // cut short
 }
 
+// What passes unescaped must be UTF-8 every strict reader (a JSON parser,
+// Python) accepts: overlong forms, surrogates and code points past U+10FFFF
+// are bytes to escape.
+TEST(Printable, EscapesOverlongFormsSurrogatesAndOutOfRangeCodePoints) {
+  EXPECT_EQ(zl::printable("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");                                 // overlong '/'
+  EXPECT_EQ(zl::printable("\xf0\x80\x80\xaf"), "\\xf0\\x80\\x80\\xaf");                        // overlong, 4 bytes
+  EXPECT_EQ(zl::printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");                                 // U+D800
+  EXPECT_EQ(zl::printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");                        // U+110000
+  EXPECT_EQ(zl::printable("\xed\x9f\xbf \xf4\x8f\xbf\xbf"), "\xed\x9f\xbf \xf4\x8f\xbf\xbf");  // the last valid ones
+}
+
 TEST(Printable, LinesKeepTheirEnds) {
   EXPECT_EQ(zl::printable_lines("a\x1b\nb\n"), "a\\x1b\nb\n");
   EXPECT_EQ(zl::printable_lines("no end"), "no end");

@@ -63,7 +63,8 @@ LoadOptions probing_load_options();
 double backend_timeout_s();
 
 // The hidden `zlcore __probe-backend FILE`: opens FILE as the loader would,
-// calls enumerate_devices once and releases what it returned, reporting each
+// reads its whole table, calls enumerate_devices once and reads the whole
+// list, asks each device's state and releases what it got, reporting each
 // stage on fd 3 (stdout when fd 3 is not open) before it runs. Returns the
 // exit code.
 int probe_backend_main(const std::string& file);

@@ -5,13 +5,29 @@
 #include <map>
 #include <mutex>
 
+#include "crash_report.hpp"
+#include "enumerate_once.hpp"
+#include "stdout_guard.hpp"
+
 namespace zl::loader {
 namespace {
 
 struct Entry {
   std::shared_ptr<std::atomic<int>> overdue = std::make_shared<std::atomic<int>>(0);
   bool initialized = false;
+  std::string who;  // backend_words(); "" in the probe child
 };
+
+// A call into the backend, watched in process (crash_report.hpp,
+// stdout_guard.hpp) and left alone in the probe child, whose parent reads
+// what it dies of.
+template <class Call>
+auto watched(const std::string& who, const char* what, Call call) {
+  if (who.empty()) return call();
+  const StdoutGuard quiet(who, what);
+  const InBackendCall in(who, what);
+  return call();
+}
 
 std::mutex& mutex() {
   static auto* m = new std::mutex();
@@ -26,24 +42,26 @@ std::map<const zl_backend_api*, Entry>& entries() {
 }
 
 std::string message_of(const zl_backend_api* api, zl_error* err) {
-  std::string text = err->message != nullptr ? err->message : "";
-  if (text.empty()) text = "error code " + std::to_string(static_cast<int>(err->code));
+  std::string text = error_text(err);
   api->error_destroy(err);
   return text;
 }
 
-void call_shutdown(const zl_backend_api* api) {
+void call_shutdown(const zl_backend_api* api, const std::string& who) {
   auto fn = ZL_ENTRY(api, shutdown);
   if (fn == nullptr) return;
-  zl_shutdown_args args{};
-  args.struct_size = ZL_SHUTDOWN_ARGS_STRUCT_SIZE;
-  if (zl_error* err = fn(&args)) message_of(api, err);  // nothing to tell at exit
+  watched(who, "shutdown", [&] {
+    zl_shutdown_args args{};
+    args.struct_size = ZL_SHUTDOWN_ARGS_STRUCT_SIZE;
+    if (zl_error* err = fn(&args)) message_of(api, err);  // nothing to tell at exit
+    return 0;
+  });
 }
 
 void shutdown_all() {
   std::lock_guard<std::mutex> lock(mutex());
   for (auto& [api, e] : entries()) {
-    if (e.initialized && e.overdue->load() == 0) call_shutdown(api);
+    if (e.initialized && e.overdue->load() == 0) call_shutdown(api, e.who);
     e.initialized = false;
   }
 }
@@ -55,31 +73,38 @@ std::shared_ptr<std::atomic<int>> overdue_calls(const zl_backend_api* api) {
   return entries()[api].overdue;
 }
 
-std::string initialize_backend(const zl_backend_api* api) {
+std::string initialize_backend(const zl_backend_api* api, const std::string& who) {
   auto fn = ZL_ENTRY(api, initialize);
   if (fn == nullptr) return {};
   {
     std::lock_guard<std::mutex> lock(mutex());
     if (entries()[api].initialized) return {};
   }
-  zl_initialize_args args{};
-  args.struct_size = ZL_INITIALIZE_ARGS_STRUCT_SIZE;
-  if (zl_error* err = fn(&args)) return "initialize failed: " + message_of(api, err);
+  const std::string failed = watched(who, "initialize", [&] {
+    zl_initialize_args args{};
+    args.struct_size = ZL_INITIALIZE_ARGS_STRUCT_SIZE;
+    zl_error* err = fn(&args);
+    return err != nullptr ? message_of(api, err) : std::string();
+  });
+  if (!failed.empty()) return "initialize failed: " + failed;
   static const bool registered = (std::atexit(shutdown_all), true);
   (void)registered;
   std::lock_guard<std::mutex> lock(mutex());
   entries()[api].initialized = true;
+  entries()[api].who = who;
   return {};
 }
 
 void shutdown_backend(const zl_backend_api* api) {
+  std::string who;
   {
     std::lock_guard<std::mutex> lock(mutex());
     Entry& e = entries()[api];
     if (!e.initialized) return;
     e.initialized = false;
+    who = e.who;
   }
-  call_shutdown(api);
+  call_shutdown(api, who);
 }
 
 }  // namespace zl::loader

@@ -15,8 +15,10 @@ namespace zl::loader {
 
 // Calls the backend's initialize when it has one. Returns "" or the reason
 // the backend cannot be used ("initialize failed: ..."). On success the
-// backend's shutdown is called at exit.
-std::string initialize_backend(const zl_backend_api* api);
+// backend's shutdown is called at exit. `who` (backend_words(), "" in the
+// probe child) names the backend when initialize or shutdown crashes or
+// writes on stdout; with "" neither is watched.
+std::string initialize_backend(const zl_backend_api* api, const std::string& who = "");
 
 // Calls shutdown now (the probe child, which exits right after).
 void shutdown_backend(const zl_backend_api* api);

@@ -8,10 +8,12 @@
 #include <memory>
 #include <system_error>
 
+#include "crash_report.hpp"
 #include "lifecycle.hpp"
 #include "open_backend.hpp"
 #include "probe.hpp"
 #include "probe_cache.hpp"
+#include "stdout_guard.hpp"
 #include "zlcore/bool_text.hpp"
 #include "zlcore/shared_dir.hpp"
 
@@ -135,6 +137,8 @@ LoadReport load_backends(const std::string& dir, const LoadOptions& opts) {
 
   std::vector<loader::ProbeVerdict> verdicts;
   if (!opts.probe_program.empty()) verdicts = verdicts_for(dir, files, opts);
+  // From here a backend's code runs in this process: a crash in it is named.
+  if (!files.empty()) loader::install_backend_crash_report();
 
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string path = files[i].string();
@@ -147,18 +151,23 @@ LoadReport load_backends(const std::string& dir, const LoadOptions& opts) {
       continue;
     }
     trace("load " + path);
-    loader::OpenedBackend o = loader::open_backend(files[i], {});
+    loader::OpenedBackend o;
+    {
+      const loader::StdoutGuard quiet("backend file " + path, "loading");
+      const loader::InBackendCall in("backend file " + path, "loading");
+      o = loader::open_backend(files[i], {});
+    }
     if (!o.reason.empty()) {
       reject(o.reason);
       continue;
     }
     // initialize runs in process too: what it opens (a driver library)
     // lives here, not in the probe child that has exited.
-    if (const std::string why = loader::initialize_backend(o.api); !why.empty()) {
+    if (const std::string why = loader::initialize_backend(o.api, loader::backend_words(o.name, path)); !why.empty()) {
       reject(why);
       continue;
     }
-    trace("accept " + path + " as '" + o.api->name + "' (ABI " + std::to_string(o.api->abi_major) + "." +
+    trace("accept " + path + " as '" + o.name + "' (ABI " + std::to_string(o.api->abi_major) + "." +
           std::to_string(o.api->abi_minor) + ", struct_size " + std::to_string(o.api->struct_size) + ")");
     keep_alive().push_back(std::move(o.lib));
     report.backends.emplace_back(o.api, path);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "table_read.hpp"
 #include "zlcore/backend.hpp"
 
 namespace zl::loader {
@@ -44,6 +45,7 @@ std::string stage_words(const std::string& stage) {
   if (stage == stage::kEnumerate) return "in enumerate_devices";
   if (stage == stage::kShutdown) return "in shutdown";
   if (stage == stage::kRelease) return "while its device list was released";
+  if (stage == stage::kState) return "in query_device_state";
   if (stage == stage::kExit) return "at exit";
   return "before loading";
 }
@@ -89,7 +91,10 @@ OpenedBackend open_backend(const std::filesystem::path& file, const std::functio
   const zl_backend_api* api = entry(ZL_BACKEND_ABI_MAJOR, ZL_BACKEND_ABI_MINOR);
   at(stage::kTable);
   o.reason = negotiate_abi(api);
-  if (o.reason.empty()) o.api = api;
+  if (o.reason.empty()) {
+    o.api = api;
+    o.name = read_table(api).name;
+  }
   return o;
 }
 

@@ -22,6 +22,7 @@ constexpr const char* kTable = "table";            // reading the table it retur
 constexpr const char* kInitialize = "initialize";  // initialize (ABI 1.2)
 constexpr const char* kEnumerate = "enumerate";    // enumerate_devices
 constexpr const char* kRelease = "release";        // device_list_destroy / error_destroy
+constexpr const char* kState = "state";            // query_device_state (ABI 1.2), and its release
 constexpr const char* kShutdown = "shutdown";      // shutdown (ABI 1.2)
 constexpr const char* kExit = "exit";              // process exit: its destructors run
 }  // namespace stage
@@ -33,6 +34,7 @@ std::string stage_words(const std::string& stage);
 struct OpenedBackend {
   boost::dll::shared_library lib;
   const zl_backend_api* api = nullptr;  // set when reason is empty
+  std::string name;                     // the table's name, as negotiate_abi read it
   std::string reason;                   // why the file is not a usable backend
 };
 

@@ -17,8 +17,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // 2: load failures are worded as one clean line; verdicts cached with the old
-// wording are probed again rather than shown.
-constexpr int kSchema = 2;
+// wording are probed again rather than shown. 3: the probe reads the whole
+// table, every device list and state it is given: an "ok" from an earlier
+// probe did not, and is probed again.
+constexpr int kSchema = 3;
 
 // The cache is only as good as the probe that filled it: another zlcore
 // (another ABI, other checks) probes again.

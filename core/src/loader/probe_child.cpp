@@ -1,6 +1,7 @@
 // `zlcore __probe-backend FILE`: the child side of a probe. It does to FILE
 // exactly what the loader and the first command would (open it, call the
-// entry, read the table, enumerate once, release the list) and says each
+// entry, read the whole table, enumerate once and read the whole list, ask
+// each device's state, release what it got) and says each
 // stage before it starts, on fd 3, with one write each, so that whatever
 // kills this process the parent knows where it was. The last line is "ok" or
 // "reject <reason>" (a reason the loader gives without any crash).
@@ -14,6 +15,7 @@
 #include "enumerate_once.hpp"
 #include "lifecycle.hpp"
 #include "open_backend.hpp"
+#include "table_read.hpp"
 #include "zlcore/loader.hpp"
 
 namespace zl {
@@ -63,7 +65,27 @@ int probe_backend_main(const std::string& file) {
     say("reject " + why);
     return 0;
   }
-  loader::enumerate_once(o.api, say_stage);
+  // The table was read whole by open_backend (negotiate_abi); the list is
+  // read the same way the core reads it, strings and attributes included.
+  const loader::TableRead table = loader::read_table(o.api);
+  std::string unreadable;
+  const DeviceQuery q = loader::enumerate_once(
+      o.api, table.visibility_env.empty() ? std::string() : table.visibility_env.front(), say_stage, &unreadable);
+  if (!unreadable.empty()) {
+    say("reject enumerate_devices returned a list that cannot be read: " + unreadable);
+    return 0;
+  }
+  // Every call a command makes, made once here first: `devices` asks each
+  // device's state.
+  for (const Device& d : q.devices) {
+    say_stage(loader::stage::kState);
+    std::string bad_state;
+    loader::query_state_once(o.api, d.index, d.id, &bad_state);
+    if (!bad_state.empty()) {
+      say("reject query_device_state returned a state that cannot be read: " + bad_state);
+      return 0;
+    }
+  }
   say_stage(loader::stage::kShutdown);
   loader::shutdown_backend(o.api);
   say("ok");

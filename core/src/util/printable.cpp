@@ -11,15 +11,20 @@ std::string hex_escape(unsigned char c) {
   return buf;
 }
 
-// Length of the UTF-8 sequence starting at s[i], 0 when it is not one.
+// Length of the UTF-8 sequence starting at s[i], 0 when it is not one. Strict
+// (RFC 3629): no overlong forms, no surrogates (ED A0..BF), nothing past
+// U+10FFFF, so what passes is what every JSON reader accepts.
 size_t utf8_length(const std::string& s, size_t i) {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(i);
-  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
   if (n == 0 || i + n > s.size()) return 0;
   for (size_t k = 1; k < n; ++k) {
     if ((b(i + k) & 0xC0) != 0x80) return 0;
   }
+  const unsigned char second = b(i + 1);
+  if ((c == 0xE0 && second < 0xA0) || (c == 0xED && second > 0x9F)) return 0;
+  if ((c == 0xF0 && second < 0x90) || (c == 0xF4 && second > 0x8F)) return 0;
   return n;
 }
 
