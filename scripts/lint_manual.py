@@ -5,9 +5,9 @@ usage: lint_manual.py [--docs-limit BYTES]     (run from anywhere inside the rep
 
 Over every file git tracks:
   words   a line that speaks of how the work was organised rather than of what zlcore does:
-          numbered work periods ("session 8"), issue numbers ("issue 22", "(issue 19)"),
-          pages of raw device runs (docs/evidence), borrowed or lent machines, instructions
-          received ("the brief"). A phrase broken over two lines is found too. pytest's own
+          numbered work periods, issue numbers, pages of raw device runs, machines on loan,
+          instructions received (WORDS below has each pattern). A phrase broken over two
+          lines is found too. pytest's own
           vocabulary (pytest_sessionstart, scope="session", a test session) never matches:
           every session pattern needs a number. A line that must keep such words says so with
           `lint-manual: allow` on it.
