@@ -34,11 +34,11 @@ grep -v '^#' "$ops_file" | tr '\n' ' '; echo
 for pass in ${PASSES:-cold warm}; do
   again=(); [ -f "$WORK/$pass/ops_status.csv" ] && again=(--resume)
   echo "== $pass ${again[*]} ($(date +%T))"
-  start=$(date +%s.%N)
+  start=$SECONDS
   budget_var="BUDGET_${pass^^}_S"
   timeout -s INT -k 60 "${!budget_var:-${BUDGET_S:-0}}" "$ZL" batch "${COMMON[@]}" --out "$WORK/$pass" "${again[@]}"
   rc=$?
-  echo "$pass exit $rc wall $(echo "$(date +%s.%N) - $start" | bc) s" | tee -a "$OUT/walls.txt"
+  echo "$pass exit $rc wall $((SECONDS - start)) s" | tee -a "$OUT/walls.txt"
 done
 
 if [ "${REFERENCE:-0}" = 1 ]; then
@@ -46,12 +46,12 @@ if [ "${REFERENCE:-0}" = 1 ]; then
   # REF_OPS ops, on the same warm caches.
   mapfile -t args < <("$PY" "$HERE/throughput_table.py" reference-args "$WORK/warm" --count "${REF_OPS:-8}")
   echo "== reference: pytest ${args[*]} ($(date +%T))"
-  start=$(date +%s.%N)
+  start=$SECONDS
   (cd "$FG" && GEMS_VENDOR=${GEMS_VENDOR:-nvidia} timeout -s INT -k 30 "${REF_BUDGET_S:-0}" \
      "$PY" -m pytest -q -s "${args[@]}" --mode kernel \
      --level "${LEVEL:-core}" --dtypes "${DTYPES:-float16}" > "$WORK/reference.log" 2>&1)
   rc=$?
-  echo "reference exit $rc wall $(echo "$(date +%s.%N) - $start" | bc) s" | tee -a "$OUT/walls.txt"
+  echo "reference exit $rc wall $((SECONDS - start)) s" | tee -a "$OUT/walls.txt"
 fi
 
 "$PY" "$HERE/throughput_table.py" table "$WORK" ${PASSES:-cold warm} | tee "$OUT/throughput.md"

@@ -19,6 +19,7 @@ ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_
             "device_state_base", "noise_note", "noise_note_base", "extras_stopped", "fresh_placements",
             "fresh_placements_base", "gbps", "tflops", "cluster_kernel",
             "memory_suite_peak_bytes", "memory_added_bytes", "memory_added_base_bytes",
+            "placement_note", "placement_note_base",
             "error",
             # ABI 1.2: the row against the device's peaks (_roofline.py)
             "achieved_gbps", "achieved_gbps_source", "achieved_tflops", "peak_gbps", "pct_peak_bandwidth",
