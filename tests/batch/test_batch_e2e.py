@@ -111,6 +111,28 @@ def test_each_run_says_where_its_seconds_went_and_the_batch_sums_them(tmp_path):
         assert f"\n  {p} " in summary, summary
 
 
+def test_a_device_run_records_its_memory_and_its_compiling(tmp_path):
+    import json
+
+    from zltest import FAKEGEMS_SUITE, STUBS
+
+    # The fake backend names the stub torch's "cuda": its allocator counts device memory.
+    r = run_batch(tmp_path / "b", "clustermm", devices=1, suite=FAKEGEMS_SUITE,
+                  PYTHONPATH=str(STUBS / "gpu"), ZL_FAKE_TORCH_DEVICE="cuda", STUB_MEMORY_TOTAL=str(8 << 30))
+    assert r.returncode == 0, r.stdout + r.stderr
+    row = ops_status_rows(tmp_path / "b")[0]
+    ident = json.loads((tmp_path / "b" / row["run_dir"] / "run_identity.json").read_text())
+    memory = ident["memory"]
+    assert memory["start"]["device_total_bytes"] == 8 << 30
+    assert memory["start"]["device_free_bytes"] <= 8 << 30 and "allocated_bytes" in memory["end"]
+    rows = [json.loads(line) for line in (tmp_path / "b" / row["run_dir"] / "results.jsonl").read_text().splitlines()]
+    assert memory["suite_peak_bytes"] == max(x["memory_suite_peak_bytes"] for x in rows) > 0
+    assert memory["added_peak_bytes"] == max(x["memory_added_bytes"] for x in rows) > 0
+    # clustermm's kernel compiles through Triton's JIT: its time is the run's compiling.
+    assert ident["plugins"]["phases"]["counts"]["compiling"] == 1
+    assert float(row["t_compiling"]) == ident["time"]["compiling_s"] >= 0
+
+
 def test_gpus_is_devices(tmp_path):
     a = run_batch(tmp_path / "a", "ok1", devices=3, extra=["--gpus", "2"])
     b = run_batch(tmp_path / "b", "ok1", devices=3, extra=["--devices", "2"])

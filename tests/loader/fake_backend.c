@@ -349,7 +349,10 @@ ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint3
   api->capabilities = (const zl_capability*)fake_at_page_end(kCaps, sizeof kCaps);
   api->capability_count = 100;
 #endif
-  api->torch_device = "cpu";
+  /* A torch device other than the host's, for runs on the stub torch of
+     tests/support/stubs/gpu (its device memory counts). */
+  const char* torch_device = getenv("ZL_FAKE_TORCH_DEVICE");
+  api->torch_device = torch_device != NULL && *torch_device ? torch_device : "cpu";
   api->framework_vendor = NULL;
   api->enumerate_devices = enumerate;
   api->device_list_destroy = destroy_list;

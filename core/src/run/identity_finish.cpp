@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
@@ -242,9 +243,9 @@ void record_memory(Identity& id, const rapidjson::Value& plugins) {
   auto& a = id.alloc();
   rapidjson::Value out(rapidjson::kObjectType);
   if (const rapidjson::Value* ds = member(plugins, "device_setup")) {
-    for (const char* when : {"memory_at_start", "memory_at_end"}) {
-      if (const rapidjson::Value* m = member(*ds, when); m != nullptr && m->IsObject()) {
-        out.AddMember(json::str(std::string(when).substr(sizeof "memory_" - 1), a), rapidjson::Value(*m, a), a);
+    for (const auto& [reported, named] : {std::pair{"memory_at_start", "start"}, std::pair{"memory_at_end", "end"}}) {
+      if (const rapidjson::Value* m = member(*ds, reported); m != nullptr && m->IsObject()) {
+        out.AddMember(rapidjson::StringRef(named), rapidjson::Value(*m, a), a);
       }
     }
   }
