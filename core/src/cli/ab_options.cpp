@@ -5,6 +5,7 @@
 #include "../util/text.hpp"
 #include "ab_options.hpp"
 #include "plan_options.hpp"
+#include "run_options.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/python_choice.hpp"
 #include "zlcore/visible_devices.hpp"
@@ -221,6 +222,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   }
   if (vm.count("force-replay")) o.run_flags.emplace_back("--force-replay", "");
   if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
+  check_dtypes(o.dtypes);
 
   // What --resume must find unchanged. Rounds, ops, devices, retries and the
   // report's options are not here: more rounds or ops extend an A/B, and the

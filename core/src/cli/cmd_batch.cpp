@@ -10,6 +10,7 @@
 #include "../util/text.hpp"
 #include "batch_caliber.hpp"
 #include "command.hpp"
+#include "option_parser.hpp"
 #include "plan_options.hpp"
 #include "run_options.hpp"
 #include "zlcore/batch.hpp"
@@ -200,8 +201,9 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
   if (vm.count("sbatch-arg")) o.launcher_args = vm["sbatch-arg"].as<std::vector<std::string>>();
   if (std::string(launcher->name()) == "local" && (!o.launcher_options.empty() || !o.launcher_args.empty())) {
-    throw UsageError("--" + (o.launcher_args.empty() ? o.launcher_options.begin()->first : std::string("sbatch-arg")) +
-                     " needs a cluster --launcher");
+    throw UsageError(needs_cluster_launcher(
+        "batch", o.launcher_args.empty() ? o.launcher_options.begin()->first : std::string("sbatch-arg"),
+        "a cluster --launcher (slurm)"));
   }
 
   // Devices: --gpus is an alias; both given must agree.

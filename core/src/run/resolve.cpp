@@ -47,6 +47,9 @@ Resolved resolve(const Backend& backend, const RunOptions& opts) {
                                                           root
                                                     : root + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
   }
+  // Before the op is looked up: in a directory laid out otherwise no file
+  // marks it, and "no file marks 'abs'" would hide the real mistake.
+  r.provider.check_layout(!opts.dtypes.empty(), opts.shape_mode == "file");
   r.target = r.provider.resolve(opts.target);
   RunOptions& o = r.options;
   o = opts;
