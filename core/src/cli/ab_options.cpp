@@ -148,7 +148,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   o.timeout_s = parse_positive(vm, "timeout", 600, 1);
   o.fail_on_regression = vm.count("fail-on-regression") > 0;
 
-  const std::string python = vm.count("a-python") && vm.count("b-python") ? "" : choose_python("").command;
+  const std::string python = vm.count("a-python") && vm.count("b-python") ? "" : choose_python("", modules_for_device(backend.torch_device())).command;
   o.a = side_from(vm, "a", python);
   o.b = side_from(vm, "b", python);
   if (vm.count("same-winners") && vm.count("winners"))
@@ -200,7 +200,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
     if (visible.query.devices.empty()) {
       const std::string why = backend.name() + " reports no devices: " +
                               (visible.query.reason.empty() ? visible.query.error : visible.query.reason);
-      if (!o.resume) throw PreflightError("devices", why);
+      if (!o.resume) throw PreflightError("device", why);
       o.no_devices_reason = why;
     }
     std::vector<int> valid;

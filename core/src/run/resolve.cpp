@@ -58,7 +58,7 @@ Resolved resolve(const Backend& backend, const RunOptions& opts) {
     o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
   }
   preflight(r.provider, r.target, o);
-  r.python = choose_python(o.python);
+  r.python = choose_python(o.python, modules_for_device(backend.torch_device()));
   o.python = r.python.command;
 
   r.visible = visible_devices(backend);
