@@ -95,3 +95,21 @@ def test_a_directory_not_laid_out_like_flaggems_fails_preflight_not_pytest(tmp_p
     assert line.startswith("PREFLIGHT_FAILED check=flaggems_dir ") and "not a FlagGems-layout suite" in line, line
     assert "--level, --mode" in line, line
     assert not (tmp_path / "r").exists()
+
+
+def test_several_ops_given_to_run_point_at_batch(tmp_path):
+    argv = run_args(tmp_path / "r")
+    argv[argv.index("--op") + 1] = "abs,add"
+    r = zl(*argv)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "`zlcore batch --ops abs,add`" in one_line(r)
+    assert not (tmp_path / "r").exists()
+
+
+def test_replaying_a_run_without_records_says_how_to_record(tmp_path):
+    (tmp_path / "plain").mkdir()
+    r = zl(*run_args(tmp_path / "r", "--replay-from", tmp_path / "plain"))
+    assert r.returncode == 3, r.stdout + r.stderr
+    line = one_line(r)
+    assert line.startswith("PREFLIGHT_FAILED check=replay_from ") and "--isolate-tuner-cache 1" in line, line
+

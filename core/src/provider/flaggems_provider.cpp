@@ -139,6 +139,10 @@ std::string FlagGemsProvider::relative_file(const std::string& file) const {
 
 TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
   TestTarget t;
+  if (req.op.find(',') != std::string::npos) {
+    throw UsageError("--op '" + req.op + "' names several ops, and a run times one: give one, or time them all with " +
+                     "`zlcore batch --ops " + req.op + "`");
+  }
   if (!req.op.empty() && !valid_op_name(req.op)) {
     throw UsageError("--op '" + req.op + "': an op is a pytest mark of the suite: letters, digits and '_', " +
                      "1-200 characters (zlcore ops lists them)");

@@ -60,7 +60,9 @@ void preflight(const FlagGemsProvider& provider, const TestTarget& target, const
     if (!ok) {
       throw PreflightError("replay_from", r.string() +
                                               " is neither a run directory with autotune_records/ nor an "
-                                              "autotune_records directory (--replay-from / REPLAY_FROM)");
+                                              "autotune_records directory (--replay-from / REPLAY_FROM); record "
+                                              "winners with a run of --isolate-tuner-cache 1 (or --autotune "
+                                              "record) and replay from its directory");
     }
   }
 }
