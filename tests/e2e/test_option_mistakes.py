@@ -113,3 +113,10 @@ def test_replaying_a_run_without_records_says_how_to_record(tmp_path):
     line = one_line(r)
     assert line.startswith("PREFLIGHT_FAILED check=replay_from ") and "--isolate-tuner-cache 1" in line, line
 
+
+def test_a_run_without_out_is_named_after_its_run_id(tmp_path):
+    r = zltest.zl("run", "--backend", "host", "--flaggems-dir", SUITE, "--op", "abs", "--python", PY,
+                  "--dtypes", "float32", env=zltest.clean_env(STRIP), timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert zltest.identity(run_dir)["run_id"] == run_dir.name

@@ -212,7 +212,7 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
       "--isolate-tuner-cache 1 (records), side B --replay-from <A's run dir>.\n\n"
       "Arguments after -- go to pytest unchanged.\n\noptions");
   add_run_options(desc);
-  desc.add_options()("out", po::value<std::string>(), "run directory to create (default runs/<time>-<op>-<backend>)")(
+  desc.add_options()("out", po::value<std::string>(), "run directory to create (default runs/<run id>: <time>-<op>-<backend>-<random>, the id in run_identity.json)")(
       "replay-in-cache",
       "replay into the tuner cache in use (FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR, both set, a cache the caller "
       "owns) instead of an isolated one, so a warm worker on that cache may run it; a recorded row replaces one of "
