@@ -161,7 +161,8 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
           "mode", po::value<std::string>(), "FlagGems' --mode")(
           "dtypes", po::value<std::string>(), "dtypes a,b (an op's own dtypes in a YAML ops file win)")(
           "shape-mode", po::value<std::string>(), "upstream or file (env SHAPE_MODE)")(
-          "shape-file", po::value<std::string>(), "shape file for --shape-mode file (env SHAPE_FILE)")(
+          "shape-file", po::value<std::string>(),
+          "YAML shape file; given alone it means --shape-mode file (env SHAPE_FILE)")(
           "replay-from", po::value<std::string>(), "a run dir, or a batch dir (each op replays its own runs/<op>)")(
           "autotune", po::value<std::string>(), "tune, record or replay")(
           "isolate-tuner-cache", po::value<std::string>(), "a boolean (env ZL_ISOLATE_TUNER_CACHE)")(
@@ -316,8 +317,8 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   // One interpreter for every op and warm worker, chosen (and checked) once.
   if (runs_here) {
     const std::string python = choose_python(vm.count("python") ? vm["python"].as<std::string>() : "",
-                                              modules_for_device(backend.torch_device()))
-                                    .command;
+                                             modules_for_device(backend.torch_device()))
+                                   .command;
     if (!vm.count("python")) o.run.flags.emplace_back("--python", python);
   }
   if (vm.count("dtypes")) o.run.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");

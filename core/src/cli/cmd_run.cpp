@@ -125,7 +125,8 @@ void add_run_options(po::options_description& desc) {
   desc.add_options()("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")(
       "flaggems-dir", po::value<std::string>(),
       "FlagGems checkout root, or a suite laid out like it (env FLAGGEMS_DIR)")(
-      "op", po::value<std::string>(), "operator: benchmark/test_<op>.py with marker <op> (env OP)")(
+      "op", po::value<std::string>(),
+      "an op of the suite, a pytest mark (`zlcore ops` lists them): the files that mark it, with -m <op> (env OP)")(
       "op-file", po::value<std::string>(), "benchmark file for the op, relative to the root (env OP_FILE)")(
       "test-node", po::value<std::string>(),
       "exact pytest node id, e.g. benchmark/test_mm.py::test_mm (env TEST_NODE)")(
@@ -212,7 +213,9 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
       "--isolate-tuner-cache 1 (records), side B --replay-from <A's run dir>.\n\n"
       "Arguments after -- go to pytest unchanged.\n\noptions");
   add_run_options(desc);
-  desc.add_options()("out", po::value<std::string>(), "run directory to create (default runs/<run id>: <time>-<op>-<backend>-<random>, the id in run_identity.json)")(
+  desc.add_options()(
+      "out", po::value<std::string>(),
+      "run directory to create (default runs/<run id>: <time>-<op>-<backend>-<random>, the id in run_identity.json)")(
       "replay-in-cache",
       "replay into the tuner cache in use (FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR, both set, a cache the caller "
       "owns) instead of an isolated one, so a warm worker on that cache may run it; a recorded row replaces one of "
