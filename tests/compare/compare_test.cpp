@@ -724,8 +724,8 @@ zc::Report one_sided(std::vector<zc::OneSided> rows) {
 }  // namespace
 
 TEST(NothingInCommon, NamesTheOpsThatDiffer) {
-  const std::string why = zc::nothing_in_common(one_sided({{"A", "abs", "float16", "[1024]", 1.0},
-                                                           {"B", "mm", "float16", "[64, 64, 64]", 1.0}}));
+  const std::string why = zc::nothing_in_common(
+      one_sided({{"A", "abs", "float16", "[1024]", 1.0}, {"B", "mm", "float16", "[64, 64, 64]", 1.0}}));
   EXPECT_EQ(why,
             "runs/A (A) and runs/B (B) have no row in common: different ops (A: abs; B: mm); compare runs of the same "
             "ops");

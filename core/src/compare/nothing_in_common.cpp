@@ -54,8 +54,8 @@ std::string nothing_in_common(const Report& r) {
     return head + "different dtypes of " + listed(common) + " (A: " + listed(dt_a) + "; B: " + listed(dt_b) +
            "); run both with the same --dtypes";
   }
-  return head + "different shapes of " + listed(common) + " (A: " +
-         listed(values(r, "A", &OneSided::shape, shared)) + "; B: " + listed(values(r, "B", &OneSided::shape, shared)) +
+  return head + "different shapes of " + listed(common) + " (A: " + listed(values(r, "A", &OneSided::shape, shared)) +
+         "; B: " + listed(values(r, "B", &OneSided::shape, shared)) +
          "); run both with the same --level and shape file";
 }
 

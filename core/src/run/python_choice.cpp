@@ -101,14 +101,12 @@ PythonChoice choose_python(const std::string& requested, const std::vector<std::
       const std::string missing = p.failure.substr(p.failure.rfind(' ') + 1);
       std::string pip = missing;
       for (char& ch : pip) ch = ch == ',' ? ' ' : ch;
-      throw PreflightError("python", "--python " + requested + " " + p.failure + ": " +
-                                         (p.ran ? "install " + std::string(missing.find(',') == std::string::npos
-                                                                               ? "it"
-                                                                               : "them") +
-                                                      " there (" + requested + " -m pip install " + pip +
-                                                      ") or give"
-                                                : "give") +
-                                         " an interpreter that has " + needs + " with --python PATH");
+      throw PreflightError(
+          "python", "--python " + requested + " " + p.failure + ": " +
+                        (p.ran ? "install " + std::string(missing.find(',') == std::string::npos ? "it" : "them") +
+                                     " there (" + requested + " -m pip install " + pip + ") or give"
+                               : "give") +
+                        " an interpreter that has " + needs + " with --python PATH");
     }
     return {requested, p.executable, p.version, true, {}};
   }
