@@ -12,7 +12,7 @@ def test_the_page_leads_with_the_answer_and_groups_failed_runs(tmp_path):
     r = zl(tmp_path, "compare", DATA / "report" / "a", DATA / "report" / "b", "--html", page)
     assert r.returncode == 0, r.stderr
     html = page.read_text()
-    order = ["geomean speedup", "FASTER</span></div>", 'class="banner', "<svg", 'id="not-passed"', 'id="caliber"',
+    order = ['<p class="headline">answer: ', "geomean speedup", "FASTER</span></div>", 'class="banner', "<svg", 'id="not-passed"', 'id="caliber"',
              "<h2>Results</h2>", "<h2>Geometric means</h2>", "<h2>Method</h2>"]
     at = [html.find(m) for m in order]
     assert -1 not in at and at == sorted(at), dict(zip(order, at))
@@ -28,3 +28,14 @@ def test_the_page_leads_with_the_answer_and_groups_failed_runs(tmp_path):
     # Self-contained: nothing fetched, no script.
     assert "<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in html and "src=" not in html
+
+
+def test_every_report_opens_with_the_answer_in_a_sentence_with_its_interval(tmp_path):
+    a, b = DATA / "report" / "a", DATA / "report" / "b"
+    table = zl(tmp_path, "compare", a, b)
+    md = zl(tmp_path, "compare", a, b, "--format", "md")
+    assert table.returncode == 0 and md.returncode == 0, table.stderr + md.stderr
+    first = table.stdout.splitlines()[0]
+    assert first.startswith("answer: B is ") or first.startswith("answer: no overall difference shown"), first
+    assert "geomean speedup " in first and "99 % interval [" in first and "FASTER on " in first, first
+    assert md.stdout.splitlines()[0] == f"**{first}**"

@@ -31,6 +31,7 @@ tr:nth-child(even) td{background:#f6f8fa}
 .diff{color:#d1242f;font-weight:bold}.exp{color:#57606a}
 .plot{overflow-x:auto;border:1px solid #d0d7de;border-radius:6px;padding:8px;background:#fff}
 .big{font-size:28px;font-weight:bold}
+.headline{font-size:18px;font-weight:600;margin:6px 0 10px}
 .answer{display:flex;flex-wrap:wrap;gap:16px;align-items:center;margin:10px 0}
 .count{text-align:center}.count .n{font-size:26px;font-weight:bold;display:block}
 a{color:#0969da}
@@ -159,8 +160,9 @@ void write_html(std::ostream& out, const Report& r) {
   const std::vector<std::string> legend = text::legend(r);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zlcore compare: "
       << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-      << "<h1>zlcore compare</h1>\n<div class=\"sides\">A: " << escape(text::side_line(r.a))
-      << "<br>B: " << escape(text::side_line(r.b)) << "</div>\n";
+      << "<h1>zlcore compare</h1>\n<p class=\"headline\">" << escape(text::headline(r)) << "</p>\n"
+      << "<div class=\"sides\">A: " << escape(text::side_line(r.a)) << "<br>B: " << escape(text::side_line(r.b))
+      << "</div>\n";
   // What a speedup means, before the first number; the method waits below.
   out << "<div class=\"legend\">" << escape(legend.front()) << "</div>\n";
   answer_section(out, r);
