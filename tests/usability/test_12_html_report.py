@@ -25,6 +25,8 @@ def test_the_page_leads_with_the_answer_and_groups_failed_runs(tmp_path):
     svg = html[html.find("<svg"):html.find("</svg>")]
     assert svg.count(">layer_norm</text>") == 1
     assert svg.count("<title>") == 61 and "layer_norm  float16  [[1024, 1024]]\nA " in svg
+    # A term of the answer is explained where it appears.
+    assert "torch control" in html and "the same A/B of torch's own kernel" in html
     # Self-contained: nothing fetched, no script.
     assert "<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in html and "src=" not in html

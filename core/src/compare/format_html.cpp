@@ -51,7 +51,9 @@ const char* caliber_class(const Caliber& c) {
 void answer_section(std::ostream& out, const Report& r) {
   out << "<div class=\"answer\">\n<div><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup<br>"
       << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << " over " << r.overall.rows
-      << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control) << "</span></div>\n";
+      << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control)
+      << ": the same A/B of torch's own kernel, which neither side changed; far from 1, the machine moved, not the "
+         "code</span></div>\n";
   for (Verdict v : kVerdicts) {
     auto it = r.counts.find(v);
     out << "<div class=\"count\"><span class=\"n\">" << (it == r.counts.end() ? 0 : it->second) << "</span>"
