@@ -175,12 +175,14 @@ void write_html(std::ostream& out, const Report& r) {
       << html::speedup_plot(r) << "</div>\n";
   not_passed_section(out, r);
   caliber_section(out, r);
-  results_table(out, r);
-
+  // The summaries a reader forwards, per op and dtype, before the full table
+  // of shapes, which runs to hundreds of rows on a batch.
   out << "<h2>Geometric means</h2>\n";
   geomean_table(out, "overall", {r.overall});
   geomean_table(out, "op", r.by_op);
   geomean_table(out, "dtype", r.by_dtype);
+  results_table(out, r);
+
   out << "<h2>Method</h2>\n";
   for (size_t i = 1; i < legend.size(); ++i) out << "<div class=\"legend\">" << escape(legend[i]) << "</div>\n";
   std::string warnings;
