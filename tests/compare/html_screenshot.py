@@ -141,7 +141,8 @@ def check_report_leads_with_the_answer(zlcore, data_dir, out_dir):
         "report: a FASTER bar on the first screen": green >= 20,
         "report: a SLOWER bar on the first screen": red >= 20,
         "report: the threshold band on the first screen": band >= 2000,
-        "report: counts, plot, failed runs, caliber, per-op geomeans, rows, method in that order": -1 not in at and at == sorted(at),
+        "report: counts, plot, failed runs, caliber, per-op geomeans, rows, method in that order":
+            -1 not in at and at == sorted(at),
         "report: one table of the runs that did not pass":
             html.count("status failed") == 0 and "<td>crashed</td>" in html,
         "report: no per-bar axis labels, each bar's shape on hover": html.count("<title>") >= 40,
