@@ -49,7 +49,7 @@ Probe probe(const std::string& command, const std::vector<std::string>& modules)
                              "import importlib.util,sys;"
                              "print('%d.%d.%d' % sys.version_info[:3]);"
                              "print(sys.executable);"
-                             "print(' '.join(m for m in ['pytest'" +
+                             "print('missing:', *(m for m in ['pytest'" +
                                  names + "] if not importlib.util.find_spec(m)))"},
                             "", 30);
   if (!out) {
@@ -61,6 +61,12 @@ Probe probe(const std::string& command, const std::vector<std::string>& modules)
   std::getline(lines, p.version);
   std::getline(lines, p.executable);
   std::getline(lines, missing);
+  // A program that exits 0 printing nothing (/bin/true) is no interpreter.
+  if (missing.rfind("missing:", 0) != 0) {
+    p.failure = "(" + where + ") did not run as a Python 3 interpreter";
+    return p;
+  }
+  missing = missing.substr(std::min(missing.size(), sizeof("missing:")));
   p.ran = true;
   p.has_pytest = missing.empty();
   if (p.executable.empty()) p.executable = where;
