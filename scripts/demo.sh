@@ -21,3 +21,7 @@ echo
 echo "== zlcore run --backend host --op abs (example suite)"
 "$zlcore" run --backend host --flaggems-dir "$root/examples/suite" --op abs --dtypes float32 \
   --python /usr/bin/python3 --out "$out"
+
+echo
+echo "zlcore is installed in $(dirname "$zlcore"); to run it by name:"
+echo "  export PATH=$(dirname "$zlcore"):\$PATH"

@@ -516,7 +516,7 @@ def test_a_finished_ab_is_reported_again_where_there_are_no_devices(tmp_path):
     assert rounds(out) == before and all(row["samples_a"] == 25 for row in rows(out))
     assert json.loads((out / "ab_identity.json").read_text())["status"] == "done"
     r = zltest.zl(*args[:-4], "--rounds", "6", "--out", out, "--resume", env=none, timeout=120, backend_dir=VENDOR)
-    assert r.returncode == 3 and r.stderr.startswith("PREFLIGHT_FAILED check=devices "), r.stdout + r.stderr
+    assert r.returncode == 3 and r.stderr.startswith("PREFLIGHT_FAILED check=device "), r.stdout + r.stderr
     assert rounds(out) == before
     ident = json.loads((out / "ab_identity.json").read_text())
     assert (ident["status"], ident["ops"], ident["rounds"]) == ("done", ["abs"], 5)  # what the done covers

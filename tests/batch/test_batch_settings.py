@@ -85,23 +85,60 @@ def test_every_setting_that_changes_numbers_is_recorded(tmp_path):
 # -- 22.4: a preflight failure inside the child -------------------------------------
 
 
-def test_a_preflight_failure_in_the_child_is_preflight_failed_with_its_check(tmp_path):
-    # The cuda backend over a recorded nvidia-smi: the child's device_setup
-    # needs torch, which this Python lacks.
+def test_an_interpreter_without_torch_fails_preflight_once_before_anything_is_written(tmp_path):
+    # The cuda backend over a recorded nvidia-smi: its runs need torch, which
+    # this Python lacks. run and batch both say so before a child starts.
     smi = fake_tool(tmp_path / "nvidia-smi", SOURCE / "plugins" / "backend-cuda" / "testdata" / "smi_h200_1gpu.txt")
     env = clean_env(ZL_CUDA_SMI=smi, ZL_CUDA_NO_NVML="1", HOME=tmp_path / "home")
     suite = ["--backend", "cuda", "--flaggems-dir", EXAMPLE_SUITE, "--python", "/usr/bin/python3"]
     r = zl("run", *suite, "--op", "abs", "--out", tmp_path / "r", env=env, backend_dir=PLUGINS)
     assert r.returncode == 3, r.stdout + r.stderr
-    run_id = identity(tmp_path / "r")
-    assert run_id["status"] == "preflight_failed" and run_id["exit_code"] == 3
-    assert run_id["reason"] == "PREFLIGHT_FAILED check=device_setup: ModuleNotFoundError: No module named 'torch'"
+    assert r.stderr.startswith("PREFLIGHT_FAILED check=python --python /usr/bin/python3 "), r.stderr
+    assert "cannot import torch" in r.stderr and "with --python PATH" in r.stderr, r.stderr
+    assert not (tmp_path / "r").exists()
 
-    r = zl("batch", *suite, "--ops", "abs", "--no-idle-check", "--out", tmp_path / "b", env=env, backend_dir=PLUGINS)
-    assert r.returncode == 1, r.stdout + r.stderr
-    row = ops_status_rows(tmp_path / "b")[0]
-    assert (row["status"], row["exit_code"]) == ("preflight_failed", "3"), row
-    assert row["reason"] == "PREFLIGHT_FAILED check=device_setup: ModuleNotFoundError: No module named 'torch'"
+    r = zl("batch", *suite, "--ops", "abs,add", "--no-idle-check", "--out", tmp_path / "b", env=env,
+           backend_dir=PLUGINS)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.stderr.startswith("PREFLIGHT_FAILED check=python --python /usr/bin/python3 "), r.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def not_a_flaggems_suite(root):
+    """benchmark/test_*.py without the conftest.py that registers FlagGems' options."""
+    (root / "benchmark").mkdir(parents=True)
+    (root / "benchmark" / "test_abs.py").write_text((EXAMPLE_SUITE / "benchmark" / "test_abs.py").read_text())
+    return root
+
+
+@pytest.mark.parametrize("case,check", [
+    ("missing suite", "flaggems_dir"),
+    ("not laid out like FlagGems", "flaggems_dir"),
+    ("no such python", "python"),
+    ("no devices", "device"),
+])
+def test_batch_checks_suite_python_and_devices_once_as_run_does(tmp_path, case, check):
+    suite, python, devices = EXAMPLE_SUITE, "/usr/bin/python3", 2
+    if case == "missing suite":
+        suite = tmp_path / "gone"
+    elif case == "not laid out like FlagGems":
+        suite = not_a_flaggems_suite(tmp_path / "suite")
+    elif case == "no such python":
+        python = str(tmp_path / "no-python3")
+    else:
+        devices = 0
+    argv = batch_argv(tmp_path / "b", "abs,add", suite=suite)
+    argv[argv.index("--python") + 1] = python
+    r = subprocess.run(argv, env=env_for(devices), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.stderr.startswith(f"PREFLIGHT_FAILED check={check} "), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "b").exists(), "a failed preflight must leave nothing behind"
+    # The same mistake given to run fails the same check.
+    run = [ZLCORE, "--backend-dir", VENDOR, "run", "--backend", "fakegpu", "--op", "abs", "--flaggems-dir", suite,
+           "--python", python, "--timer", "host", "--out", tmp_path / "r"]
+    r = subprocess.run([str(a) for a in run], env=env_for(devices), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and r.stderr.startswith(f"PREFLIGHT_FAILED check={check} "), r.stdout + r.stderr
 
 
 # -- 22.5: a bad value is found once, before anything is written ---------------------

@@ -710,3 +710,46 @@ TEST(Caliber, TheWinnersUsedDecideNotTheAutotuneMode) {
   const zc::Report unknown = report("winners/tune1", "winners/tune_unknown");
   EXPECT_FALSE(unknown.caliber.autotune_fair);
 }
+
+namespace {
+
+zc::Report one_sided(std::vector<zc::OneSided> rows) {
+  zc::Report r;
+  r.a.path = "runs/A";
+  r.b.path = "runs/B";
+  r.one_sided = std::move(rows);
+  return r;
+}
+
+}  // namespace
+
+TEST(NothingInCommon, NamesTheOpsThatDiffer) {
+  const std::string why = zc::nothing_in_common(
+      one_sided({{"A", "abs", "float16", "[1024]", 1.0}, {"B", "mm", "float16", "[64, 64, 64]", 1.0}}));
+  EXPECT_EQ(why,
+            "runs/A (A) and runs/B (B) have no row in common: different ops (A: abs; B: mm); compare runs of the same "
+            "ops");
+}
+
+TEST(NothingInCommon, NamesTheDtypesWhereTheOpsAgree) {
+  const std::string why = zc::nothing_in_common(
+      one_sided({{"A", "abs", "float16", "[1024]", 1.0}, {"B", "abs", "float32", "[1024]", 1.0}}));
+  EXPECT_NE(why.find("different dtypes of abs (A: float16; B: float32)"), std::string::npos) << why;
+}
+
+TEST(NothingInCommon, NamesTheShapesWhereOpsAndDtypesAgree) {
+  const std::string why = zc::nothing_in_common(
+      one_sided({{"A", "abs", "float16", "[1024]", 1.0}, {"B", "abs", "float16", "[2048]", 1.0}}));
+  EXPECT_NE(why.find("different shapes of abs (A: [1024]; B: [2048])"), std::string::npos) << why;
+}
+
+TEST(NothingInCommon, ASideWithoutRowsIsSaid) {
+  const std::string why = zc::nothing_in_common(one_sided({{"A", "abs", "float16", "[1024]", 1.0}}));
+  EXPECT_NE(why.find("B has no result rows"), std::string::npos) << why;
+}
+
+TEST(NothingInCommon, AReportWithARowInCommonHasNothingToSay) {
+  zc::Report r = one_sided({});
+  r.rows.emplace_back();
+  EXPECT_EQ(zc::nothing_in_common(r), "");
+}

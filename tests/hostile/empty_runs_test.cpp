@@ -82,16 +82,15 @@ TEST(EmptyRuns, ABatchRecordsEmptyAndFails) {
   EXPECT_EQ(rows[0].status, Status::empty);
   EXPECT_EQ(rows[0].exit_code, 7);
 
-  // Each op's run refuses an interpreter without pytest: a row that says so.
+  // An interpreter that cannot run pytest is refused once, as run refuses
+  // it, before the batch writes anything.
   r = hostile::zlcore(
       {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE, "--ops",
        "ok1", "--python", "/bin/true", "--no-idle-check", "--out", (tmp / "c").string()},
       tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 120);
-  EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
-  rows = hostile::rows_of(tmp / "c");
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].status, Status::preflight_failed) << rows[0].reason;
-  EXPECT_NE(rows[0].reason.find("check=python"), std::string::npos) << rows[0].reason;
+  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  EXPECT_EQ(r.err.rfind("PREFLIGHT_FAILED check=python --python /bin/true", 0), 0u) << hostile::describe(r);
+  EXPECT_FALSE(fs::exists(tmp / "c"));
 }
 
 }  // namespace

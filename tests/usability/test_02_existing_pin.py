@@ -30,10 +30,13 @@ def test_devices_marks_what_a_pin_leaves_out(tmp_path):
 
 
 def test_run_stays_within_a_cuda_pin_given_by_uuid(tmp_path):
-    # No torch here, so the child stops at device_setup; the device choice
-    # and the identity are made before it and are what this checks.
+    # The stub torch passes the interpreter check (a cuda run needs torch);
+    # the device choice and the identity are made before the child starts
+    # and are what this checks, whatever the child does next.
+    stubs = SRC / "tests" / "support" / "stubs" / "gpu"
     r = zl(tmp_path, "run", "--backend", "cuda", "--timer", "host", "--flaggems-dir", SUITE, "--op", "abs",
-           "--python", PY, "--out", tmp_path / "r", env=cuda_env(tmp_path, CUDA_VISIBLE_DEVICES=GPU3))
+           "--python", PY, "--out", tmp_path / "r",
+           env=cuda_env(tmp_path, CUDA_VISIBLE_DEVICES=GPU3, PYTHONPATH=stubs))
     ident = identity(tmp_path / "r")
     assert ident["device"]["index"] == 3, r.stdout + r.stderr
     assert ident["device"]["visibility"] == {"CUDA_VISIBLE_DEVICES": GPU3}

@@ -35,11 +35,12 @@ def test_a_python_without_pytest_is_named_and_passed_over(tmp_path):
            "--out", tmp_path / "r2", env=env)
     assert r.returncode == 3
     assert r.stderr.startswith(f"PREFLIGHT_FAILED check=python --python {fake} ({fake}, Python 3.")
-    assert f"cannot import pytest: install pytest there ({fake} -m pip install pytest) or give an interpreter " \
-           "that has it with --python PATH" in r.stderr
+    assert f"cannot import pytest: install it there ({fake} -m pip install pytest) or give an interpreter " \
+           "that has pytest with --python PATH" in r.stderr
     r = zl(tmp_path, "run", "--backend", "host", "--flaggems-dir", SUITE, "--op", "abs", "--python",
            tmp_path / "nowhere" / "python3", "--out", tmp_path / "r3", env=env)
-    assert r.returncode == 3 and "does not exist or is not executable" in r.stderr
+    assert r.returncode == 3 and "does not exist or is not executable: give an interpreter that has pytest " \
+        "with --python PATH" in r.stderr
 
 
 def test_the_embedded_example_suite_runs_out_of_the_box_from_an_install(tmp_path):

@@ -300,6 +300,12 @@ struct Report {
 
 Report compare(Side a, Side b, const Options& options);
 
+// Why a report compares nothing, in one line, or "" when it has a row in
+// common: a side without rows, or the ops, else the dtypes of the ops both
+// have, else the shapes, that differ, each named. An empty table would
+// pass a CI gate silently.
+std::string nothing_in_common(const Report& r);
+
 // ---- outputs, one per file -----------------------------------------------
 
 void write_table(std::ostream& out, const Report& r);

@@ -13,7 +13,8 @@ enum ExitCode : int {
   kExitFailed = 1,
   kExitUsage = 2,
   kExitPreflight = 3,
-  kExitCaliber = 3,  // `compare --strict`: the sides were not measured the same way
+  kExitCaliber = 3,          // `compare --strict`: the sides were not measured the same way
+  kExitNothingCompared = 5,  // compare, ab: no row in common (pytest's 5 is "no tests collected")
   kExitInterrupted = 130,
 };
 

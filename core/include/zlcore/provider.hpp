@@ -90,6 +90,14 @@ class FlagGemsProvider {
 
   static const std::vector<std::string>& modes();
   static const std::vector<std::string>& levels();
+  // The names FlagGems' --dtypes takes (benchmark/conftest.py's choices):
+  // any other word is pytest's multi-line usage error after the imports.
+  static const std::vector<std::string>& dtype_names();
+  // Whether the root is laid out like FlagGems' suite: benchmark/ with a
+  // conftest.py that registers the options zlcore passes (--level, --mode,
+  // and --dtypes / --shape_file when given). Throws PreflightError
+  // (flaggems_dir) saying what is missing and where to point instead.
+  void check_layout(bool dtypes, bool shape_file) const;
 
  private:
   std::string relative_file(const std::string& file) const;

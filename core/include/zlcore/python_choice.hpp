@@ -22,9 +22,14 @@ struct PythonChoice {
 // The interpreters tried when --python is not given, in order.
 const std::vector<std::string>& python_candidates();
 
-// `requested` non-empty: that interpreter must run and find pytest. Empty:
-// the first candidate that does. Throws PreflightError (check python) naming
-// every interpreter tried, what failed for each and the --python flag.
-PythonChoice choose_python(const std::string& requested);
+// `requested` non-empty: that interpreter must run and find pytest and
+// `modules` (a torch-device backend's run needs torch). Empty: the first
+// candidate that does. Throws PreflightError (check python) naming every
+// interpreter tried, what it cannot import and the --python flag.
+PythonChoice choose_python(const std::string& requested, const std::vector<std::string>& modules = {});
+
+// The modules beyond pytest a run on `torch_device` (a backend's) needs in
+// its interpreter: torch for a device torch drives, none on the host.
+std::vector<std::string> modules_for_device(const std::string& torch_device);
 
 }  // namespace zl

@@ -191,6 +191,11 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
     std::cerr << "AB_FAILED: " << s.failed.size() << " op(s) failed a round; the FAILED lines say why\n";
     return kExitFailed;
   }
+  const std::string nothing = compare::nothing_in_common(report);
+  if (!nothing.empty()) {
+    std::cerr << "NOTHING_COMPARED: " << nothing << "\n";
+    return kExitNothingCompared;
+  }
   if (o.fail_on_regression && report.regression()) {
     std::cerr << "REGRESSION: " << report.counts.at(compare::Verdict::Slower) << " row(s) SLOWER beyond their bar\n";
     return kExitFailed;

@@ -75,7 +75,7 @@ class Runner {
     }
     plan_units();
     // Before anything is written: a resumed A/B with rounds left needs its devices.
-    if (!todo_.empty() && o_.devices.empty()) throw PreflightError("devices", o_.no_devices_reason);
+    if (!todo_.empty() && o_.devices.empty()) throw PreflightError("device", o_.no_devices_reason);
     started_ = utc_now_iso();
     // Room for the last words should the disk fill: round lines, the identity.
     reserve_ = std::make_unique<SpaceReserve>((dir_ / ".space_reserve").string(), 256 * 1024);

@@ -717,7 +717,7 @@ class LocalLauncher : public Launcher {
     signals::install();
     DeviceQuery q = backend.enumerate();
     if (q.devices.empty()) {
-      throw PreflightError("devices",
+      throw PreflightError("device",
                            backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
     }
     std::vector<Device> devices;

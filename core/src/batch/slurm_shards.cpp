@@ -116,13 +116,13 @@ BatchOptions shard_options(const Plan& plan, int i, const fs::path& dir) {
 std::vector<int> allocated_devices(const Backend& backend, std::string* how) {
   DeviceQuery q = backend.enumerate();
   if (q.devices.empty()) {
-    throw PreflightError("devices", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+    throw PreflightError("device", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
   }
   auto match = [&](const std::string& token) -> int {
     for (const Device& d : q.devices) {
       if (d.visibility_value == token || d.id == token || std::to_string(d.index) == token) return d.index;
     }
-    throw PreflightError("devices",
+    throw PreflightError("device",
                          "Slurm allocated device '" + token + "' but " + backend.name() + " reports no such device");
   };
   std::vector<std::string> sources = backend.visibility_env();

@@ -5,6 +5,7 @@
 #include "../util/text.hpp"
 #include "ab_options.hpp"
 #include "plan_options.hpp"
+#include "run_options.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/python_choice.hpp"
 #include "zlcore/visible_devices.hpp"
@@ -96,7 +97,7 @@ po::options_description ab_description() {
       "sticky (default: a row's side that takes the timer's sustained procedure in one run takes it in every later "
       "run of the A/B) or per-run (each run decides)")(
       "devices", po::value<std::string>(),
-      "device indices: all (default: the first), 0,2 or ranges; rounds spread over them")(
+      "device indices: all, 0,2 or ranges like 0-3; rounds spread over them (default: the first device only)")(
       "out", po::value<std::string>(), "the A/B directory (required)")(
       "resume", "continue the rounds in --out that are not whole")(
       "retries", po::value<std::string>(),
@@ -147,7 +148,9 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   o.timeout_s = parse_positive(vm, "timeout", 600, 1);
   o.fail_on_regression = vm.count("fail-on-regression") > 0;
 
-  const std::string python = vm.count("a-python") && vm.count("b-python") ? "" : choose_python("").command;
+  const std::string python = vm.count("a-python") && vm.count("b-python")
+                                 ? ""
+                                 : choose_python("", modules_for_device(backend.torch_device())).command;
   o.a = side_from(vm, "a", python);
   o.b = side_from(vm, "b", python);
   if (vm.count("same-winners") && vm.count("winners"))
@@ -199,7 +202,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
     if (visible.query.devices.empty()) {
       const std::string why = backend.name() + " reports no devices: " +
                               (visible.query.reason.empty() ? visible.query.error : visible.query.reason);
-      if (!o.resume) throw PreflightError("devices", why);
+      if (!o.resume) throw PreflightError("device", why);
       o.no_devices_reason = why;
     }
     std::vector<int> valid;
@@ -221,6 +224,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   }
   if (vm.count("force-replay")) o.run_flags.emplace_back("--force-replay", "");
   if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
+  check_dtypes(o.dtypes);
 
   // What --resume must find unchanged. Rounds, ops, devices, retries and the
   // report's options are not here: more rounds or ops extend an A/B, and the

@@ -27,6 +27,7 @@
 #include "../util/json.hpp"
 #include "../util/text.hpp"
 #include "ab_options.hpp"
+#include "option_parser.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
@@ -48,7 +49,7 @@ const std::set<std::string> kPaths = {"a", "b", "same-winners", "noise-floor", "
 
 // The A/B's flags as given, minus kNotForJobs, paths made absolute.
 std::vector<std::string> job_args(const po::options_description& desc, const std::vector<std::string>& args) {
-  const po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+  const po::parsed_options parsed = parse_options(args, desc, po::positional_options_description());
   std::vector<std::string> out;
   for (const po::option& opt : parsed.options) {
     if (kNotForJobs.count(opt.string_key)) continue;

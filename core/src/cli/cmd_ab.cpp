@@ -5,6 +5,7 @@
 
 #include "ab_options.hpp"
 #include "ab_slurm.hpp"
+#include "option_parser.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/errors.hpp"
 
@@ -25,7 +26,7 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
   const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
   if (launcher == "slurm") return ab_slurm_submit(ctx, backend, desc, args, vm);
   for (const char* flag : kAbSlurmFlags) {
-    if (vm.count(flag)) throw UsageError("ab: --" + std::string(flag) + " needs --launcher slurm");
+    if (vm.count(flag)) throw UsageError(needs_cluster_launcher("ab", flag, "--launcher slurm"));
   }
   const ab::Options o = ab_options(ctx, backend, vm, true);
   // Its rounds.csv points into shards/: only the Slurm merge may rewrite it.

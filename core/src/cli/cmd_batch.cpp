@@ -10,6 +10,7 @@
 #include "../util/text.hpp"
 #include "batch_caliber.hpp"
 #include "command.hpp"
+#include "option_parser.hpp"
 #include "plan_options.hpp"
 #include "run_options.hpp"
 #include "zlcore/batch.hpp"
@@ -97,6 +98,15 @@ int run_job(Context& ctx, const po::variables_map& vm) {
   return launcher->launch(o, backend);
 }
 
+void check_suite(const std::string& suite, bool dtypes, bool shape_file) {
+  const std::string root = std::filesystem::absolute(suite).lexically_normal().string();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root, ec)) {
+    throw PreflightError("flaggems_dir", root + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
+  }
+  FlagGemsProvider(root).check_layout(dtypes, shape_file);
+}
+
 // UTC like run directories (util/clock.hpp says why).
 std::string default_out(const std::string& backend) { return "runs/batch-" + utc_stamp_compact() + "-" + backend; }
 
@@ -151,7 +161,8 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
           "mode", po::value<std::string>(), "FlagGems' --mode")(
           "dtypes", po::value<std::string>(), "dtypes a,b (an op's own dtypes in a YAML ops file win)")(
           "shape-mode", po::value<std::string>(), "upstream or file (env SHAPE_MODE)")(
-          "shape-file", po::value<std::string>(), "shape file for --shape-mode file (env SHAPE_FILE)")(
+          "shape-file", po::value<std::string>(),
+          "YAML shape file; given alone it means --shape-mode file (env SHAPE_FILE)")(
           "replay-from", po::value<std::string>(), "a run dir, or a batch dir (each op replays its own runs/<op>)")(
           "autotune", po::value<std::string>(), "tune, record or replay")(
           "isolate-tuner-cache", po::value<std::string>(), "a boolean (env ZL_ISOLATE_TUNER_CACHE)")(
@@ -200,8 +211,9 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
   if (vm.count("sbatch-arg")) o.launcher_args = vm["sbatch-arg"].as<std::vector<std::string>>();
   if (std::string(launcher->name()) == "local" && (!o.launcher_options.empty() || !o.launcher_args.empty())) {
-    throw UsageError("--" + (o.launcher_args.empty() ? o.launcher_options.begin()->first : std::string("sbatch-arg")) +
-                     " needs a cluster --launcher");
+    throw UsageError(needs_cluster_launcher(
+        "batch", o.launcher_args.empty() ? o.launcher_options.begin()->first : std::string("sbatch-arg"),
+        "a cluster --launcher (slurm)"));
   }
 
   // Devices: --gpus is an alias; both given must agree.
@@ -223,7 +235,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     const VisibleDevices visible = visible_devices(backend);
     const DeviceQuery& q = visible.query;
     if (q.devices.empty()) {
-      throw PreflightError("devices",
+      throw PreflightError("device",
                            backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
     }
     std::vector<int> valid;
@@ -258,6 +270,9 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     if (runs_here) o.run.flags.emplace_back("--flaggems-dir", suite);
     std::cout << "suite: " << suite << " (the embedded example suite: no --flaggems-dir / FLAGGEMS_DIR given)\n";
   }
+  // The suite as `zlcore run` checks it, once: a wrong directory is one
+  // PREFLIGHT_FAILED line, not one preflight_failed row per op.
+  if (runs_here) check_suite(suite, vm.count("dtypes") > 0, checked.shape_mode == "file");
   if (batch::needs_expansion(o.ops)) {
     FlagGemsProvider provider(std::filesystem::absolute(suite).lexically_normal().string());
     o.ops = batch::expand_ops(o.ops, provider.index(), provider.root());
@@ -300,7 +315,12 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     if (vm.count(flag)) o.run.flags.emplace_back(std::string("--") + flag, "");  // a switch: no value
   }
   // One interpreter for every op and warm worker, chosen (and checked) once.
-  if (!vm.count("python") && runs_here) o.run.flags.emplace_back("--python", choose_python("").command);
+  if (runs_here) {
+    const std::string python = choose_python(vm.count("python") ? vm["python"].as<std::string>() : "",
+                                             modules_for_device(backend.torch_device()))
+                                   .command;
+    if (!vm.count("python")) o.run.flags.emplace_back("--python", python);
+  }
   if (vm.count("dtypes")) o.run.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
   // REPLAY_FROM means what --replay-from means here, a batch directory
   // included: each op gets its own run in it as its run's --replay-from.

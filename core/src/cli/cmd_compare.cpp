@@ -154,6 +154,12 @@ int cmd_compare(Context&, const std::vector<std::string>& args) {
 
   const compare::Report report =
       compare::compare(compare::load_side("A", sides[0]), compare::load_side("B", sides[1]), opt);
+  // An empty table would pass a CI gate (--fail-on-regression) silently.
+  const std::string nothing = compare::nothing_in_common(report);
+  if (!nothing.empty()) {
+    std::cerr << "NOTHING_COMPARED: " << nothing << "\n";
+    return kExitNothingCompared;
+  }
   write_format(std::cout, format, report);
   if (vm.count("html")) write_html_file(vm["html"].as<std::string>(), report);
   std::cout.flush();

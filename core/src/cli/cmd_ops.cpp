@@ -15,7 +15,7 @@ int cmd_ops(Context&, const std::vector<std::string>& args) {
   po::options_description desc("ops: list the suite's operators (its pytest marks) and the files that mark them");
   desc.add_options()("flaggems-dir", po::value<std::string>(),
                      "FlagGems checkout root (env FLAGGEMS_DIR; default: the embedded example suite)")(
-      "json", "print one JSON object: {ops: {name: {files, runs}}}");
+      "json", "print one JSON object: {root, files (how many), ops: {name: {files, runs}}}");
   add_help(desc);
   po::variables_map vm;
   if (!parse("ops", desc, args, vm)) return 0;

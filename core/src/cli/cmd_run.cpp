@@ -1,16 +1,20 @@
 // `zlcore run`: flags (each with the seed's environment variable; the flag
 // wins), validation of the values, then run_operator().
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "../util/text.hpp"
+#include "option_parser.hpp"
 #include "plan_options.hpp"
 #include "run_options.hpp"
 #include "zlcore/autotune.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/provider.hpp"
 #include "zlcore/run.hpp"
+#include "zlcore/visible_devices.hpp"
 
 namespace zl::cli {
 namespace {
@@ -71,7 +75,40 @@ void choose_shapes(const po::variables_map& vm, RunOptions& o) {
   if (!env_file.empty()) o.notes.push_back("SHAPE_FILE=" + env_file + " is set but not used: " + mode_text);
 }
 
+// An index as `zlcore devices` prints them: a whole number, 0 or more.
+std::optional<int> device_index(const std::string& text) {
+  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) return {};
+  return std::stoi(text);
+}
+
+// --device given as a name (gpu0, cuda:1) or negative: the line lists the
+// indices the backend offers here, which is what the flag takes.
+// Without a backend to ask, run_options_from's line (no list) stands.
+void check_device_text(Context& ctx, const po::variables_map& vm) {
+  if (!vm.count("device")) return;
+  const std::string text = vm["device"].as<std::string>();
+  const std::string name = flag_or_env(vm, "backend", "ZL_BACKEND");
+  if (device_index(text) || name.empty() || ctx.registry().find(name) == nullptr) return;
+  const Backend& backend = *ctx.registry().find(name);
+  std::vector<std::string> valid;
+  for (const Device& d : visible_devices(backend).query.devices) valid.push_back(std::to_string(d.index));
+  throw UsageError("--device '" + text + "' is not a device index: give one of the " + backend.name() +
+                   " indices that `zlcore devices --backend " + backend.name() + "` lists (" +
+                   (valid.empty() ? std::string("it lists none here") : "valid: " + text::join(valid, ", ")) + ")");
+}
+
 }  // namespace
+
+void check_dtypes(const std::vector<std::string>& dtypes) {
+  const std::vector<std::string>& allowed = FlagGemsProvider::dtype_names();
+  for (const std::string& d : dtypes) {
+    if (std::find(allowed.begin(), allowed.end(), d) != allowed.end()) continue;
+    const std::vector<std::string> near = text::nearest(d, allowed);
+    throw UsageError("--dtypes: '" + d + "' is not a dtype the suite takes" +
+                     (near.empty() ? "" : "; did you mean " + text::join(near, " or ") + "?") +
+                     " (allowed: " + text::join(allowed) + ")");
+  }
+}
 
 double parse_seconds(const std::string& text, const std::string& what) {
   constexpr double kWeek = 7 * 24 * 3600;
@@ -88,7 +125,8 @@ void add_run_options(po::options_description& desc) {
   desc.add_options()("backend", po::value<std::string>(), "backend name or alias (env ZL_BACKEND)")(
       "flaggems-dir", po::value<std::string>(),
       "FlagGems checkout root, or a suite laid out like it (env FLAGGEMS_DIR)")(
-      "op", po::value<std::string>(), "operator: benchmark/test_<op>.py with marker <op> (env OP)")(
+      "op", po::value<std::string>(),
+      "an op of the suite, a pytest mark (`zlcore ops` lists them): the files that mark it, with -m <op> (env OP)")(
       "op-file", po::value<std::string>(), "benchmark file for the op, relative to the root (env OP_FILE)")(
       "test-node", po::value<std::string>(),
       "exact pytest node id, e.g. benchmark/test_mm.py::test_mm (env TEST_NODE)")(
@@ -98,7 +136,7 @@ void add_run_options(po::options_description& desc) {
       "level", po::value<std::string>(), "core or comprehensive (env BENCH_LEVEL; default core)")(
       "mode", po::value<std::string>(), "FlagGems mode: kernel, operator, wrapper, cudagraph (default kernel)")(
       "dtypes", po::value<std::string>(), "comma-separated dtypes, e.g. float16,bfloat16 (default: the op's own)")(
-      "device", po::value<int>(),
+      "device", po::value<std::string>(),
       "device index as the backend numbers them (default: the first it offers, within a visibility variable "
       "already set)")(
       "autotune", po::value<std::string>(),
@@ -130,8 +168,13 @@ RunOptions run_options_from(const po::variables_map& vm) {
   o.mode = vm.count("mode") ? vm["mode"].as<std::string>() : "kernel";
   require_one_of(o.mode, FlagGemsProvider::modes(), "--mode");
   if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ", ");
-  if (vm.count("device")) o.device = vm["device"].as<int>();
-  if (o.device < -1 || (vm.count("device") && o.device < 0)) throw UsageError("--device must be an index, 0 or more");
+  check_dtypes(o.dtypes);
+  if (vm.count("device")) {
+    const std::string text = vm["device"].as<std::string>();
+    const std::optional<int> index = device_index(text);
+    if (!index) throw UsageError("--device '" + text + "' is not a device index: give a number, 0 or more");
+    o.device = *index;
+  }
   if (vm.count("autotune")) o.autotune_mode = vm["autotune"].as<std::string>();
   o.replay_from = flag_or_env(vm, "replay-from", "REPLAY_FROM");
   // The autotune mode and its source, before any directory exists.
@@ -170,7 +213,9 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
       "--isolate-tuner-cache 1 (records), side B --replay-from <A's run dir>.\n\n"
       "Arguments after -- go to pytest unchanged.\n\noptions");
   add_run_options(desc);
-  desc.add_options()("out", po::value<std::string>(), "run directory to create (default runs/<time>-<op>-<backend>)")(
+  desc.add_options()(
+      "out", po::value<std::string>(),
+      "run directory to create (default runs/<run id>: <time>-<op>-<backend>-<random>, the id in run_identity.json)")(
       "replay-in-cache",
       "replay into the tuner cache in use (FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR, both set, a cache the caller "
       "owns) instead of an isolated one, so a warm worker on that cache may run it; a recorded row replaces one of "
@@ -202,10 +247,10 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("zl-stray-argument", -1);
   try {
-    po::store(po::command_line_parser(ours).options(all).positional(positional).run(), vm);
+    po::store(parse_options(ours, all, positional), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(std::string("run: ") + e.what() + " (see 'zlcore run --help')");
+    throw UsageError(option_error("run", e, desc));
   }
   if (vm.count("help")) {
     print_help(std::cout, "run", desc);
@@ -216,6 +261,7 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
                      "'; pytest's own arguments go after -- (see 'zlcore run --help')");
   }
 
+  check_device_text(ctx, vm);
   RunOptions o = run_options_from(vm);
   if (vm.count("out")) o.out_dir = vm["out"].as<std::string>();
   if (vm.count("replay-in-cache")) {

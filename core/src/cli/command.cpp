@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "option_parser.hpp"
 #include "zlcore/bool_text.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/loader.hpp"
@@ -59,17 +60,14 @@ bool parse(const std::string& command, const po::options_description& desc, cons
   none.add(kStray, -1);
   if (positional == nullptr) all.add(stray);
   try {
-    po::command_line_parser parser(args);
-    parser.options(all);
-    parser.positional(positional != nullptr ? *positional : none);
-    po::store(parser.run(), vm);
+    po::store(parse_options(args, all, positional != nullptr ? *positional : none), vm);
     if (vm.count("help")) {
       print_help(std::cout, command, desc);
       return false;
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(command + ": " + e.what() + " (see 'zlcore " + command + " --help')");
+    throw UsageError(option_error(command, e, desc));
   }
   if (vm.count(kStray)) {
     throw UsageError(command + ": unexpected argument '" + vm[kStray].as<std::vector<std::string>>().front() +

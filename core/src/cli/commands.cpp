@@ -24,6 +24,7 @@ const std::vector<std::string> kRunEnv = {
     "ZL_ENABLE_CUDAGRAPH     --enable-cudagraph (a boolean)",
     "ZL_DIRECT_REPEAT        --direct-repeat",
     "FLAGGEMS_CACHE_DIR, TRITON_CACHE_DIR  the shared tuner caches",
+    "TRITON_CACHE_AUTOTUNING  set to 1 in the child (autotune winners kept in TRITON_CACHE_DIR) unless already set",
     "<the backend's visibility variable>  already set: only the devices it names are used (zlcore backends shows "
     "the name)",
     "ZL_PLACEMENTS, ZL_PLACEMENT_*, ZL_GRAPH_*, ZL_HOST_*, ZL_CLUSTER_*, ZL_DIRECT_BUDGET_MS  timer settings read "
@@ -83,6 +84,8 @@ const std::vector<Command>& commands() {
        "A/B of two FlagGems directories, sides interleaved round by round on each device; one report",
        "--a DIR --b DIR --ops a,b,c | --ops-file F --out DIR [options]",
        {"ZL_BACKEND  --backend", "BENCH_LEVEL  --level (read by every run)",
+        "ZL_ENABLE_CUDAGRAPH  --enable-cudagraph (a boolean; read by every run)",
+        "ZL_DIRECT_REPEAT  --direct-repeat (read by every run)",
         "<the backend's visibility variable>  already set: only the devices it names are used"},
        cmd_ab},
   };

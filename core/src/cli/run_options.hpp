@@ -14,6 +14,10 @@ void add_run_options(po::options_description& desc);
 // UsageError for a value not allowed (level, mode, shape mode, booleans,
 // direct repeats, the autotune mode and its replay source, the timeout).
 RunOptions run_options_from(const po::variables_map& vm);
+// Each name must be one FlagGems' --dtypes takes: pytest refuses any other
+// only after the imports, as a multi-line usage error. Throws UsageError
+// naming the word, the nearest allowed one and the whole list.
+void check_dtypes(const std::vector<std::string>& dtypes);
 // Seconds for a time limit: a finite number from 0 (none) to one week.
 // Throws UsageError naming `what` otherwise (-1, nan and inf included).
 double parse_seconds(const std::string& text, const std::string& what);

@@ -31,6 +31,7 @@ tr:nth-child(even) td{background:#f6f8fa}
 .diff{color:#d1242f;font-weight:bold}.exp{color:#57606a}
 .plot{overflow-x:auto;border:1px solid #d0d7de;border-radius:6px;padding:8px;background:#fff}
 .big{font-size:28px;font-weight:bold}
+.headline{font-size:18px;font-weight:600;margin:6px 0 10px}
 .answer{display:flex;flex-wrap:wrap;gap:16px;align-items:center;margin:10px 0}
 .count{text-align:center}.count .n{font-size:26px;font-weight:bold;display:block}
 a{color:#0969da}
@@ -50,7 +51,9 @@ const char* caliber_class(const Caliber& c) {
 void answer_section(std::ostream& out, const Report& r) {
   out << "<div class=\"answer\">\n<div><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup<br>"
       << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << " over " << r.overall.rows
-      << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control) << "</span></div>\n";
+      << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control)
+      << ": the same A/B of torch's own kernel, which neither side changed; far from 1, the machine moved, not the "
+         "code</span></div>\n";
   for (Verdict v : kVerdicts) {
     auto it = r.counts.find(v);
     out << "<div class=\"count\"><span class=\"n\">" << (it == r.counts.end() ? 0 : it->second) << "</span>"
@@ -159,8 +162,9 @@ void write_html(std::ostream& out, const Report& r) {
   const std::vector<std::string> legend = text::legend(r);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zlcore compare: "
       << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-      << "<h1>zlcore compare</h1>\n<div class=\"sides\">A: " << escape(text::side_line(r.a))
-      << "<br>B: " << escape(text::side_line(r.b)) << "</div>\n";
+      << "<h1>zlcore compare</h1>\n<p class=\"headline\">" << escape(text::headline(r)) << "</p>\n"
+      << "<div class=\"sides\">A: " << escape(text::side_line(r.a)) << "<br>B: " << escape(text::side_line(r.b))
+      << "</div>\n";
   // What a speedup means, before the first number; the method waits below.
   out << "<div class=\"legend\">" << escape(legend.front()) << "</div>\n";
   answer_section(out, r);
@@ -171,12 +175,14 @@ void write_html(std::ostream& out, const Report& r) {
       << html::speedup_plot(r) << "</div>\n";
   not_passed_section(out, r);
   caliber_section(out, r);
-  results_table(out, r);
-
+  // The summaries a reader forwards, per op and dtype, before the full table
+  // of shapes, which runs to hundreds of rows on a batch.
   out << "<h2>Geometric means</h2>\n";
   geomean_table(out, "overall", {r.overall});
   geomean_table(out, "op", r.by_op);
   geomean_table(out, "dtype", r.by_dtype);
+  results_table(out, r);
+
   out << "<h2>Method</h2>\n";
   for (size_t i = 1; i < legend.size(); ++i) out << "<div class=\"legend\">" << escape(legend[i]) << "</div>\n";
   std::string warnings;

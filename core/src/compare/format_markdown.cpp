@@ -23,7 +23,8 @@ void geomean_table(std::ostream& out, const char* what, const std::vector<Geomea
 }  // namespace
 
 void write_markdown(std::ostream& out, const Report& r) {
-  out << "# zlcore compare\n\n- A: `" << text::side_line(r.a) << "`\n- B: `" << text::side_line(r.b) << "`\n";
+  out << "**" << text::headline(r) << "**\n\n# zlcore compare\n\n- A: `" << text::side_line(r.a) << "`\n- B: `"
+      << text::side_line(r.b) << "`\n";
   for (const std::string& l : text::legend(r)) out << "- " << l << "\n";
 
   out << "\n## Caliber\n\n**" << text::caliber_summary(r) << "**\n\n";

@@ -46,6 +46,7 @@ std::string ci_header() {
 }  // namespace
 
 void write_table(std::ostream& out, const Report& r) {
+  out << text::headline(r) << "\n";
   out << "A: " << text::side_line(r.a) << "\nB: " << text::side_line(r.b) << "\n";
   for (const std::string& l : text::legend(r)) out << "  " << l << "\n";
 

@@ -190,6 +190,24 @@ std::string counts_line(const Report& r) {
   return s + "; one side only " + std::to_string(r.one_sided.size());
 }
 
+std::string headline(const Report& r) {
+  const Geomean& g = r.overall;
+  if (g.rows == 0) return "answer: no row was compared";
+  const auto count = [&r](Verdict v) {
+    auto it = r.counts.find(v);
+    return std::to_string(it == r.counts.end() ? 0 : it->second);
+  };
+  char level[16];
+  std::snprintf(level, sizeof level, "%g", kConfidence * 100);
+  const std::string numbers = "geomean speedup " + geo(g) + " (" + level + " % interval " + geo_interval(g) +
+                              ") over " + std::to_string(g.rows) + " rows; FASTER on " + count(Verdict::Faster) +
+                              ", SLOWER on " + count(Verdict::Slower);
+  const bool shown = g.lo && g.hi && (*g.lo > 1 || *g.hi < 1);
+  if (!shown) return "answer: no overall difference shown between B and A: " + numbers;
+  return "answer: B is " + pct(std::abs(g.speedup - 1) * 100) + (g.speedup > 1 ? " faster" : " slower") +
+         " than A: " + numbers;
+}
+
 const char* verdict_colour(Verdict v) {
   switch (v) {
     case Verdict::Faster: return "#1b873f";

@@ -49,6 +49,11 @@ std::string caliber_summary(const Report& r);
 // A warning when torch's own number moved between the sides; "" otherwise.
 std::string control_warning(const Report& r);
 std::string counts_line(const Report& r);
+// The answer in one sentence, the first line of every report: which side is
+// faster overall and by how much, with the geomean's interval, and on how
+// many rows the test found B faster or slower. "No overall difference shown"
+// when the interval holds 1.
+std::string headline(const Report& r);
 // Colour of a verdict in the HTML page and its plot.
 const char* verdict_colour(Verdict v);
 

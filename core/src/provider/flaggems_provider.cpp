@@ -57,6 +57,50 @@ const std::vector<std::string>& FlagGemsProvider::levels() {
   return l;
 }
 
+const std::vector<std::string>& FlagGemsProvider::dtype_names() {
+  static const std::vector<std::string> d{"float16", "float32", "bfloat16", "int16", "int32", "bool", "complex64"};
+  return d;
+}
+
+namespace {
+
+// Whether `text` (a conftest.py) names `option` as a quoted string, as an
+// addoption call does.
+bool registers(const std::string& text, const std::string& option) {
+  return text.find('"' + option + '"') != std::string::npos || text.find('\'' + option + '\'') != std::string::npos;
+}
+
+}  // namespace
+
+void FlagGemsProvider::check_layout(bool dtypes, bool shape_file) const {
+  std::error_code ec;
+  const fs::path root(root_);
+  const fs::path bench = root / kBenchDir;
+  const std::string point = "point --flaggems-dir at a FlagGems checkout root (the directory that holds benchmark/)";
+  if (!fs::is_directory(bench, ec)) {
+    // Given benchmark/ itself: its parent is the root FlagGems' layout means.
+    const bool inside = root.filename() == kBenchDir && fs::is_regular_file(root / "conftest.py", ec);
+    throw PreflightError("flaggems_dir", bench.string() + " does not exist: " +
+                                             (inside ? "did you mean --flaggems-dir " + root.parent_path().string() +
+                                                           "? --flaggems-dir is the checkout root, not its benchmark/"
+                                                     : point));
+  }
+  const fs::path conftest = bench / "conftest.py";
+  std::vector<std::string> missing;
+  const std::string text = fs::is_regular_file(conftest, ec) ? slurp(conftest) : "";
+  std::vector<std::string> needed{"--level", "--mode"};
+  if (dtypes) needed.emplace_back("--dtypes");
+  if (shape_file) needed.emplace_back("--shape_file");
+  for (const std::string& option : needed) {
+    if (!registers(text, option)) missing.push_back(option);
+  }
+  if (missing.empty()) return;
+  throw PreflightError("flaggems_dir",
+                       root_ + " is not a FlagGems-layout suite: " + conftest.string() +
+                           (text.empty() ? " is missing or empty, so nothing registers " : " does not register ") +
+                           text::join(missing) + ", the FlagGems options zlcore passes to pytest; " + point);
+}
+
 bool FlagGemsProvider::is_decline(const std::string& message) {
   // benchmark/base.py, Benchmark.set_dtypes: "Given dtype(s) 'torch.float16'"
   // "can't be supported by this op 'special_bessel_j1'" (no space between).
@@ -95,6 +139,10 @@ std::string FlagGemsProvider::relative_file(const std::string& file) const {
 
 TestTarget FlagGemsProvider::resolve(const TargetRequest& req) const {
   TestTarget t;
+  if (req.op.find(',') != std::string::npos) {
+    throw UsageError("--op '" + req.op + "' names several ops, and a run times one: give one, or time them all with " +
+                     "`zlcore batch --ops " + req.op + "`");
+  }
   if (!req.op.empty() && !valid_op_name(req.op)) {
     throw UsageError("--op '" + req.op + "': an op is a pytest mark of the suite: letters, digits and '_', " +
                      "1-200 characters (zlcore ops lists them)");

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "../util/json.hpp"
+#include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/sha256.hpp"
 
@@ -75,21 +76,6 @@ std::vector<Scanned> list_files(const fs::path& root, const std::string& bench_d
   }
   std::sort(out.begin(), out.end(), [](const Scanned& a, const Scanned& b) { return a.rel < b.rel; });
   return out;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 const std::vector<std::string>& empty_list() {
@@ -239,7 +225,7 @@ std::vector<std::string> SuiteIndex::files_to_run(const std::string& op, const s
 std::vector<std::string> SuiteIndex::closest(const std::string& name, size_t n) const {
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& [mark, files] : by_mark_) {
-    size_t d = edit_distance(name, mark);
+    size_t d = text::edit_distance(name, mark);
     // A mark that contains the name (bitwise_and -> bitwise_and_tensor) is a
     // better hint than its edit distance says.
     if (!name.empty() && mark.find(name) != std::string::npos) d = std::min(d, size_t{1});

@@ -45,10 +45,7 @@ void preflight(const FlagGemsProvider& provider, const TestTarget& target, const
   if (!fs::is_directory(root, ec)) {
     throw PreflightError("flaggems_dir", root.string() + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
   }
-  if (!fs::is_directory(root / "benchmark", ec)) {
-    throw PreflightError("flaggems_dir", (root / "benchmark").string() +
-                                             " does not exist: --flaggems-dir must be the FlagGems checkout root");
-  }
+  provider.check_layout(!opts.dtypes.empty(), opts.shape_mode == "file");
   for (const std::string& rel : target.files) {
     const std::string file = provider.file_path(rel);
     if (!fs::is_regular_file(file, ec)) {
@@ -63,7 +60,9 @@ void preflight(const FlagGemsProvider& provider, const TestTarget& target, const
     if (!ok) {
       throw PreflightError("replay_from", r.string() +
                                               " is neither a run directory with autotune_records/ nor an "
-                                              "autotune_records directory (--replay-from / REPLAY_FROM)");
+                                              "autotune_records directory (--replay-from / REPLAY_FROM); record "
+                                              "winners with a run of --isolate-tuner-cache 1 (or --autotune "
+                                              "record) and replay from its directory");
     }
   }
 }

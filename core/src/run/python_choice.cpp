@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -29,59 +30,89 @@ std::string locate(const std::string& command) {
 
 struct Probe {
   bool ran = false;
-  bool has_pytest = false;
+  bool has_pytest = false;  // and every other module asked for
   std::string version, executable, failure;
 };
 
-// find_spec rather than import: it proves pytest is importable by this
-// interpreter at a fraction of the cost of importing it.
-Probe probe(const std::string& command) {
+// find_spec rather than import: it proves a module is importable by this
+// interpreter at a fraction of the cost of importing it (torch takes seconds).
+Probe probe(const std::string& command, const std::vector<std::string>& modules) {
   Probe p;
   const std::string where = locate(command);
   if (where.empty()) {
     p.failure = command.find('/') != std::string::npos ? "does not exist or is not executable" : "is not on PATH";
     return p;
   }
+  std::string names;
+  for (const std::string& m : modules) names += ",'" + m + "'";
   auto out = capture_output({command, "-c",
                              "import importlib.util,sys;"
                              "print('%d.%d.%d' % sys.version_info[:3]);"
                              "print(sys.executable);"
-                             "print('ok' if importlib.util.find_spec('pytest') else 'missing')"},
+                             "print('missing:', *(m for m in ['pytest'" +
+                                 names + "] if not importlib.util.find_spec(m)))"},
                             "", 30);
   if (!out) {
     p.failure = "(" + where + ") did not run as a Python 3 interpreter";
     return p;
   }
   std::istringstream lines(*out);
-  std::string status;
+  std::string missing;
   std::getline(lines, p.version);
   std::getline(lines, p.executable);
-  std::getline(lines, status);
+  std::getline(lines, missing);
+  // A program that exits 0 printing nothing (/bin/true) is no interpreter.
+  if (missing.rfind("missing:", 0) != 0) {
+    p.failure = "(" + where + ") did not run as a Python 3 interpreter";
+    return p;
+  }
+  missing = missing.substr(std::min(missing.size(), sizeof("missing:")));
   p.ran = true;
-  p.has_pytest = status == "ok";
+  p.has_pytest = missing.empty();
   if (p.executable.empty()) p.executable = where;
   // Where the name led, not sys.executable: a wrapper script or a venv's link
   // is what the user has to find.
-  if (!p.has_pytest) p.failure = "(" + where + ", Python " + p.version + ") cannot import pytest";
+  if (!p.has_pytest) {
+    for (char& c : missing) c = c == ' ' ? ',' : c;  // one word: the message's last
+    p.failure = "(" + where + ", Python " + p.version + ") cannot import " + missing;
+  }
   return p;
 }
 
 }  // namespace
+
+std::vector<std::string> modules_for_device(const std::string& torch_device) {
+  // As the device_setup plugin reads ZL_TORCH_DEVICE: these name no device torch drives.
+  std::string device = torch_device;
+  for (char& ch : device) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* host : {"", "cpu", "host", "none"}) {
+    if (device == host) return {};
+  }
+  return {"torch"};
+}
 
 const std::vector<std::string>& python_candidates() {
   static const std::vector<std::string> c{"python3", "/usr/bin/python3"};
   return c;
 }
 
-PythonChoice choose_python(const std::string& requested) {
+PythonChoice choose_python(const std::string& requested, const std::vector<std::string>& modules) {
+  std::string needs = "pytest";
+  for (const std::string& m : modules) needs += ", " + m;
   PythonChoice c;
   if (!requested.empty()) {
-    const Probe p = probe(requested);
+    const Probe p = probe(requested, modules);
     if (!p.has_pytest) {
-      throw PreflightError("python",
-                           "--python " + requested + " " + p.failure +
-                               (p.ran ? ": install pytest there (" + requested + " -m pip install pytest)" : "") +
-                               " or give an interpreter that has it with --python PATH");
+      // "... cannot import torch: install it there (X -m pip install torch) or give ...".
+      const std::string missing = p.failure.substr(p.failure.rfind(' ') + 1);
+      std::string pip = missing;
+      for (char& ch : pip) ch = ch == ',' ? ' ' : ch;
+      throw PreflightError(
+          "python", "--python " + requested + " " + p.failure + ": " +
+                        (p.ran ? "install " + std::string(missing.find(',') == std::string::npos ? "it" : "them") +
+                                     " there (" + requested + " -m pip install " + pip + ") or give"
+                               : "give") +
+                        " an interpreter that has " + needs + " with --python PATH");
     }
     return {requested, p.executable, p.version, true, {}};
   }
@@ -94,7 +125,7 @@ PythonChoice choose_python(const std::string& requested) {
     for (const std::string& s : seen) again = again || s == real;
     if (again) continue;
     seen.push_back(real);
-    const Probe p = probe(candidate);
+    const Probe p = probe(candidate, modules);
     if (p.has_pytest) {
       c.command = candidate;
       c.path = p.executable;
@@ -105,9 +136,9 @@ PythonChoice choose_python(const std::string& requested) {
   }
   std::string tried;
   for (const std::string& t : c.passed_over) tried += (tried.empty() ? "" : "; ") + t;
-  throw PreflightError("python", "no Python with pytest found: " + tried +
-                                     ". Install pytest (python3 -m pip install pytest) or give an interpreter that "
-                                     "has it with --python PATH");
+  throw PreflightError("python", "no Python with " + needs + " found: " + tried +
+                                     ". Install them (python3 -m pip install ...) or give an interpreter that "
+                                     "has them with --python PATH");
 }
 
 }  // namespace zl

@@ -47,6 +47,9 @@ Resolved resolve(const Backend& backend, const RunOptions& opts) {
                                                           root
                                                     : root + " is not a directory (--flaggems-dir / FLAGGEMS_DIR)");
   }
+  // Before the op is looked up: in a directory laid out otherwise no file
+  // marks it, and "no file marks 'abs'" would hide the real mistake.
+  r.provider.check_layout(!opts.dtypes.empty(), opts.shape_mode == "file");
   r.target = r.provider.resolve(opts.target);
   RunOptions& o = r.options;
   o = opts;
@@ -55,7 +58,7 @@ Resolved resolve(const Backend& backend, const RunOptions& opts) {
     o.shape_file = fs::absolute(o.shape_file).lexically_normal().string();
   }
   preflight(r.provider, r.target, o);
-  r.python = choose_python(o.python);
+  r.python = choose_python(o.python, modules_for_device(backend.torch_device()));
   o.python = r.python.command;
 
   r.visible = visible_devices(backend);

@@ -61,7 +61,8 @@ int run_operator_steps(const Backend& backend, const Plan& plan, const RunOption
   const Resolved r = resolve(backend, opts);
   const RunOptions& o = r.options;
 
-  const std::string run_dir = make_run_dir(o, r.target, backend.name());
+  const std::string run_id = stamp() + "-" + safe_component(r.target.op) + "-" + backend.name() + "-" + short_random();
+  const std::string run_dir = make_run_dir(o, run_id);
   HalfMadeDir half_made{run_dir};
   const fs::path rd(run_dir);
   // The final identity must be writable even if pytest fills the disk.
@@ -78,7 +79,6 @@ int run_operator_steps(const Backend& backend, const Plan& plan, const RunOption
   const Shapes shapes = archive_shapes(r, run_dir);
   const ChildCommand cmd = child_command(backend, plan, r, caches, run_dir);
 
-  const std::string run_id = stamp() + "-" + safe_component(r.target.op) + "-" + backend.name() + "-" + short_random();
   caches.autotune.run_id = run_id;
   Identity& id = state.id;
   identity_start(id, backend, plan, r, caches, shapes, cmd, run_id);

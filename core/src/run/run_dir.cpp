@@ -29,9 +29,11 @@ std::string safe_component(const std::string& op) {
   return out.size() > 120 ? out.substr(0, 100) + "-" + sha256_hex(op).substr(0, 16) : out;
 }
 
-std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const std::string& backend) {
+std::string make_run_dir(const RunOptions& opts, const std::string& run_id) {
+  // No --out: the directory is named after the run, so the id in
+  // run_identity.json, the header and the directory name are one string.
   std::string dir = opts.out_dir;
-  if (dir.empty()) dir = (fs::path("runs") / (stamp() + "-" + safe_component(target.op) + "-" + backend)).string();
+  if (dir.empty()) dir = (fs::path("runs") / run_id).string();
   fs::path p = fs::absolute(dir);
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);

@@ -55,9 +55,9 @@ Device pick_device(const Backend& backend, const VisibleDevices& visible, int in
 std::string stamp();
 // The op as one file-name component: no '/', no "..", at most 120 bytes.
 std::string safe_component(const std::string& op);
-// Creates `opts.out_dir` (default runs/<stamp>-<op>-<backend>), refusing one
+// Creates `opts.out_dir` (default runs/<run_id>), refusing one
 // that exists: a rerun must never overwrite an earlier one's numbers.
-std::string make_run_dir(const RunOptions& opts, const TestTarget& target, const std::string& backend);
+std::string make_run_dir(const RunOptions& opts, const std::string& run_id);
 
 // prepare_caches: the tuner caches the child gets, the autotune setup (a
 // replay's cache starts with the recorded winners) and what they held before.

@@ -1,5 +1,7 @@
 #include "text.hpp"
 
+#include <algorithm>
+
 namespace zl::text {
 
 std::string one_line(std::string s, size_t limit) {
@@ -45,6 +47,45 @@ std::vector<std::string> split(std::string_view s, std::string_view separators, 
     if (!item.empty()) out.push_back(std::move(item));
     if (end == std::string_view::npos) break;
     start = end + 1;
+  }
+  return out;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> nearest(const std::string& given, const std::vector<std::string>& candidates,
+                                 size_t max_distance) {
+  if (given.empty()) return {};
+  std::vector<std::string> prefixed;
+  for (const std::string& c : candidates) {
+    const bool related = c.rfind(given, 0) == 0 || given.rfind(c, 0) == 0;
+    if (c != given && related && std::min(c.size(), given.size()) >= 3) prefixed.push_back(c);
+  }
+  if (!prefixed.empty()) return prefixed;
+  size_t best = max_distance + 1;
+  std::vector<std::string> out;
+  for (const std::string& c : candidates) {
+    const size_t d = edit_distance(given, c);
+    // Half the word changed is another word, not a slip of it.
+    if (d > max_distance || 2 * d > given.size()) continue;
+    if (d < best) {
+      best = d;
+      out.clear();
+    }
+    if (d == best) out.push_back(c);
   }
   return out;
 }

@@ -26,4 +26,13 @@ std::string trim_end(std::string_view s, std::string_view chars = kSpace);
 // nothing, and "a,,b" or a trailing comma is a slip, not a request.
 std::vector<std::string> split(std::string_view s, std::string_view separators, std::string_view trim_chars = {});
 
+// The fewest single-character insertions, deletions and substitutions that
+// turn `a` into `b` (Levenshtein).
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidates nearest to a mistyped `given`, for a "did you mean": those
+// that start with it or that it starts with (a prefix or a plural), else those
+// within `max_distance` edits; the nearest first, ties in the candidates' order.
+std::vector<std::string> nearest(const std::string& given, const std::vector<std::string>& candidates,
+                                 size_t max_distance = 2);
+
 }  // namespace zl::text
