@@ -2,6 +2,7 @@
 // record per line, appended with one write, so a crash can tear at most the
 // last record, which is then dropped on reading and cut off before a resumed
 // A/B appends again.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -78,7 +79,8 @@ std::vector<RoundLine> read_rounds_csv(const std::string& path) {
     l.status = r[4];
     l.device = to_int(r[5], -1);
     try {
-      l.seconds = std::stod(r[6]);
+      // "inf" and "nan" read as numbers; a line's time is a finite one.
+      if (const double v = std::stod(r[6]); std::isfinite(v)) l.seconds = v;
     } catch (const std::exception&) {
     }
     l.run_dir = r[7];
