@@ -108,8 +108,9 @@ TEST(UsageErrors, AnAbOutThatMayNotBeEnteredIsOneLineNamingIt) {
   const auto closed = closed_to_nobody(tmp);
   if (!closed) GTEST_SKIP() << "needs root and setpriv to run zlcore as nobody";
   hostile::Ran r =
-      as_nobody(tmp, {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE,
-                      "--ops", "ok1", "--python", "/usr/bin/python3", "--out", closed->shown.string()});
+      as_nobody(tmp, {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab", "--backend", "host", "--a", ZL_FAULT_SUITE, "--b",
+                      ZL_FAULT_SUITE, "--ops", "ok1", "--a-python", "/usr/bin/python3", "--b-python",
+                      "/usr/bin/python3", "--out", closed->shown.string()});
   EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
   EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << hostile::describe(r);
