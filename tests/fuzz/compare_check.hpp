@@ -34,10 +34,18 @@ inline void check_json(const std::string& text) {
   if (!why.empty()) invalid_output("json", why, text);
 }
 
-// Every record has the header's number of fields, and none is torn.
+// Past the '#' comment lines that open the file (a reader skips them, as
+// pandas' comment='#' does), every record has the header's number of fields,
+// and none is torn.
 inline void check_csv(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size() && text[start] == '#') {
+    const size_t nl = text.find('\n', start);
+    start = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  const std::string table = text.substr(start);
   bool torn = false;
-  const auto records = zl::batch::parse_csv(text, &torn);
+  const auto records = zl::batch::parse_csv(table, &torn);
   if (torn) invalid_output("csv", "a torn record", text);
   for (const auto& r : records) {
     if (r.size() != records[0].size()) invalid_output("csv", "a record with another number of fields", text);
