@@ -196,3 +196,21 @@ TEST(NoiseFloorPath, DeepNestingIsRefusedWithoutRecursing) {
                 "'zlcore compare --calibrate A1 A2 ... --out FILE'");
   fs::remove_all(dir);
 }
+
+TEST(OutOfRange, ARepeatsCountOutsideIntsRangeIsNoCount) {
+  const fs::path dir = scratch("repeats");
+  const fs::path a = run(dir / "A", 1.0);
+  {
+    std::ofstream out(a / "results.jsonl");
+    out << "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[[64, 64]]\", \"latency_ms\": 1.0, "
+           "\"repeats\": 1e300}\n"
+        << "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[[256, 256]]\", \"latency_ms\": 1.0, "
+           "\"repeats\": -5}\n";
+  }
+  const zc::Side side = zc::load_side("A", a.string());
+  ASSERT_EQ(side.runs.size(), 1u);
+  ASSERT_EQ(side.runs[0].rows.size(), 2u);
+  // Not INT_MIN from an out-of-range conversion: the default of a row that says none.
+  for (const zc::ResultRow& r : side.runs[0].rows) EXPECT_EQ(r.repeats, 1) << r.shape;
+  fs::remove_all(dir);
+}
