@@ -2,12 +2,14 @@
 # machine as root: each installs what is missing from Debian packages first.
 BUILD    ?= build
 ASAN     ?= build-asan
+FUZZ     ?= build-fuzz
+FUZZ_SECONDS ?= 60
 PREFIX   ?= $(CURDIR)/_install
 JOBS     ?= $(shell nproc)
 CMAKE_GEN = -G Ninja
 ZLCORE    = $(PREFIX)/bin/zlcore
 
-.PHONY: all deps build install demo test test-unit test-asan bench lint format clean
+.PHONY: all deps build install demo test test-unit test-asan test-fuzz bench lint format clean
 
 all: build
 
@@ -28,17 +30,24 @@ demo: install
 	@bash scripts/demo.sh $(ZLCORE)
 
 # Every test (GoogleTest, Python plugin tests, end-to-end), then the C++ tests
-# again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# again under AddressSanitizer and UndefinedBehaviorSanitizer, then every
+# fuzz target for FUZZ_SECONDS from its seed corpus.
 test: install
 	@bash scripts/install-deps.sh chromium slurm
 	@cd $(BUILD) && ZL_REQUIRE_SLURM=1 ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-fuzz
 
 test-asan: deps
 	@cmake -S . -B $(ASAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DZL_SANITIZE=ON -DZL_STATIC_DEPS=OFF >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS)
 	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) -L sanitize
+
+# The libFuzzer targets of tests/fuzz, JOBS side by side (docs/fuzzing.md);
+# fails on any finding.
+test-fuzz: deps
+	@FUZZ_BUILD=$(FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash scripts/fuzz.sh
 
 # Style and static checks (scripts/lint.sh): clang-format, clang-tidy over
 # core/ with the build's compile database, flake8. CI runs it after the tests.
@@ -55,4 +64,4 @@ bench: install
 	@bash scripts/bench.sh $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(PREFIX)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ) $(PREFIX)

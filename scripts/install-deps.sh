@@ -19,7 +19,9 @@ for extra in "$@"; do
     slurm) packages+=(slurm-wlm munge) ;;
     bench) packages+=(libbenchmark-dev hyperfine) ;;
     lint) packages+=(clang-format-14 clang-tidy-14 python3-flake8) ;;
-    *) echo "install-deps.sh: unknown group '$extra' (known: chromium, slurm, bench, lint)" >&2; exit 2 ;;
+    # clang-14 with its runtime libraries, which hold libFuzzer and the sanitizers.
+    fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    *) echo "install-deps.sh: unknown group '$extra' (known: chromium, slurm, bench, lint, fuzz)" >&2; exit 2 ;;
   esac
 done
 

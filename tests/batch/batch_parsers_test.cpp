@@ -130,6 +130,27 @@ TEST(OpList, FilesByExtensionAndChecks) {
   fs::remove_all(d);
 }
 
+TEST(OpList, ANulByteInAnOpsFileIsNamedByLineAndByte) {
+  fs::path d = temp_dir("ops_nul");
+  const std::string text = std::string("abs\nsoft") + '\0' + "max\nmm\n";
+  std::ofstream(d / "ops.txt", std::ios::binary) << text;
+  std::ofstream(d / "ops.yaml", std::ios::binary) << "ops: [abs, " << text.substr(4) << "]\n";
+  const std::string message = usage_message([&] { load_ops_file((d / "ops.txt").string()); });
+  // The whole line reaches the user: nothing of it is cut at the NUL.
+  EXPECT_EQ(message, "--ops-file " + (d / "ops.txt").string() +
+                         ": line 2 holds a NUL byte (byte 9): an ops file is text, one op entry a line, or YAML");
+  EXPECT_EQ(message.find('\0'), std::string::npos);
+  EXPECT_NE(
+      usage_message([&] { load_ops_file((d / "ops.yaml").string()); }).find(": line 1 holds a NUL byte (byte 16)"),
+      std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST(OpList, AnEntryWithControlBytesIsQuotedEscaped) {
+  const std::string message = usage_message([] { check_ops(parse_ops_flag("ab\x1b[2Jc"), "--ops"); });
+  EXPECT_NE(message.find("'ab\\x1b[2Jc' is not an op entry"), std::string::npos) << message;
+}
+
 TEST(StatusCsv, RoundTripWithQuoting) {
   fs::path d = temp_dir("csv");
   const std::string path = (d / "ops_status.csv").string();

@@ -56,6 +56,19 @@ TEST(DeepJson, CompareNamesADeepIdentityInOneLine) {
                        "/run_identity.json is not valid JSON: nesting deeper than 128 levels at offset 128\n");
 }
 
+TEST(DeepJson, CompareNamesADeepNoiseFloorInOneLine) {
+  TempDir tmp;
+  hostile::spit(tmp / "floor.json", kDeep);
+  hostile::Ran r = hostile::zlcore({"compare", ZL_COMPARE_DATA "/verdicts/a", ZL_COMPARE_DATA "/verdicts/b",
+                                    "--noise-floor", (tmp / "floor.json").string()},
+                                   tmp.path());
+  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: compare: --noise-floor " + (tmp / "floor.json").string() +
+                       ": not JSON (nesting deeper than 128 levels at offset 128); expected a regular file written "
+                       "by 'zlcore compare --calibrate A1 A2 ... --out FILE'\n");
+}
+
 TEST(DeepJson, CompareSkipsADeepResultsLineWithAWarning) {
   TempDir tmp;
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");

@@ -5,9 +5,11 @@
 // missing is the preflight check, exit 3).
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "batch_util.hpp"
 
@@ -64,6 +66,85 @@ TEST(UsageErrors, ABatchOutThatCannotBeWritten) {
   ::umount(ro.c_str());
   expect_one_line(in_it, 2, "zlcore: cannot write in --out " + ro.string() + ": Read-only file system");
   expect_one_line(below, 2, "zlcore: cannot create --out " + (ro / "b").string() + ": Read-only file system");
+}
+
+// Root is refused nothing on a writable file system: the refusal a user
+// meets comes from running zlcore as nobody (setpriv, argv only), in a
+// directory of root's that nobody may not enter.
+struct Closed {
+  fs::path dir;    // 0700, root's
+  fs::path shown;  // a path below it
+};
+
+std::optional<Closed> closed_to_nobody(const TempDir& tmp) {
+  if (::geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) return std::nullopt;
+  fs::permissions(tmp.path(), fs::perms(0755));
+  Closed c{tmp / "closed", tmp / "closed" / "out"};
+  fs::create_directories(c.shown);
+  fs::permissions(c.dir, fs::perms(0700));
+  return c;
+}
+
+hostile::Ran as_nobody(const TempDir& tmp, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ZL_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return hostile::run(argv, {{"HOME", "/nonexistent"}, {"ZL_CACHE_DIR", "-"}}, 60, tmp.path());
+}
+
+TEST(UsageErrors, ABatchOutThatMayNotBeEnteredIsOneLineNamingIt) {
+  TempDir tmp;
+  const auto closed = closed_to_nobody(tmp);
+  if (!closed) GTEST_SKIP() << "needs root and setpriv to run zlcore as nobody";
+  hostile::Ran r = as_nobody(tmp, hostile::batch_args(closed->shown, "ok1"));
+  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << hostile::describe(r);
+  EXPECT_NE(r.err.find(closed->shown.string()), std::string::npos) << hostile::describe(r);
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << hostile::describe(r);
+}
+
+TEST(UsageErrors, AnAbOutThatMayNotBeEnteredIsOneLineNamingIt) {
+  TempDir tmp;
+  const auto closed = closed_to_nobody(tmp);
+  if (!closed) GTEST_SKIP() << "needs root and setpriv to run zlcore as nobody";
+  hostile::Ran r =
+      as_nobody(tmp, {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab", "--backend", "host", "--a", ZL_FAULT_SUITE, "--b",
+                      ZL_FAULT_SUITE, "--ops", "ok1", "--a-python", "/usr/bin/python3", "--b-python",
+                      "/usr/bin/python3", "--out", closed->shown.string()});
+  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << hostile::describe(r);
+  EXPECT_NE(r.err.find(closed->shown.string()), std::string::npos) << hostile::describe(r);
+}
+
+TEST(UsageErrors, ACalibrationOutThatMayNotBeWrittenIsOneLineNamingIt) {
+  TempDir tmp;
+  const auto closed = closed_to_nobody(tmp);
+  if (!closed) GTEST_SKIP() << "needs root and setpriv to run zlcore as nobody";
+  const std::string run = ZL_COMPARE_DATA "/verdicts/a", other = ZL_COMPARE_DATA "/verdicts/b";
+  hostile::Ran r = as_nobody(tmp, {"compare", "--calibrate", run, other, "--out", (closed->shown / "f.json").string()});
+  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
+  EXPECT_NE(r.err.find((closed->shown / "f.json").string()), std::string::npos) << hostile::describe(r);
+}
+
+// The default run directory goes under runs/ in the working directory: a
+// read-only one is said to be that, not "No such file or directory".
+TEST(UsageErrors, AReadOnlyWorkingDirectoryIsNamedAsSuch) {
+  TempDir tmp;
+  const fs::path ro = tmp / "ro";
+  fs::create_directories(ro);
+  if (::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=1m") != 0) {
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here (" << std::strerror(errno) << "); needs root";
+  }
+  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                                    ZL_FAULT_SUITE, "--op", "ok1", "--python", "/usr/bin/python3"},
+                                   tmp.path(), {}, 60, ro);
+  ::umount(ro.c_str());
+  expect_one_line(r, 2,
+                  "zlcore: cannot create " + (ro / "runs").string() +
+                      " for the run directory: Read-only file system (the default is runs/ in the working "
+                      "directory; choose --out)");
 }
 
 }  // namespace

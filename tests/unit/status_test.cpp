@@ -1,6 +1,9 @@
 // How a run's status is decided from what its child left (run/status.cpp).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "run/status.hpp"
 #include "zlcore/provider.hpp"
 
@@ -136,3 +139,20 @@ TEST(RunStatus, NoPluginReportIsFailedWithPytestsWordsOrEmpty) {
   Facts nothing = make("", 0);  // e.g. --python /bin/true
   EXPECT_EQ(decide(nothing).status, "empty");
 }
+
+namespace {
+
+// A child's results file is someone else's JSON: a line nested 300,000 deep
+// is skipped like any unreadable line, through the depth-limited reader.
+TEST(RowCounts, ADeeplyNestedLineIsSkipped) {
+  const std::string path = ::testing::TempDir() + "zl_status_deep_results.jsonl";
+  {
+    std::ofstream out(path);
+    out << "{\"op\": \"abs\", \"test_node\": \"t\"}\n" << std::string(300000, '[') << "\n";
+  }
+  const zl::RowCounts counts = zl::count_rows(path);
+  EXPECT_EQ(counts.total, 1);
+  std::remove(path.c_str());
+}
+
+}  // namespace

@@ -1,13 +1,20 @@
 // The utility layer every part of the core uses: text, CSV, capture, SHA-256.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <csignal>
+#include <filesystem>
+#include <limits>
+#include <system_error>
 
+#include "util/access_refusal.hpp"
 #include "util/clock.hpp"
 #include "util/csv.hpp"
+#include "util/json.hpp"
 #include "util/json_checked.hpp"
 #include "util/json_read.hpp"
 #include "util/text.hpp"
+#include "zlcore/atomic_file.hpp"
 #include "zlcore/process.hpp"
 #include "zlcore/sha256.hpp"
 
@@ -129,6 +136,38 @@ TEST(JsonChecked, TypedAccessNamesTheMemberThatIsWrong) {
   EXPECT_EQ(message([&] { zl::json::array_at(d, "s"); }), "'s' is not an array");
   EXPECT_EQ(message([&] { zl::json::strings(zl::json::array_at(d, "bad"), "'bad'"); }),
             "'bad' holds a value that is not a string");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(JsonWrite, NonFiniteNumbersAreWrittenAsNullAndTheDocumentStaysWhole) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  d.AddMember("inf", std::numeric_limits<double>::infinity(), a);
+  d.AddMember("nan", std::numeric_limits<double>::quiet_NaN(), a);
+  d.AddMember("after", 1.5, a);
+  EXPECT_EQ(zl::json::compact(d), "{\"inf\":null,\"nan\":null,\"after\":1.5}");
+  rapidjson::Document back;
+  EXPECT_EQ(zl::json::parse(back, zl::json::pretty(d)), "");
+  EXPECT_TRUE(back.IsObject() && back.HasMember("after"));
+}
+
+TEST(AccessRefusal, APermissionOrReadOnlyRefusalNamesThePathInOneLine) {
+  const std::filesystem::filesystem_error denied("cannot create directories", "/srv/out/b",
+                                                 std::error_code(EACCES, std::generic_category()));
+  EXPECT_EQ(zl::access_refusal(denied), "cannot create directories /srv/out/b: Permission denied");
+  const std::filesystem::filesystem_error stat("status", "/srv/out/ops_status.csv",
+                                               std::error_code(EACCES, std::generic_category()));
+  EXPECT_EQ(zl::access_refusal(stat), "cannot look at /srv/out/ops_status.csv: Permission denied");
+  const zl::WriteError ro("cannot write /ro/f.json", EROFS);
+  EXPECT_EQ(zl::access_refusal(ro), "cannot write /ro/f.json: Read-only file system");
+  // Anything else stays what it was: not the user's directory to fix.
+  const std::filesystem::filesystem_error missing("status", "/x", std::error_code(ENOENT, std::generic_category()));
+  EXPECT_EQ(zl::access_refusal(missing), "");
+  EXPECT_EQ(zl::access_refusal(std::runtime_error("boom")), "");
+  EXPECT_EQ(zl::access_refusal(zl::WriteError("cannot write /f", ENOSPC)), "");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "../util/printable.hpp"
 #include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
@@ -86,8 +87,11 @@ OpSpec from_yaml_item(const YAML::Node& item, size_t index, const std::string& b
 // path, a log name or a terminal escape.
 constexpr size_t kMaxEntryBytes = 1024;
 
+// An entry as a message quotes it: control bytes escaped (a NUL would cut
+// the message short), a long one cut.
 std::string shown(const std::string& entry) {
-  return entry.size() > 80 ? entry.substr(0, 60) + "... (" + std::to_string(entry.size()) + " bytes)" : entry;
+  return entry.size() > 80 ? printable(entry.substr(0, 60)) + "... (" + std::to_string(entry.size()) + " bytes)"
+                           : printable(entry);
 }
 
 std::string file_problem(const std::string& file) {
@@ -173,6 +177,13 @@ std::vector<OpSpec> load_ops_file(const std::string& path) {
   } catch (const std::exception&) {
     throw UsageError("--ops-file: cannot read " + path);
   }
+  // A NUL would end the message that quotes the entry, so the user would
+  // see half of it: said here, by line and byte, before any entry is read.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n'));
+    throw UsageError("--ops-file " + path + ": line " + std::to_string(line) + " holds a NUL byte (byte " +
+                     std::to_string(nul + 1) + "): an ops file is text, one op entry a line, or YAML");
+  }
   const std::string ext = fs::path(path).extension().string();
   std::vector<OpSpec> ops;
   try {
@@ -246,10 +257,11 @@ void check_ops(const std::vector<OpSpec>& ops, const std::string& what) {
                        " (docs/batch.md, \"Op names\")");
     }
     if (op.expand != OpSpec::Expand::none) continue;  // checked once expanded
-    if (!names.insert(op.name).second) throw UsageError(what + ": '" + op.name + "' is listed twice");
+    if (!names.insert(op.name).second) throw UsageError(what + ": '" + shown(op.name) + "' is listed twice");
     // Two names that map to one run directory would overwrite each other.
     if (!dirs.insert(op_dir_name(op.name)).second) {
-      throw UsageError(what + ": '" + op.name + "' collides with another op's directory " + op_dir_name(op.name));
+      throw UsageError(what + ": '" + shown(op.name) + "' collides with another op's directory " +
+                       op_dir_name(op.name));
     }
   }
 }

@@ -21,6 +21,7 @@
 #include <map>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "../util/process_tree.hpp"
 #include "outcome.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -240,8 +241,8 @@ std::string WarmExecution::unhealthy_reason() const {
   try {
     rapidjson::Document doc;
     const std::string text = read_file(launch_.run_dir + "/run_identity.json");
-    doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
-    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("worker") || !doc["worker"].IsObject()) return "";
+    if (!json::parse(doc, text).empty() || !doc.IsObject() || !doc.HasMember("worker") || !doc["worker"].IsObject())
+      return "";
     const auto& w = doc["worker"];
     if (!w.HasMember("healthy") || !w["healthy"].IsBool() || w["healthy"].GetBool()) return "";
     return w.HasMember("unhealthy_reason") && w["unhealthy_reason"].IsString() ? w["unhealthy_reason"].GetString()

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "../util/access_refusal.hpp"
 #include "../util/printable.hpp"
 #include "command.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -108,6 +109,12 @@ int main(int argc, char** argv) {
       return zl::kExitUsage;
     } catch (const std::exception& e) {
       std::cout.flush();
+      // A directory the user may not write (an --out, the working directory)
+      // is theirs to fix, like a bad flag.
+      if (const std::string refusal = zl::access_refusal(e); !refusal.empty()) {
+        std::cerr << "zlcore: " << name << ": " << zl::printable(refusal) << "\n";
+        return zl::kExitUsage;
+      }
       // A full disk is the machine's state, not a bug of ours.
       std::cerr << "zlcore: " << (zl::is_out_of_space(e) ? "" : "internal error: ") << zl::printable(e.what()) << "\n";
       return zl::kExitFailed;

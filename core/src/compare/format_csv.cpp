@@ -1,6 +1,7 @@
 // CSV: one line per row, compared or one-sided, for spreadsheets, after '#'
 // comment lines naming the method. The caliber and the geomeans do not fit a
 // flat table: --format json carries everything.
+#include <cmath>
 #include <cstdio>
 
 #include "../util/csv.hpp"
@@ -12,7 +13,8 @@ namespace {
 
 // Machine-read: 6 significant digits rather than the table's rounding.
 std::string num(const std::optional<double>& v) {
-  if (!v) return "";
+  // Empty, as for a value that is absent: "inf" is no number a reader takes.
+  if (!v || !std::isfinite(*v)) return "";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", *v);
   return buf;

@@ -21,14 +21,18 @@ namespace zl::compare {
 namespace {
 
 // Variance of log(mean of a resample of v): the plug-in variance of the mean
-// (divisor n, as resampling has), relative to the mean squared.
+// (divisor n, as resampling has), relative to the mean squared. That is the
+// same for v scaled, so the values are divided by their largest first: sums
+// of latencies near 1e308 would overflow to infinity, and the interval to NaN.
 double log_mean_resample_variance(const std::vector<double>& v) {
   const double n = static_cast<double>(v.size());
+  const double top = *std::max_element(v.begin(), v.end());
+  if (!(top > 0) || !std::isfinite(top)) return 0;
   double mean = 0;
-  for (double x : v) mean += x;
+  for (double x : v) mean += x / top;
   mean /= n;
   double ss = 0;
-  for (double x : v) ss += (x - mean) * (x - mean);
+  for (double x : v) ss += (x / top - mean) * (x / top - mean);
   return ss / n / n / (mean * mean);
 }
 
@@ -80,11 +84,17 @@ Geomean geomean(const std::string& group, const std::vector<const Compared*>& ro
     }
     rep = (sum + std::sqrt(variance) * rng.normal()) / n;
   }
+  // A replicate that is not a number would break the sort's ordering; the
+  // rows' values are finite, so this is the last guard, not the rule.
+  if (!std::all_of(reps.begin(), reps.end(), [](double x) { return std::isfinite(x); })) return g;
   std::sort(reps.begin(), reps.end());
   // Percentile interval: kAlpha / 2 of the replicates below it, as many above.
   const size_t tail = static_cast<size_t>(std::floor(kAlpha / 2 * kBootstrapReplicates));
-  g.lo = std::exp(reps[tail]);
-  g.hi = std::exp(reps[reps.size() - 1 - tail]);
+  const double lo = std::exp(reps[tail]), hi = std::exp(reps[reps.size() - 1 - tail]);
+  if (std::isfinite(lo) && std::isfinite(hi) && lo > 0) {
+    g.lo = lo;
+    g.hi = hi;
+  }
   return g;
 }
 

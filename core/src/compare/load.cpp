@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -112,7 +113,10 @@ ResultRow parse_row(const rapidjson::Value& o) {
   r.shape = text_at(o, "shape");
   r.latency_ms = number_at(o, "latency_ms");
   r.latency_base_ms = number_at(o, "latency_base_ms");
-  if (auto n = number_at(o, "repeats")) r.repeats = static_cast<int>(*n);
+  // Converting a double outside int's range is undefined: such a count is no count.
+  if (auto n = number_at(o, "repeats"); n && *n >= 0 && *n <= std::numeric_limits<int>::max()) {
+    r.repeats = static_cast<int>(*n);
+  }
   r.spread_pct = number_at(o, "spread_pct").value_or(0);
   r.spread_base_pct = number_at(o, "spread_base_pct").value_or(0);
   r.timer = text_at(o, "timer");

@@ -2,6 +2,7 @@
 // speedup, test values, bar and verdict, and rows found on one side only.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <tuple>
 
 #include "zlcore/compare.hpp"
@@ -22,6 +23,17 @@ std::vector<const ResultRow*> all_rows(const Side& s) {
 }
 
 bool usable(const std::optional<double>& ms) { return ms && std::isfinite(*ms) && *ms > 0; }
+
+// A ratio that can be printed, logged and averaged: neither overflowed to
+// infinity nor underflowed to zero (latencies near the ends of the double
+// range, 1e308 against 1e-3).
+bool finite_ratio(double r) { return std::isfinite(r) && r > 0; }
+
+std::string out_of_range(double a_ms, double b_ms) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "out of range (%.4g ms / %.4g ms is no finite number)", a_ms, b_ms);
+  return buf;
+}
 
 std::string sides_text(bool a, bool b) { return a && b ? "A, B" : (a ? "A" : "B"); }
 
@@ -78,9 +90,14 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
       c.bar = noise_bar(it->second, opt.threshold);
     }
   }
-  if (usable(a.latency_base_ms) && usable(b.latency_base_ms)) c.control = *a.latency_base_ms / *b.latency_base_ms;
-
   std::vector<std::string> notes;
+  if (usable(a.latency_base_ms) && usable(b.latency_base_ms)) {
+    c.control = *a.latency_base_ms / *b.latency_base_ms;
+    if (!finite_ratio(*c.control)) {
+      c.control.reset();
+      notes.push_back("torch ratio " + out_of_range(*a.latency_base_ms, *b.latency_base_ms));
+    }
+  }
   if (!a.error.empty()) notes.push_back("A: " + a.error);
   if (!b.error.empty()) notes.push_back("B: " + b.error);
   if (!a.remark.empty()) notes.push_back("A: " + a.remark);
@@ -95,6 +112,11 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   if (failed) {
     c.verdict = Verdict::Error;
     if (notes.empty()) c.note = "no latency";
+    return c;
+  }
+  if (!finite_ratio(*a.latency_ms / *b.latency_ms)) {
+    c.verdict = Verdict::Error;
+    c.note += (c.note.empty() ? "speedup " : "; speedup ") + out_of_range(*a.latency_ms, *b.latency_ms);
     return c;
   }
   c.speedup = *a.latency_ms / *b.latency_ms;
@@ -118,6 +140,14 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   c.p_value = d.p_value;
   c.ci_lo = d.ci_lo;
   c.ci_hi = d.ci_hi;
+  // Values near the ends of the double range make ratios of them overflow:
+  // the interval is then not a number to print, and the row says so.
+  if ((c.ci_lo && !finite_ratio(*c.ci_lo)) || (c.ci_hi && !finite_ratio(*c.ci_hi))) {
+    c.ci_lo.reset();
+    c.ci_hi.reset();
+    c.note +=
+        std::string(c.note.empty() ? "" : "; ") + "no finite interval: the values' ratios leave the range of a double";
+  }
   return c;
 }
 

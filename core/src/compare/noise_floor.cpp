@@ -6,7 +6,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "zlcore/atomic_file.hpp"
+#include "../util/file_kind.hpp"
+#include "../util/json_read.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/compare_calibrate.hpp"
 #include "zlcore/compare_stats.hpp"
@@ -29,17 +30,18 @@ std::string string_member(const rapidjson::Value& o, const char* key, bool& ok) 
 
 NoiseFloor load_noise_floor(const std::string& path) {
   const std::string where = "compare: --noise-floor " + path + ": ";
-  if (!std::filesystem::is_regular_file(path)) throw UsageError(where + "no such file");
+  const std::string expected = "expected a regular file written by 'zlcore compare --calibrate A1 A2 ... --out FILE'";
+  if (const std::string kind = not_a_regular_file(path); !kind.empty())
+    throw UsageError(where + kind + "; " + expected);
   std::string text;
   try {
-    text = read_file(path);
-  } catch (const std::exception&) {
-    throw UsageError(where + "cannot read it");
+    text = read_regular_file(path);
+  } catch (const std::exception& e) {
+    throw UsageError("compare: --noise-floor: " + std::string(e.what()) + "; " + expected);
   }
   rapidjson::Document d;
-  d.Parse(text.c_str(), text.size());
-  if (d.HasParseError() || !d.IsObject()) {
-    throw UsageError(where + "not JSON; expected a file written by 'zlcore compare --calibrate A1 A2 ... --out FILE'");
+  if (const std::string why = json::parse(d, text); !why.empty() || !d.IsObject()) {
+    throw UsageError(where + "not JSON (" + (why.empty() ? "not an object" : why) + "); " + expected);
   }
   auto kind = d.FindMember("kind");
   if (kind == d.MemberEnd() || !kind->value.IsString() || std::string(kind->value.GetString()) != kNoiseFloorKind) {
@@ -73,12 +75,14 @@ NoiseFloor load_noise_floor(const std::string& path) {
       if (ok) {
         row.runs = runs->value.GetInt();
         row.max_log_ratio = floor->value.GetDouble();
+        // A floor whose bar overflows would print as no number at all.
+        ok = std::isfinite(std::expm1(row.max_log_ratio)) && std::isfinite(noise_bar(row, 0));
       }
     }
     if (!ok) {
-      throw UsageError(
-          where + "rows[" + std::to_string(index) +
-          "] needs op, dtype and shape (strings), runs (an integer >= 2) and max_log_ratio (a number >= 0)");
+      throw UsageError(where + "rows[" + std::to_string(index) +
+                       "] needs op, dtype and shape (strings), runs (an integer >= 2) and max_log_ratio (a number >= 0 "
+                       "whose bar is a finite number)");
     }
     nf.rows[{row.op, row.dtype, row.shape}] = row;
     ++index;

@@ -14,14 +14,17 @@ std::string ms(const std::optional<double>& v) {
 
 std::string ratio(const std::optional<double>& v) {
   if (!v) return "-";
+  if (!std::isfinite(*v)) return "not finite";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", *v);
+  // Fixed notation of 1e300 would be 300 digits, cut at the buffer's end.
+  std::snprintf(buf, sizeof buf, std::fabs(*v) < 1e6 ? "%.3f" : "%.3g", *v);
   return buf;
 }
 
 std::string pct(double v) {
   // A calibrated bar from two runs of a row that moved 2.6x is 10^28 %:
   // fixed notation would pass any buffer and lose the sign that it is a percentage.
+  if (!std::isfinite(v)) return "not finite";
   char buf[32];
   if (std::fabs(v) < 1e6) {
     std::snprintf(buf, sizeof buf, "%.1f%%", v);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/sha256.hpp"
@@ -138,13 +139,13 @@ SuiteIndex SuiteIndex::build(const std::string& root, const std::string& bench_d
     rapidjson::Document doc;
     try {
       const std::string text = read_file(cache_file);
-      doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
+      if (!json::parse(doc, text).empty()) doc.SetNull();
     } catch (const std::exception&) {
       doc.SetNull();
     }
     // A cache file is only trusted whole: right schema, right key, every
     // file listed with a list of strings. Anything else is read afresh.
-    bool good = !doc.HasParseError() && doc.IsObject() && doc.HasMember("schema") && doc["schema"].IsInt() &&
+    bool good = doc.IsObject() && doc.HasMember("schema") && doc["schema"].IsInt() &&
                 doc["schema"].GetInt() == kCacheSchema && doc.HasMember("key") && doc["key"].IsString() &&
                 key == doc["key"].GetString() && doc.HasMember("files") && doc["files"].IsObject();
     if (good) {

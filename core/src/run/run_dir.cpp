@@ -37,6 +37,12 @@ std::string make_run_dir(const RunOptions& opts, const std::string& run_id) {
   fs::path p = fs::absolute(dir);
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
+  // Said here: mkdir below would only see the parent missing ("No such file
+  // or directory") where the cause is a read-only or closed directory.
+  if (ec) {
+    throw UsageError("cannot create " + p.parent_path().string() + " for the run directory: " + ec.message() +
+                     (opts.out_dir.empty() ? " (the default is runs/ in the working directory; choose --out)" : ""));
+  }
   // mkdir, not create_directories: its EEXIST is the refusal.
   if (::mkdir(p.c_str(), 0755) != 0) {
     if (errno == EEXIST) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "../util/json_read.hpp"
 #include "../util/text.hpp"
 #include "zlcore/signals.hpp"
 
@@ -218,8 +219,7 @@ RowCounts count_rows(const std::string& results_path) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     rapidjson::Document d;
-    d.Parse<rapidjson::kParseIterativeFlag>(line.c_str(), line.size());
-    if (d.HasParseError() || !d.IsObject()) continue;
+    if (!json::parse(d, line).empty() || !d.IsObject()) continue;
     ++counts.total;
     auto it = d.FindMember("test_node");
     if (it != d.MemberEnd() && it->value.IsString()) counts.by_test[it->value.GetString()]++;

@@ -6,6 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,18 +32,47 @@ inline Value str_map(const std::map<std::string, std::string>& m, Alloc& a) {
   return obj;
 }
 
+// JSON has no NaN or infinity, and RapidJSON's writer stops at the first
+// one, leaving the document cut off mid-object. Whatever number reaches a
+// writer, what comes out parses: a non-finite one is written as null (the
+// field that holds it says why, where the number is a statistic).
+template <typename Writer>
+class FiniteOnly {
+ public:
+  explicit FiniteOnly(Writer& w) : w_(w) {}
+  bool Null() { return w_.Null(); }
+  bool Bool(bool b) { return w_.Bool(b); }
+  bool Int(int i) { return w_.Int(i); }
+  bool Uint(unsigned u) { return w_.Uint(u); }
+  bool Int64(int64_t i) { return w_.Int64(i); }
+  bool Uint64(uint64_t u) { return w_.Uint64(u); }
+  bool Double(double d) { return std::isfinite(d) ? w_.Double(d) : w_.Null(); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) { return w_.RawNumber(s, n, copy); }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) { return w_.String(s, n, copy); }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) { return w_.Key(s, n, copy); }
+  bool StartObject() { return w_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) { return w_.EndObject(n); }
+  bool StartArray() { return w_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { return w_.EndArray(n); }
+
+ private:
+  Writer& w_;
+};
+
 inline std::string pretty(const Value& v) {
   rapidjson::StringBuffer buf;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
   w.SetIndent(' ', 2);
-  v.Accept(w);
+  FiniteOnly<decltype(w)> finite(w);
+  v.Accept(finite);
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
 
 inline std::string compact(const Value& v) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  v.Accept(w);
+  FiniteOnly<decltype(w)> finite(w);
+  v.Accept(finite);
   return std::string(buf.GetString(), buf.GetSize());
 }
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz (clang, ASan, UBSan) in
+# $FUZZ_BUILD and runs each for $FUZZ_SECONDS seconds from its seed corpus,
+# $FUZZ_JOBS at a time. Fails when any target finds something (a crash, a
+# sanitizer report, a leak, an input slower than $FUZZ_TIMEOUT seconds); the
+# input that did it is kept under $FUZZ_BUILD/fuzz-work/<name>/ and named.
+#
+#   scripts/fuzz.sh                      every target, 60 s each
+#   FUZZ_SECONDS=3600 scripts/fuzz.sh results   one target, an hour
+#
+# New inputs that reach new code go to $FUZZ_BUILD/fuzz-work/<name>/corpus,
+# never into the tree's seed corpus (docs/fuzzing.md says how to keep some).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
+FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
+FUZZ_RSS_MB=${FUZZ_RSS_MB:-2048}
+
+bash scripts/install-deps.sh fuzz
+
+names=()
+if [ $# -gt 0 ]; then
+  names=("$@")
+else
+  for f in tests/fuzz/*_fuzz.cpp; do
+    n=$(basename "$f")
+    names+=("${n%_fuzz.cpp}")
+  done
+fi
+for n in "${names[@]}"; do
+  if [ ! -f "tests/fuzz/${n}_fuzz.cpp" ]; then
+    echo "fuzz.sh: no target '$n' (tests/fuzz/${n}_fuzz.cpp)" >&2
+    exit 2
+  fi
+done
+
+# -O1 with line tables: the sanitizers' usual build, and half the compile
+# time of -O2 -g for a build that exists only to be fuzzed.
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DZL_FUZZ=ON -DZL_BUILD_TESTS=OFF -DZL_STATIC_DEPS=OFF >/dev/null
+targets=()
+for n in "${names[@]}"; do targets+=("${n}_fuzz"); done
+cmake --build "$FUZZ_BUILD" -j "$FUZZ_JOBS" --target "${targets[@]}"
+
+work="$FUZZ_BUILD/fuzz-work"
+mkdir -p "$work"
+# One target: its own corpus copy and artifacts; the log says what it found,
+# rc its exit status.
+run_one() {
+  local n=$1 dir="$work/$1" rc=0
+  mkdir -p "$dir/corpus"
+  rm -f "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-* "$dir"/slow-unit-* "$dir/rc"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=tests/fuzz/ubsan.supp \
+    "$FUZZ_BUILD/fuzz/${n}_fuzz" -max_total_time="$FUZZ_SECONDS" -timeout="$FUZZ_TIMEOUT" \
+    -rss_limit_mb="$FUZZ_RSS_MB" -print_final_stats=1 -artifact_prefix="$dir/" \
+    "$dir/corpus" "tests/fuzz/corpus/$n" >"$dir/log" 2>&1 || rc=$?
+  echo "$rc" >"$dir/rc"
+}
+
+echo "fuzz: ${#names[@]} target(s), ${FUZZ_SECONDS} s each, ${FUZZ_JOBS} at a time"
+running=0
+for n in "${names[@]}"; do
+  if [ "$running" -ge "$FUZZ_JOBS" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_one "$n" &
+  running=$((running + 1))
+done
+wait
+failed=()
+for n in "${names[@]}"; do
+  if [ "$(cat "$work/$n/rc" 2>/dev/null)" = 0 ]; then
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$n/log" | grep -o '[0-9]*$' || echo "?")
+    echo "fuzz: $n: nothing found in $runs inputs"
+  else
+    failed+=("$n")
+    echo "fuzz: $n: FOUND something; the input: $(ls "$work/$n"/crash-* "$work/$n"/leak-* "$work/$n"/timeout-* \
+      "$work/$n"/oom-* 2>/dev/null | head -1); the log: $work/$n/log" >&2
+    tail -n 40 "$work/$n/log" >&2
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: ${#failed[@]} target(s) found something: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz: ${#names[@]} passed, 0 failed"
