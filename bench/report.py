@@ -184,9 +184,9 @@ print(best)
 
 FAKE_PYTHON = """#!/bin/sh
 # A pytest that does nothing: preflight's probe (-c ...) gets what it asks
-# for (version, executable, whether pytest imports; run/python_choice.cpp)
+# for (version, executable, the modules it lacks: none; run/python_choice.cpp)
 # and `-m pytest ...` exits 0 at once. Everything else zlcore run does is real.
-if [ "$1" = "-c" ]; then echo 3.11.2; echo "$0"; echo ok; fi
+if [ "$1" = "-c" ]; then echo 3.11.2; echo "$0"; echo missing:; fi
 exit 0
 """
 

@@ -133,7 +133,7 @@ TEST(DeepJson, ARunReadsDeepChildFilesWithoutCrashing) {
   hostile::spit(python,
                 "#!/bin/sh\n"
                 "# preflight asks for a version, the executable and pytest; anything else is the pytest child\n"
-                "if [ \"$1\" = -c ]; then echo 3.11.0; echo \"$0\"; echo ok; exit 0; fi\n"
+                "if [ \"$1\" = -c ]; then echo 3.11.0; echo \"$0\"; echo missing:; exit 0; fi\n"
                 "echo '{\"op\": \"abs\", \"dtype\": \"float32\", \"shape\": \"[1]\", \"latency_ms\": 1.0}' "
                 ">>\"$ZL_RESULTS_FILE\"\n"
                 "/usr/bin/python3 -c \"print('[' * 300000)\" >>\"$ZL_RESULTS_FILE\"\n"
