@@ -31,16 +31,17 @@ const zl::Registry& all() {
   return reg;
 }
 
-const std::vector<std::string> kBase{"zlcore_pytest.phases", "zlcore_pytest.device_setup", "zlcore_pytest.autotune", "zlcore_pytest.timing",
-                                     "zlcore_pytest.results", "zlcore_pytest.outcomes"};
+const std::vector<std::string> kBase{"zlcore_pytest.phases", "zlcore_pytest.device_setup", "zlcore_pytest.autotune",
+                                     "zlcore_pytest.timing", "zlcore_pytest.results",      "zlcore_pytest.outcomes"};
 
 TEST(Plan, CudaGetsGraphAndClusterPluginsAndTheGraphTimer) {
   zl::Plan p = plan_for(*all().find("cuda"));
   EXPECT_EQ(p.timer, "graph");
   EXPECT_EQ(p.timer_fallback, "direct");
-  EXPECT_EQ(p.pytest_plugins, (std::vector<std::string>{"zlcore_pytest.phases", "zlcore_pytest.device_setup", "zlcore_pytest.cluster_fix",
-                                                        "zlcore_pytest.autotune", "zlcore_pytest.timing",
-                                                        "zlcore_pytest.results", "zlcore_pytest.outcomes"}));
+  EXPECT_EQ(p.pytest_plugins,
+            (std::vector<std::string>{"zlcore_pytest.phases", "zlcore_pytest.device_setup", "zlcore_pytest.cluster_fix",
+                                      "zlcore_pytest.autotune", "zlcore_pytest.timing", "zlcore_pytest.results",
+                                      "zlcore_pytest.outcomes"}));
   EXPECT_EQ(p.child_env.at("ZL_GRAPH_API"), "torch.cuda.CUDAGraph");
   // The timer's module and its fallback's, from the rules, for the child's registry.
   EXPECT_EQ(p.child_env.at("ZL_TIMER_MODULE"), "zlcore_pytest.timers.graph");
