@@ -81,7 +81,7 @@ std::optional<int> device_index(const std::string& text) {
   return std::stoi(text);
 }
 
-// --device given as a name (gpu0, cuda:1) or negative: the line lists the
+// --device given as a name (gpu0, dev:1) or negative: the line lists the
 // indices the backend offers here, which is what the flag takes.
 // Without a backend to ask, run_options_from's line (no list) stands.
 void check_device_text(Context& ctx, const po::variables_map& vm) {
