@@ -104,7 +104,8 @@ std::string read_device_list(const zl_device_list* list, uint32_t abi_minor, con
   // Addresses as integers: a lying stride must wrap, not overflow a pointer.
   const auto base = reinterpret_cast<uintptr_t>(l->devices);
   for (size_t i = 0; i < l->count; ++i) {
-    const auto* at = reinterpret_cast<const void*>(base + i * stride);
+    // Only ever handed to the bounded copy, never dereferenced.
+    const auto* at = reinterpret_cast<const void*>(base + i * stride);  // NOLINT(performance-no-int-to-ptr)
     std::optional<zl_device_info> info = copy_struct<zl_device_info>(at);
     Device d;
     d.index = static_cast<int>(i);

@@ -60,7 +60,8 @@ NamedValues loader::read_named_values_checked(const zl_named_value* first, size_
   // Addresses as integers: a lying stride must wrap, not overflow a pointer.
   const auto base = reinterpret_cast<uintptr_t>(first);
   for (size_t i = 0; i < count; ++i) {
-    const auto* at = reinterpret_cast<const void*>(base + i * stride);
+    // Only ever handed to the bounded copy, never dereferenced.
+    const auto* at = reinterpret_cast<const void*>(base + i * stride);  // NOLINT(performance-no-int-to-ptr)
     std::optional<zl_named_value> v = loader::copy_struct<zl_named_value>(at);
     const std::string which = "value [" + std::to_string(i) + "] of " + std::to_string(count);
     if (!v) return fail(which + " at " + loader::pointer_words(at) + " is not readable (count larger than the array?)");

@@ -89,7 +89,10 @@ std::optional<std::string> read_backend_string(const char* p) {
   while (out.size() <= kMaxBackendString) {
     const size_t in_page = kPage - at % kPage;
     const size_t want = std::min(in_page, kMaxBackendString + 1 - out.size());
-    if (!copy_from_backend(reinterpret_cast<const void*>(at), buf, want)) return std::nullopt;
+    // The address as the backend gave it, for the bounded copy alone.
+    if (!copy_from_backend(reinterpret_cast<const void*>(at), buf, want)) {  // NOLINT(performance-no-int-to-ptr)
+      return std::nullopt;
+    }
     const void* nul = std::memchr(buf, '\0', want);
     if (nul != nullptr) {
       out.append(buf, static_cast<const char*>(nul) - buf);
