@@ -5,8 +5,8 @@
 // '-', '_'), and the backend whose alias would shadow another's name is the
 // one rejected, with the reason, whatever the file order.
 #include <gtest/gtest.h>
-#include <rapidjson/document.h>
 
+#include "backends_json.hpp"
 #include "hostile_util.hpp"
 
 namespace {
@@ -14,17 +14,7 @@ namespace {
 using hostile::TempDir;
 namespace fs = std::filesystem;
 
-std::map<std::string, std::string> rejected(const std::string& json, std::vector<std::string>* loaded) {
-  std::map<std::string, std::string> out;
-  rapidjson::Document d;
-  d.Parse(json.c_str());
-  if (d.HasParseError() || !d.IsObject()) return out;
-  for (const auto& b : d["backends"].GetArray()) loaded->push_back(b["name"].GetString());
-  for (const auto& r : d["rejected"].GetArray()) {
-    out[fs::path(r["path"].GetString()).filename().string()] = r["reason"].GetString();
-  }
-  return out;
-}
+using hostile::rejected;
 
 hostile::Ran backends(const TempDir& tmp, const std::vector<std::pair<std::string, std::string>>& files) {
   const fs::path dir = tmp / "plugins";

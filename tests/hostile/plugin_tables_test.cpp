@@ -7,8 +7,8 @@
 // reads a table or a list the same bounded way, so even a backend loaded
 // without a probe gives a reason, not a crash.
 #include <gtest/gtest.h>
-#include <rapidjson/document.h>
 
+#include "backends_json.hpp"
 #include "hostile_util.hpp"
 #include "zlcore/loader.hpp"
 
@@ -41,17 +41,7 @@ const std::vector<Lie> kLies = {
 // gtest names a failing case by its file, not by the struct's bytes.
 void PrintTo(const Lie& lie, std::ostream* os) { *os << lie.file; }
 
-std::map<std::string, std::string> rejected(const std::string& json, std::vector<std::string>* loaded) {
-  std::map<std::string, std::string> out;
-  rapidjson::Document d;
-  d.Parse(json.c_str());
-  if (d.HasParseError() || !d.IsObject()) return out;
-  for (const auto& b : d["backends"].GetArray()) loaded->push_back(b["name"].GetString());
-  for (const auto& r : d["rejected"].GetArray()) {
-    out[fs::path(r["path"].GetString()).filename().string()] = r["reason"].GetString();
-  }
-  return out;
-}
+using hostile::rejected;
 
 void expect_reason(const std::string& reason, const Lie& lie) {
   EXPECT_EQ(reason.rfind(lie.reason, 0), 0u) << reason;
