@@ -519,3 +519,21 @@ def test_ab_injected_effect_slows_one_sides_flaggems_times_in_a_copy(tmp_path):
         {"mean_ms": 0.5, "tested": False, "false_verdicts": 0}]}))
     found = subprocess.run([sys.executable, str(script), "--found", str(copy)], capture_output=True, text=True)
     assert found.stdout.strip() == "rows of 10 us or more: 2 tested, 1 found (50 %)"
+
+
+def test_a_profiled_worker_op_leaves_its_statistics_and_its_answer(tmp_path):
+    # ZL_WORKER_PROFILE: where a warm op's seconds go inside the worker. The
+    # op's own answer comes back unchanged, and both files are whole.
+    import pstats
+
+    from zlcore_pytest import worker
+
+    def op():
+        sum(range(1000))
+        return 0, 1.5, {"modules_purged": 3}, {"ok": True}
+
+    assert worker._profiled(str(tmp_path), 7, op) == (0, 1.5, {"modules_purged": 3}, {"ok": True})
+    stem = tmp_path / f"worker{os.getpid()}-op007"
+    assert pstats.Stats(str(stem) + ".prof").total_calls > 0
+    assert "cumulative" in open(str(stem) + ".txt").read()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stem.name + ".prof", stem.name + ".txt"]

@@ -384,6 +384,34 @@ def run_op(request, snapshot, tracker, suite_root, baseline=None):
     return code, seconds, report, health
 
 
+def _profiled(profile_dir, number, call):
+    """call() under cProfile, its statistics written to profile_dir as
+    workerPID-opNNN.prof (pstats) and .txt (the 60 costliest calls, cumulative):
+    where a warm op's seconds go inside the worker, its own bookkeeping
+    included (ZL_WORKER_PROFILE, docs/warm-workers.md)."""
+    import cProfile
+    import io
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        return call()
+    finally:
+        profile.disable()
+        try:
+            stem = os.path.join(profile_dir, f"worker{os.getpid()}-op{number:03d}")
+            profile.dump_stats(stem + ".prof.tmp")
+            os.replace(stem + ".prof.tmp", stem + ".prof")
+            text = io.StringIO()
+            pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(60)
+            with open(stem + ".txt.tmp", "w") as f:
+                f.write(text.getvalue())
+            os.replace(stem + ".txt.tmp", stem + ".txt")
+        except OSError as exc:
+            print(f"zlcore worker: ZL_WORKER_PROFILE: cannot write under {profile_dir}: {exc}", file=sys.stderr)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="zlcore_pytest.worker")
     parser.add_argument("--socket", required=True)
@@ -408,6 +436,10 @@ def main(argv=None):
     snapshot = Snapshot(shared)
     freeze_imports()  # every op's gc.collect() skips what the imports left
     baseline = None  # device bytes allocated before the first op: what each op must leave
+    profile_dir = os.environ.get("ZL_WORKER_PROFILE", "")
+    if profile_dir and not os.path.isdir(profile_dir):
+        print(f"zlcore worker: ZL_WORKER_PROFILE={profile_dir!r} is not a directory; no profiles", file=sys.stderr)
+        profile_dir = ""
     print(json.dumps({"worker": os.getpid(), "imported": imported, "missing": missing,
                       "import_seconds": round(import_seconds, 3)}), flush=True)
 
@@ -427,7 +459,13 @@ def main(argv=None):
                 from . import _health
 
                 baseline = _health.baseline_allocated(request.get("env", {}).get("ZL_TORCH_DEVICE", ""))
-            code, seconds, report, health = run_op(request, snapshot, tracker, suite_root, baseline)
+            def one_op():
+                return run_op(request, snapshot, tracker, suite_root, baseline)
+
+            if profile_dir:
+                code, seconds, report, health = _profiled(profile_dir, ops_done + 1, one_op)
+            else:
+                code, seconds, report, health = one_op()
             ops_done += 1
             print(json.dumps({"op": ops_done, "exit_code": code, "seconds": round(seconds, 3), **report,
                               "health": health}), flush=True)
