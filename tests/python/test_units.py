@@ -537,3 +537,42 @@ def test_a_profiled_worker_op_leaves_its_statistics_and_its_answer(tmp_path):
     assert pstats.Stats(str(stem) + ".prof").total_calls > 0
     assert "cumulative" in open(str(stem) + ".txt").read()
     assert sorted(p.name for p in tmp_path.iterdir()) == [stem.name + ".prof", stem.name + ".txt"]
+
+
+def test_a_worker_freezes_what_an_op_left_and_still_frees_an_ops_garbage():
+    # After an op, what the worker keeps (a library the op imported) is frozen
+    # so the next op's collections skip it; the op's own garbage (a purged
+    # module's cycle) is collected first; and every FULL_EVERY ops a cycle
+    # that frozen objects formed and then let go of is freed too. Run in a
+    # child: freezing is process-wide.
+    code = r"""
+import gc, sys, weakref
+from zlcore_pytest import _heap
+
+class Node:
+    pass
+
+def cycle():
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return a
+
+assert _heap.freeze_imports()
+frozen_at_start = gc.get_freeze_count()
+kept = [cycle() for _ in range(1000)]        # a library the op imported: the worker keeps it
+garbage = cycle(); dropped = weakref.ref(garbage); del garbage   # the op's purged module
+_heap.after_op(1)
+assert dropped() is None, "the op's garbage was frozen instead of collected"
+assert gc.get_freeze_count() >= frozen_at_start + 2000, "what the op left was not frozen"
+gone = weakref.ref(kept[0]); del kept[:]       # a later op lets go of a frozen cycle
+for n in range(2, _heap.FULL_EVERY):
+    _heap.after_op(n)
+assert gone() is not None, "frozen cycles are only freed by the periodic full collection"
+_heap.after_op(_heap.FULL_EVERY)
+assert gone() is None, "the periodic full collection left a frozen cycle"
+print("ok")
+"""
+    env = dict(os.environ, PYTHONPATH=str(PLUGINS))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -9,10 +9,18 @@ generation the collector skips; what the op creates afterwards (its inputs,
 its benchmark objects, their cycles) is collected as before.
 
 Called once per process: by a warm worker after its imports, and by the
-timing plugin of a cold child after collection. A worker's ops each import
-their benchmark modules anew and drop them afterwards, so a second freeze
-there would keep every op's modules for good: only an unfrozen process
-freezes.
+timing plugin of a cold child after collection (freeze_imports: only an
+unfrozen process freezes there).
+
+A warm worker also freezes again after every op (after_op). Its first op
+imports what the worker's own imports did not (pytest's entry-point plugins,
+sympy, torch.distributed, ...: ~0.25 s a collection on the H100 host, nine
+collections an op), and those modules stay for every later op. The freeze
+comes after the op's reset and a collection, when the op's own modules are
+gone from sys.modules and its garbage is collected, so what it freezes is
+what the worker keeps anyway. A frozen object that a later op lets go of is
+still freed by its reference count; only a cycle among such objects would
+wait, so every FULL_EVERY ops the worker unfreezes and collects everything.
 """
 
 import gc
@@ -25,3 +33,16 @@ def freeze_imports():
     gc.collect()
     gc.freeze()
     return True
+
+
+# Ops between two full collections of a worker's whole heap (after_op).
+FULL_EVERY = 8
+
+
+def after_op(ops_done):
+    """A warm worker's heap after its ops_done-th op has been reset: collected
+    and frozen, everything unfrozen and collected first every FULL_EVERY ops."""
+    if ops_done % FULL_EVERY == 0:
+        gc.unfreeze()
+    gc.collect()
+    gc.freeze()

@@ -23,7 +23,6 @@ would still pay FlagGems' ~5 s per op (docs/warm-workers.md).
 
 import argparse
 import configparser
-import gc
 import importlib
 import json
 import os
@@ -33,7 +32,7 @@ import time
 import warnings
 import weakref
 
-from ._heap import freeze_imports
+from ._heap import after_op, freeze_imports
 
 DEFAULT_PREIMPORT = "torch,triton,flag_gems"
 
@@ -380,7 +379,6 @@ def run_op(request, snapshot, tracker, suite_root, baseline=None):
                            [suite_root, *_ini_pythonpath(suite_root)], baseline=baseline)
     if health["ok"]:
         _release_device_memory()
-    gc.collect()
     return code, seconds, report, health
 
 
@@ -459,6 +457,7 @@ def main(argv=None):
                 from . import _health
 
                 baseline = _health.baseline_allocated(request.get("env", {}).get("ZL_TORCH_DEVICE", ""))
+
             def one_op():
                 return run_op(request, snapshot, tracker, suite_root, baseline)
 
@@ -467,6 +466,7 @@ def main(argv=None):
             else:
                 code, seconds, report, health = one_op()
             ops_done += 1
+            after_op(ops_done)  # the next op's collections skip what this one imported
             print(json.dumps({"op": ops_done, "exit_code": code, "seconds": round(seconds, 3), **report,
                               "health": health}), flush=True)
             try:
