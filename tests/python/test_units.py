@@ -576,3 +576,44 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_a_run_that_names_its_test_file_skips_the_siblings_only(tmp_path):
+    # pytest builds (and drops) a node for every sibling of the file a run
+    # names; zlcore tells it to skip them. The named file, conftest.py and
+    # __init__.py are never skipped, a file named through a link is found,
+    # and a directory argument (or a missing file) turns the pruning off.
+    from zlcore_pytest._scope import NamedFiles
+
+    bench = tmp_path / "suite" / "benchmark"
+    bench.mkdir(parents=True)
+    for name in ("test_abs.py", "test_add.py", "conftest.py", "__init__.py", "helpers.py"):
+        (bench / name).write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "suite")
+    named = NamedFiles(["benchmark/test_abs.py::test_abs"], tmp_path / "link")
+    assert not named.skips(bench / "test_abs.py")
+    assert named.skips(bench / "test_add.py") and named.skips(bench / "helpers.py")
+    assert not named.skips(bench / "conftest.py") and not named.skips(bench / "__init__.py")
+    assert not named.skips(bench)  # directories: pytest walks them to reach the file
+    assert not NamedFiles(["benchmark"], tmp_path / "suite").skips(bench / "test_add.py")
+    assert not NamedFiles(["benchmark/test_gone.py"], tmp_path / "suite").skips(bench / "test_add.py")
+    assert not NamedFiles([], tmp_path / "suite").skips(bench / "test_add.py")
+
+
+def test_the_named_test_still_runs_with_the_siblings_skipped(tmp_path):
+    suite = tmp_path / "suite"
+    (suite / "benchmark").mkdir(parents=True)
+    (suite / "benchmark" / "__init__.py").write_text("")
+    (suite / "benchmark" / "test_abs.py").write_text("def test_abs():\n    pass\n")
+    (suite / "benchmark" / "test_broken.py").write_text("this is not python\n")
+    env = dict(os.environ, PYTHONPATH=str(PLUGINS), ZL_CHILD_DIR=str(tmp_path / "child"))
+    (tmp_path / "child").mkdir()
+
+    def pytest_run(*args):
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                               "zlcore_pytest.outcomes", *args], cwd=suite, env=env, capture_output=True, text=True)
+
+    named = pytest_run("benchmark/test_abs.py")
+    assert named.returncode == 0 and "1 passed" in named.stdout, named.stdout + named.stderr
+    whole = pytest_run("benchmark")  # a directory: every file is collected, the broken one too
+    assert whole.returncode != 0 and "test_broken.py" in whole.stdout

@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from . import _blame, _child
+from . import _blame, _child, _scope
 
 BUILTIN_MARKS = frozenset(
     {"parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings", "timeout", "tryfirst", "trylast"}
@@ -92,6 +92,18 @@ def pytest_configure(config):
     global RECORD
     RECORD = _Record()
     RECORD.root = str(getattr(config, "rootpath", os.getcwd()))
+
+
+_NAMED = pytest.StashKey()
+
+
+def pytest_ignore_collect(collection_path, config):
+    # The sibling test files of the one the run names: pytest would build a
+    # node for each and drop it (_scope.py); skipped, they cost nothing.
+    named = config.stash.get(_NAMED, None)
+    if named is None:
+        named = config.stash[_NAMED] = _scope.NamedFiles(config.args, config.invocation_params.dir)
+    return True if named.skips(collection_path) else None
 
 
 def pytest_collectreport(report):
