@@ -102,6 +102,26 @@ def test_compile_hooks_wrap_once_and_come_off(monkeypatch):
     assert JITFunction.__dict__["_do_compile"] is original
 
 
+def test_compiles_on_other_threads_leave_the_sessions_clock_alone():
+    # Compiling ahead runs Triton's compiler on worker threads while the
+    # session's thread waits (and clocks that wait); the wrapper must not push
+    # phases onto the one clock from those threads.
+    import threading
+
+    from zlcore_pytest import phases
+
+    wrapped = phases._wrap(lambda: "kernel", "compiling")
+    before = phases.CLOCK.counts.get("compiling", 0)
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(wrapped()))
+    worker.start()
+    worker.join()
+    assert answers == ["kernel"]
+    assert phases.CLOCK.counts.get("compiling", 0) == before
+    assert wrapped() == "kernel"
+    assert phases.CLOCK.counts["compiling"] == before + 1
+
+
 def test_rows_say_the_suites_peak_and_what_the_measurement_added(run_child):
     run = run_child(["benchmark/test_ops.py", "-m", "abs"] + FAST)
     assert run.rc == 0, run.output

@@ -617,3 +617,51 @@ def test_the_named_test_still_runs_with_the_siblings_skipped(tmp_path):
     assert named.returncode == 0 and "1 passed" in named.stdout, named.stdout + named.stderr
     whole = pytest_run("benchmark")  # a directory: every file is collected, the broken one too
     assert whole.returncode != 0 and "test_broken.py" in whole.stdout
+
+
+def test_compiling_ahead_compiles_each_config_once_without_launching_and_counts_failures():
+    import threading
+
+    from zlcore_pytest import _precompile
+
+    class Config:
+        def __init__(self, block):
+            self.block = block
+
+        def all_kwargs(self):
+            return {"BLOCK": self.block, "num_warps": 4}
+
+    calls = []
+
+    class Kernel:
+        def run(self, *args, grid, warmup, **kwargs):
+            calls.append((args, grid, warmup, kwargs["BLOCK"], threading.current_thread().name))
+            if kwargs["BLOCK"] == 128:
+                raise RuntimeError("out of resources")  # its benchmark meets it again and handles it
+
+    class Tuner:
+        fn = Kernel()
+        nargs = {"x": "tensor", "n": 4096}
+
+    ahead = _precompile.CompileAhead(3)
+    configs = [Config(b) for b in (16, 32, 64, 128)]
+    assert ahead.wanted(configs) and not ahead.wanted(configs[:1])
+    ahead.run(Tuner(), configs, {"grid": (8,), "warmup": False})
+    assert sorted(c[3] for c in calls) == [16, 32, 64, 128]
+    assert all(c[0] == ("tensor", 4096) and c[1] == (8,) and c[2] is True for c in calls), "a call launched"
+    assert calls[0][3] == 16 and calls[0][4] == threading.current_thread().name  # the first, in the caller
+    assert all(c[4].startswith("zl-compile") for c in calls[1:])
+    assert ahead.as_json() == {"threads": 3, "tuners": 1, "configs": 4, "failed": 1,
+                               "seconds": ahead.as_json()["seconds"], "error": None}
+    assert not _precompile.CompileAhead(1).wanted(configs) and not _precompile.CompileAhead(0).wanted(configs)
+
+
+def test_compile_ahead_setting():
+    from zlcore_pytest import _precompile
+
+    given = ("", "off", "0", "8", " 2 ")
+    assert [_precompile.threads_from_env({"ZL_COMPILE_AHEAD": v}) for v in given] == [0, 0, 0, 8, 2]
+    assert _precompile.threads_from_env({}) == 0
+    for bad in ("-1", "lots", "65", "1.5"):
+        with pytest.raises(_precompile.SettingError, match="ZL_COMPILE_AHEAD"):
+            _precompile.threads_from_env({"ZL_COMPILE_AHEAD": bad})

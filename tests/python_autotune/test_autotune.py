@@ -331,3 +331,33 @@ def test_example_suite_record_then_replay(tmp_path):
     assert any(f"replay_miss: kernel=mm_kernel key={dropped}" in m for m in ic["autotune"]["replay_miss_examples"])
     rows = read_jsonl(tmp_path / "C" / "results.jsonl", skip_blank=True)
     assert any((r.get("error") or "").startswith("replay_miss: kernel=mm_kernel") for r in rows)
+
+
+def test_compiling_ahead_compiles_every_config_before_the_benchmarks_and_changes_no_winner(tmp_path):
+    # ZL_COMPILE_AHEAD=N: once a tuner has pruned its configs, they compile N
+    # at a time (the first in the tuning thread, the rest in zl-compile
+    # threads); the benchmarks then compile nothing, and the configs timed,
+    # the variants compiled and the winners are those of a run without it.
+    isolated = ("--isolate-tuner-cache", "1")  # each tunes afresh, neither inherits the other's winners
+    plain, plain_ident = zl_run(tmp_path, tmp_path / "plain", *isolated, FIX_OUT=tmp_path / "plain.out")
+    ahead, ahead_ident = zl_run(tmp_path, tmp_path / "ahead", *isolated, FIX_OUT=tmp_path / "ahead.out",
+                                ZL_COMPILE_AHEAD="4")
+    assert plain.returncode == ahead.returncode == MEASURED_NOTHING, ahead.stdout + ahead.stderr
+    stub = {name: json.loads(Path(str(tmp_path / name) + ".out.stub").read_text()) for name in ("plain", "ahead")}
+    assert sorted(map(tuple, stub["ahead"]["compiled"])) == sorted(map(tuple, stub["plain"]["compiled"]))
+    assert stub["ahead"]["benched"] == stub["plain"]["benched"]
+    assert read_jsonl(tmp_path / "ahead.out") == read_jsonl(tmp_path / "plain.out")  # the configs each shape ran
+    assert ahead_ident["autotune"]["winners_hash"] == plain_ident["autotune"]["winners_hash"]
+    assert all(name == "MainThread" for name in stub["plain"]["compiled_on"])
+    assert any(name.startswith("zl-compile") for name in stub["ahead"]["compiled_on"])
+
+    done = ahead_ident["autotune"]["plugin"]["compile_ahead"]
+    # Two kernels (3 and 2 configs) tuned for two keys each: 10 configs.
+    assert done == {"threads": 4, "tuners": 4, "configs": 10, "failed": 0, "seconds": done["seconds"], "error": None}
+    assert plain_ident["autotune"]["plugin"]["compile_ahead"]["threads"] == 0
+
+
+def test_a_bad_compile_ahead_setting_stops_the_run(tmp_path):
+    proc, ident = zl_run(tmp_path, tmp_path / "bad", FIX_OUT=tmp_path / "bad.out", ZL_COMPILE_AHEAD="many")
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error (docs/cli.md)
+    assert "ZL_COMPILE_AHEAD='many' is not allowed" in (tmp_path / "bad" / "pytest.log").read_text()

@@ -42,7 +42,7 @@ import sys
 
 import pytest
 
-from . import _child, _env, _phases
+from . import _child, _env, _phases, _precompile
 
 EXIT_REFUSED = 3  # zlcore's "preflight failed": the replay source does not fit this run
 SCHEMA = 1
@@ -357,6 +357,12 @@ class _State:
         # process on this cache tunes them again and may pick others.
         self.winners_in_memory = 0
         self.record_files = []
+        try:
+            self.compile_ahead = _precompile.CompileAhead(_precompile.threads_from_env())
+            self.setting_error = None
+        except _precompile.SettingError as exc:
+            self.compile_ahead = _precompile.CompileAhead(0)
+            self.setting_error = str(exc)
 
     def winners_digest(self):
         """Per plain-autotuned kernel the winners this process used: how many,
@@ -398,6 +404,7 @@ class _State:
             "version_check": self.version_check,
             "replay_index_errors": self.replay.errors if self.replay else [],
             "hooks": list(self.hooks),
+            "compile_ahead": self.compile_ahead.as_json(),
             "hook_error": self.hook_error,
         }
 
@@ -552,7 +559,11 @@ def _wrap_autotuner(cls):
     def prune_configs(self, kwargs, *rest, **more):
         self._zl_pruned = True  # LibTuner hit detection: prune runs only on a miss
         if STATE.mode != "replay":
-            return orig_prune(self, kwargs, *rest, **more)
+            configs = orig_prune(self, kwargs, *rest, **more)
+            if STATE.compile_ahead.wanted(configs):
+                with _phases.CLOCK.phase("compiling"):
+                    STATE.compile_ahead.run(self, configs, kwargs)
+            return configs
         config = replay_config(self, getattr(self, "nargs", None), kwargs)
         STATE.pinned += 1
         # A tuner with one config does not benchmark it (triton 3.6 files a
@@ -659,6 +670,11 @@ def check_replay_source():
 
 
 # -- pytest hooks ----------------------------------------------------------------------
+
+
+def pytest_configure(config):
+    if STATE.setting_error:
+        raise pytest.UsageError(f"zlcore autotune: {STATE.setting_error}")
 
 
 @pytest.hookimpl(trylast=True)

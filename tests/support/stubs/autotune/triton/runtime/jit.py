@@ -1,9 +1,12 @@
 import hashlib
 import inspect
 import textwrap
+import threading
 
-# Every (kernel, constexpr config) the stub "compiled", for the tests to count.
+# Every (kernel, constexpr config) the stub "compiled", for the tests to count,
+# and the name of the thread each compiled on.
 COMPILED = []
+COMPILED_ON = []
 
 
 class KernelInterface:
@@ -33,6 +36,9 @@ class JITFunction(KernelInterface):
         if variant not in self._compiled:
             self._compiled.add(variant)
             COMPILED.append((self.__name__, variant))
+            COMPILED_ON.append(threading.current_thread().name)
+        if warmup:  # as triton's: compile, launch nothing
+            return None
         return self.fn(*args, **kwargs)
 
 
