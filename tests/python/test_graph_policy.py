@@ -850,3 +850,43 @@ def test_noisy_placements_default_and_settings():
     assert GraphSettings.from_env({"ZL_PLACEMENTS": "40"}).placements == 40  # above the cap: no error
     with pytest.raises(SettingsError, match="ZL_PLACEMENTS_NOISY_PCT='0' must be above 0"):
         GraphSettings.from_env({"ZL_PLACEMENTS_NOISY_PCT": "0"})
+
+
+def test_a_flat_pace_settles_in_two_chunks_and_a_ramp_settles_until_it_is_flat():
+    # ZL_GRAPH_SETTLE_FLAT_MS: a memory-bound op's pace holds from the first
+    # replay, so two chunks agree at once and the first window starts after
+    # ~2 chunks of load, not 70 ms; a pace still falling keeps settling until
+    # two chunks agree; one that never settles stops at settle_ms.
+    settings = replace(SETTINGS, settle_flat_ms=5.0)
+    flat, _, _ = run(lambda p, load, rest: 0.010, settings=settings)
+    assert flat.settled_ms is not None and flat.settled_ms < 20.0
+    assert flat.windows[0].load_ms < 20.0
+    assert flat.placements_ms == [pytest.approx(0.010)] * 4
+
+    def ramp(placement, load, rest):  # 10 % slow at first, flat after 40 ms
+        return 0.010 * (1.0 + 0.10 * max(0.0, 40.0 - load) / 40.0)
+
+    ramped, _, _ = run(ramp, settings=settings)
+    assert 40.0 <= ramped.settled_ms < SETTINGS.settle_ms
+    assert ramped.placements_ms == [pytest.approx(0.010, rel=1e-3)] * 4
+
+    def never(placement, load, rest):  # keeps falling: the cap ends it
+        return 0.010 * (1.0 + 1.0 / (1.0 + load))
+
+    capped, _, _ = run(never, settings=replace(settings, stable_pct=1e-6))
+    assert capped.settled_ms >= SETTINGS.settle_ms
+
+    # A GEMM whose boost looks flat stops settling early, and is still caught.
+    gemm, _, _ = run(power_limited, settings=settings)
+    assert gemm.settled_ms < 30.0 and gemm.sustained is not None
+    assert gemm.latency_ms == pytest.approx(0.100)
+
+    fixed, _, _ = run(lambda p, load, rest: 0.010)  # the default: the full settle, no settled_ms
+    assert fixed.settled_ms is None and fixed.windows[0].load_ms >= SETTINGS.settle_ms
+
+
+def test_the_flat_settle_setting_is_read_and_checked():
+    assert TimerSettings.from_env({"ZL_GRAPH_SETTLE_FLAT_MS": "5"}).graph.settle_flat_ms == 5.0
+    assert TimerSettings.from_env({}).graph.settle_flat_ms == 0.0
+    with pytest.raises(SettingsError, match="ZL_GRAPH_SETTLE_FLAT_MS"):
+        TimerSettings.from_env({"ZL_GRAPH_SETTLE_FLAT_MS": "-1"})

@@ -17,7 +17,7 @@ ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_
             "pace_base", "sustained", "sustained_base",
             "after_rest_pct", "after_rest_base_pct", "readings", "readings_base", "device_state",
             "device_state_base", "noise_note", "noise_note_base", "extras_stopped", "fresh_placements",
-            "fresh_placements_base", "gbps", "tflops", "cluster_kernel",
+            "fresh_placements_base", "settled_ms", "settled_base_ms", "gbps", "tflops", "cluster_kernel",
             "memory_suite_peak_bytes", "memory_added_bytes", "memory_added_base_bytes",
             "placement_note", "placement_note_base",
             "error",

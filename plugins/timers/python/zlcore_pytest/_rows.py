@@ -253,6 +253,8 @@ def build_row(row):
         "extras_stopped": _extra(gems, "extras_stopped"),
         "fresh_placements": _extra(gems, "fresh_placements"),
         "fresh_placements_base": _extra(base, "fresh_placements"),
+        "settled_ms": _extra(gems, "settled_ms"),
+        "settled_base_ms": _extra(base, "settled_ms"),
         "gbps": _metric_value(metric, "gbps"),
         "tflops": _metric_value(metric, "tflops"),
         "cluster_kernel": any(clusters) if clusters else None,

@@ -154,7 +154,8 @@ class GraphTimer:
                    "sustained": sustained, "capture_ms": mech.capture_ms, "pace": reading.pace,
                    "after_rest_pct": reading.after_rest_pct, "readings": reading.readings,
                    "device_state": reading.device_state, "noise_note": reading.noise_note,
-                   "extras_stopped": reading.extras_stopped, "fresh_placements": reading.fresh_placements},
+                   "extras_stopped": reading.extras_stopped, "fresh_placements": reading.fresh_placements,
+                   "settled_ms": reading.settled_ms},
         )
         # What this (shape, side) cost in wall time: the warm-up calls (any
         # compilation and tuning) apart from the measurement itself.

@@ -118,6 +118,9 @@ class Reading:
     # Placements after the first whose memory the device had just handed
     # out, so that fresh_calls calls ran untimed before their samples.
     fresh_placements: int = 0
+    # Load the first placement's settling took where it stopped once the pace
+    # was flat (settle_flat_ms); None: the fixed settle_ms.
+    settled_ms: Optional[float] = None
 
     @property
     def readings(self):
@@ -186,6 +189,7 @@ class _Side:
         self.state_under_load = None
         self.noise_note = None  # windows that moved while the device held its clocks
         self.fresh_placements = 0  # later placements that ran fresh_calls untimed (_later_window)
+        self.settled_ms = None  # load the flat settling took (_settle_until_flat); None: the fixed settle
 
     # -- pieces ------------------------------------------------------------------
 
@@ -259,7 +263,8 @@ class _Side:
                     last = index == s.placements - 1
                     if index == 0:
                         count = _count(WINDOW_MS, self.replay_ms, s)
-                        settle = int(math.ceil(s.settle_ms / self.replay_ms)) if self.replay_ms > 0 else 0
+                        settle = self._settle_until_flat(graph) if s.settle_flat_ms > 0 else (
+                            int(math.ceil(s.settle_ms / self.replay_ms)) if self.replay_ms > 0 else 0)
                         mine = [self._window(graph, index, count, settle, watch=last and s.min_windows == 1)]
                         mine += [self._window(graph, index, count, 0, watch=last and k == s.min_windows - 2)
                                  for k in range(s.min_windows - 1)]
@@ -298,6 +303,25 @@ class _Side:
         if after_rest is not None and after_rest > s.boost_pct:
             why = f"ran {after_rest:.1f} % faster after a {s.probe_rest_ms:g} ms rest"
         return placements, samples, discarded, why, after_rest
+
+    def _settle_until_flat(self, graph):
+        """Settle no longer than the pace needs: timed chunks of about
+        settle_flat_ms of load (the first replay of each, after the host
+        synchronized, not counted) until two in a row have medians within half
+        of stable_pct, and no more than settle_ms of load. Returns the untimed
+        replays still owed to the first window: none, so it leads with an
+        extra replay of its own."""
+        s = self.s
+        per_chunk = max(2, int(math.ceil(s.settle_flat_ms / self.replay_ms))) if self.replay_ms > 0 else 2
+        medians = []
+        while self.load < s.settle_ms:
+            times = self.mech.replays(graph, per_chunk + 1, 0)
+            self.load += sum(times)
+            medians.append(_stats.median(times[1:]))
+            if len(medians) >= 2 and _stats.range_pct(medians[-2:]) <= s.stable_pct / 2:
+                break
+        self.settled_ms = self.load
+        return 0
 
     def _faster_after_rest_pct(self, graph, held_ms):
         """How much faster than `held_ms` a few replays run after a short rest:
@@ -440,4 +464,5 @@ def measure(mech, place, eager_ms, settings, state_reader=None, extra=True, pinn
         noise_note=side.noise_note,
         extras_stopped=extras_stopped,
         fresh_placements=side.fresh_placements,
+        settled_ms=None if side.settled_ms is None else round(side.settled_ms, 2),
     )

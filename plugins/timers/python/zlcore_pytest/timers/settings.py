@@ -128,6 +128,11 @@ class GraphSettings:
     replay_ms: float = 1.0
     # Untimed load on the first placement before anything is timed.
     settle_ms: float = 70.0
+    # Where above 0: settle no longer than the pace needs, at most settle_ms:
+    # replay in chunks of about this much load until two chunks in a row
+    # agree within half of stable_pct (graph_policy._settle_until_flat).
+    # 0 (the default): always the full settle_ms.
+    settle_flat_ms: float = 0.0
     # Calls a later placement runs untimed before its samples when its
     # inputs or its graph's pool took memory the device had just handed out
     # (slow for its first calls); at least one replay either way.
@@ -172,6 +177,7 @@ class GraphSettings:
             placement_ms=_float(env, "ZL_PLACEMENT_MS", cls.placement_ms, 0.0, inclusive=False),
             replay_ms=_float(env, "ZL_GRAPH_REPLAY_MS", cls.replay_ms, 0.0, inclusive=False),
             settle_ms=_float(env, "ZL_GRAPH_SETTLE_MS", cls.settle_ms, 0.0),
+            settle_flat_ms=_float(env, "ZL_GRAPH_SETTLE_FLAT_MS", cls.settle_flat_ms, 0.0),
             fresh_calls=_int(env, "ZL_GRAPH_FRESH_CALLS", cls.fresh_calls, 0),
             min_windows=_int(env, "ZL_GRAPH_MIN_WINDOWS", cls.min_windows, 1),
             stable_pct=_float(env, "ZL_GRAPH_STABLE_PCT", cls.stable_pct, 0.0, inclusive=False),
