@@ -29,6 +29,7 @@ const std::vector<std::string> kRunEnv = {
     "the name)",
     "ZL_PLACEMENTS, ZL_PLACEMENT_*, ZL_GRAPH_*, ZL_HOST_*, ZL_CLUSTER_*, ZL_DIRECT_BUDGET_MS  timer settings read "
     "by the child (docs/cli.md)",
+    "ZL_COMPILE_AHEAD        threads that compile an autotuner's configs before it benchmarks them (default none)",
 };
 
 std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
@@ -68,6 +69,7 @@ const std::vector<Command>& commands() {
        with(kRunEnv,
             {"PARALLEL_WARMUP_GPUS    --parallel-warmup-gpus",
              "ZL_WORKER_PREIMPORT     modules a warm worker imports once (default torch,triton,flag_gems)",
+             "ZL_WORKER_PROFILE       a directory: each warm op runs under cProfile and leaves its statistics there",
              "ZL_WARM_MEMORY_LIMIT_MB device memory (MiB) a warm worker may keep after an op (default 2048)",
              "ZL_WARM_MEMORY_MARGIN_MB device memory (MiB) a warm worker's allocation may stay over its baseline "
              "after an op (default 64)",
@@ -91,6 +93,7 @@ const std::vector<Command>& commands() {
        {"ZL_BACKEND  --backend", "BENCH_LEVEL  --level (read by every run)",
         "ZL_ENABLE_CUDAGRAPH  --enable-cudagraph (a boolean; read by every run)",
         "ZL_DIRECT_REPEAT  --direct-repeat (read by every run)",
+        "ZL_COMPILE_AHEAD  threads compiling an autotuner's configs before its benchmarks (read by every run)",
         "<the backend's visibility variable>  already set: only the devices it names are used"},
        cmd_ab},
   };
