@@ -47,7 +47,8 @@ def test_every_report_opens_with_the_answer_in_a_sentence_with_its_interval(tmp_
 def test_every_report_names_where_and_with_what_each_side_was_measured(tmp_path):
     """Backend, device, driver, versions and commits, dates and the command,
     from the runs' identities: side B's runs recorded no command and no run
-    recorded zlcore's commit, so those read unknown rather than a guess."""
+    recorded zlcore's commit, so those read unknown rather than a guess; A's
+    runs each recorded their own command, given with how many runs had it."""
     a, b = DATA / "report" / "a", DATA / "report" / "b"
     page = tmp_path / "page.html"
     table = zl(tmp_path, "compare", a, b, "--html", page).stdout
@@ -59,10 +60,12 @@ def test_every_report_names_where_and_with_what_each_side_was_measured(tmp_path)
                  "  Triton             3.6.0\n", "  torch              2.11.0\n",
                  "  measured (UTC)     A 2026-12-02T10:30:00Z to 2026-12-02T10:45:00Z\n"
                  "                     B 2026-12-03T10:30:00Z to 2026-12-03T10:45:00Z\n",
-                 "  command            A zlcore batch --backend gpu0 --ops abs,add,"):
+                 "  command            A zlcore run --batch-dir report/a --op abs (1 run); zlcore run --batch-dir "
+                 "report/a --op add (1 run); zlcore run --batch-dir report/a --op bmm (1 run); 12 other values\n"):
         assert line in block, block
     assert "                     B unknown\n" in block, block
-    assert "| torch | 2.11.0 | same |" in md and "| **command** (differs) | zlcore batch --backend gpu0" in md
+    assert "| torch | 2.11.0 | same |" in md
+    assert "| **command** (differs) | zlcore run --batch-dir report/a --op abs (1 run);" in md
     html = page.read_text()
     prov = html[html.find('id="provenance"'):html.find('id="not-passed"')]
     assert '<tr><th>driver</th><td class="s" colspan="2">1.0</td></tr>' in prov, prov

@@ -231,11 +231,11 @@ def report_batches():
         for op in ops:
             mode, src = ("record", None) if side == "a" else ("replay", f"report-a-{op}")
             ident = identity(op, f"report-{side}-{op}", mode, src)
-            # A recorded its command; B's runs are of an older zlcore that
-            # did not, and its report must say unknown rather than guess.
+            # Each op's run records the `zlcore run` its batch started; B's
+            # are of an older zlcore that did not, and its report must say
+            # unknown rather than guess.
             if side == "a":
-                command = ["zlcore", "batch", "--backend", "gpu0", "--ops", ",".join(ops), "--out", "report/a"]
-                ident["zlcore_command"] = command
+                ident["zlcore_command"] = ["zlcore", "run", "--batch-dir", "report/a", "--op", op]
             ident["started"] = f"2026-12-0{2 if side == 'a' else 3}T10:{30 + ops.index(op):02d}:00Z"
             ident["ended"] = f"2026-12-0{2 if side == 'a' else 3}T10:{31 + ops.index(op):02d}:00Z"
             rows = []
