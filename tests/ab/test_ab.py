@@ -80,6 +80,20 @@ def test_a_against_a_gives_no_verdict_and_states_its_false_verdict_rate(tmp_path
     for name in ("report.md", "report.csv", "report.json", "report.html"):
         assert (out / name).stat().st_size > 0
     assert "<svg" in (out / "report.html").read_text()
+    # Each report is the A/B's: the answer first, then the A/B's title, its
+    # rounds, order, winners and calibration, and what each side is.
+    page = (out / "report.html").read_text()
+    assert "<h1>zlcore ab: A/B of 1 op, 8 rounds a side</h1>" in page
+    about = page[page.find('<ul class="about">'):]
+    about = about[:about.find("</ul>")]
+    for said in ("rounds: 8 per op; order: A then B in odd rounds", "winners: side A recorded", "A/A in this run"):
+        assert said in about, about
+    assert "(batch, " not in page and "A: FlagGems at " in page and 'id="provenance"' in page
+    md = (out / "report.md").read_text().splitlines()
+    assert md[0].startswith("**answer: ") and md[2].startswith("# zlcore ab: A/B of 1 op"), md[:3]
+    said = r.stdout.splitlines()
+    first = next(i for i, line in enumerate(said) if line.startswith("answer: "))
+    assert said[first + 1].startswith("zlcore ab: A/B of 1 op") and "rounds: 8 per op" in said[first + 2]
     # A row's test values are its 8 rounds a side, each the mean of its placements.
     assert rows(out) and all(row["samples_a"] == row["samples_b"] == 8 for row in rows(out))
     lines = rounds(out)

@@ -132,8 +132,8 @@ def check_report_leads_with_the_answer(zlcore, data_dir, out_dir):
     band = sum(1 for row in rows for px in row if near(px, THRESHOLD_BAND, 2))
     with open(os.path.join(out_dir, "report_page.html")) as f:
         html = f.read()
-    marks = ["FASTER</span></div>", "<svg", 'id="not-passed"', 'id="caliber"', "<h2>Geometric means</h2>",
-             "<h2>Results</h2>", "<h2>Method</h2>"]
+    marks = ["FASTER</span></div>", "<svg", 'id="provenance"', 'id="not-passed"', 'id="caliber"',
+             "<h2>Geometric means</h2>", "<h2>Results</h2>", "<h2>Method</h2>"]
     at = [html.find(m) for m in marks]
     print(f"report {width}x{height}: tallest FASTER bar {green} px, SLOWER bar {red} px, band {band} px; "
           f"sections at {at}")
@@ -141,11 +141,14 @@ def check_report_leads_with_the_answer(zlcore, data_dir, out_dir):
         "report: a FASTER bar on the first screen": green >= 20,
         "report: a SLOWER bar on the first screen": red >= 20,
         "report: the threshold band on the first screen": band >= 2000,
-        "report: counts, plot, failed runs, caliber, per-op geomeans, rows, method in that order":
+        "report: counts, plot, provenance, failed runs, caliber, per-op geomeans, rows, method in that order":
             -1 not in at and at == sorted(at),
         "report: one table of the runs that did not pass":
             html.count("status failed") == 0 and "<td>crashed</td>" in html,
-        "report: no per-bar axis labels, each bar's shape on hover": html.count("<title>") >= 40,
+        "report: every bar labelled with its shape under the axis, its numbers on hover":
+            html.count("<g><title>") >= 40 and html.count('<text class="bar-label"') == html.count("<g><title>"),
+        "report: a whisker past the axis ends in an arrow with its value": html.count('<path class="past-axis"') == 2,
+        "report: where and with what each side was measured, after the plot": 'id="provenance"' in html,
     }
     for what, ok in checks.items():
         print(("ok    " if ok else "FAIL  ") + what)

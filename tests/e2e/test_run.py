@@ -218,6 +218,22 @@ def test_the_library_version_and_git_state_reach_the_caliber_keys(tmp_path):
     assert v["flaggems"]["dirty"] == v["flaggems_git"]["dirty"]
 
 
+def test_the_identity_names_the_commit_zlcore_was_built_from(tmp_path):
+    # A report made from this run names it (compare's provenance block).
+    git = subprocess.run(["git", "-C", str(zltest.SRC), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if git.returncode != 0:
+        pytest.skip("the source tree is not a git checkout: the commit is null")
+    r = zl(*run_args(tmp_path / "r"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    commit = identity(tmp_path / "r")["versions"]["zlcore_commit"]
+    # The build's commit, "-dirty" when it had uncommitted changes; the tree may
+    # have moved on since the build, so only its form and a full SHA are certain.
+    sha = commit.removesuffix("-dirty")
+    assert len(sha) == 40 and int(sha, 16) >= 0, commit
+    report = zl("compare", tmp_path / "r", tmp_path / "r")
+    assert f"  zlcore             0.1.0, commit {commit}\n" in report.stdout, report.stdout
+
+
 def test_a_check_stopped_by_sigterm_is_interrupted_not_a_preflight_failure(tmp_path):
     # scancel and Ctrl-C signal the whole process group: a check's child (here
     # the Python probe, which signals zlcore and itself) dies of it, and the

@@ -82,6 +82,10 @@ struct RunInfo {
   std::map<std::string, std::string> autotune_winners;  // kernel -> sha256
   std::set<FallbackShape> fallback_shapes;              // timer.fallback_shapes as a set
   std::string reason;                                   // identity.reason: why it did not pass
+  // Where and with what the run measured (backend, device, driver, versions,
+  // dates, command), for a report's provenance block: key -> value as the
+  // identity spells it, absent when the identity does not record it.
+  std::map<std::string, std::string> provenance;
   std::vector<ResultRow> rows;
 };
 
@@ -308,11 +312,21 @@ std::string nothing_in_common(const Report& r);
 
 // ---- outputs, one per file -----------------------------------------------
 
-void write_table(std::ostream& out, const Report& r);
-void write_markdown(std::ostream& out, const Report& r);
+// A report that is another command's (zlcore ab's): its title, the lines
+// that say how its sides were measured (under the answer, which stays the
+// first line), and each side in words in place of its directory line.
+// Empty fields: compare's own.
+struct Page {
+  std::string title;               // "zlcore ab: 6 rounds of 2 ops"
+  std::vector<std::string> about;  // e.g. rounds, order, winners, calibration
+  std::string a, b;                // what side A and side B are
+};
+
+void write_table(std::ostream& out, const Report& r, const Page& page = {});
+void write_markdown(std::ostream& out, const Report& r, const Page& page = {});
 void write_csv(std::ostream& out, const Report& r);
 void write_json(std::ostream& out, const Report& r);
 // A self-contained page: inline CSS and SVG, nothing fetched at view time.
-void write_html(std::ostream& out, const Report& r);
+void write_html(std::ostream& out, const Report& r, const Page& page = {});
 
 }  // namespace zl::compare

@@ -119,6 +119,7 @@ inline constexpr char warmup_device[] = "warmup.device";
 inline constexpr char batch_dir[] = "batch_dir";
 inline constexpr char versions[] = "versions";  // + "." and a framework name the device_setup plugin reports
 inline constexpr char versions_zlcore[] = "versions.zlcore";
+inline constexpr char versions_zlcore_commit[] = "versions.zlcore_commit";
 inline constexpr char versions_python[] = "versions.python";
 inline constexpr char versions_torch[] = "versions.torch";
 inline constexpr char versions_triton[] = "versions.triton";

@@ -75,8 +75,10 @@ const char* winners_text(Winners w) {
 std::vector<std::string> preamble(const Options& o, const Settled& s, const compare::Report& r,
                                   const compare::Calibration* aa) {
   std::vector<std::string> out;
-  out.push_back("rounds: " + std::to_string(o.rounds) + " per op, sides alternating A B / B A (ABBA)" +
-                (o.calibrate ? ", side A run twice a round (A, A2) for the A/A" : "") +
+  out.push_back("rounds: " + std::to_string(o.rounds) +
+                " per op; order: A then B in odd rounds, B then A in even ones (A B B A ...), so a steady drift of "
+                "the machine lands on both sides" +
+                (o.calibrate ? "; side A runs twice a round (A B A2, then A2 B A) for the A/A" : "") +
                 (o.shards > 0 ? "; " + std::to_string(o.shards) +
                                     " Slurm shards, each a whole A/B over its ops on its own allocation"
                               : "; devices " + std::to_string(o.devices.size())));
@@ -108,6 +110,34 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
                   " of this report's " + std::to_string(tested) + " tested rows read FASTER or SLOWER by chance");
   }
   return out;
+}
+
+// What a side is, in words: its suite, its interpreter and the variables
+// only it sets; a pooled side's directory line ("(batch, 2 runs)") says none of it.
+std::string side_words(const SideSpec& side) {
+  std::string s = "FlagGems at " + side.suite_root;
+  if (!side.python.empty()) s += ", interpreter " + side.python;
+  for (const auto& [k, v] : side.env) s += ", " + k + "=" + v;
+  if (!side.replay_from.empty()) s += ", replaying " + side.replay_from;
+  return s;
+}
+
+// The A/B's own page around compare's report: titled as the A/B it is,
+// with how its numbers were taken under the answer.
+compare::Page ab_page(const Options& o, const Settled& s, std::vector<std::string> about) {
+  compare::Page page;
+  const size_t ops = s.rounds_done.size() + s.failed.size() + s.unsupported.size();
+  page.title = "zlcore ab: A/B of " + std::to_string(ops) + " op" + (ops == 1 ? "" : "s") + ", " +
+               std::to_string(o.rounds) + " rounds a side";
+  if (!o.calibrate) {
+    about.push_back(
+        "calibration: none in this A/B (--calibrate runs side A twice a round and states how many FASTER or "
+        "SLOWER verdicts identical code gets)");
+  }
+  page.about = std::move(about);
+  page.a = side_words(o.a);
+  page.b = side_words(o.b);
+  return page;
 }
 
 void write_to(const fs::path& path, const std::string& text) { write_file_atomic(path.string(), text); }
@@ -144,14 +174,13 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
   }
   const std::vector<std::string> pre = preamble(o, s, report, aa.get());
 
+  const compare::Page page = ab_page(o, s, pre);
+
   std::ostringstream md, csv, js, html;
-  md << "# zlcore ab\n\n";
-  for (const std::string& l : pre) md << "- " << l << "\n";
-  md << "\n";
-  compare::write_markdown(md, report);
+  compare::write_markdown(md, report, page);
   compare::write_csv(csv, report);
   compare::write_json(js, report);
-  compare::write_html(html, report);
+  compare::write_html(html, report, page);
   write_to(dir / "report.md", md.str());
   write_to(dir / "report.csv", csv.str());
   write_to(dir / "report.json", js.str());
@@ -180,9 +209,7 @@ int write_report(const Options& o, const std::string& ab_dir, const std::vector<
   d.AddMember("regression", report.regression(), a);
   write_to(dir / "ab_summary.json", json::pretty(d));
 
-  for (const std::string& l : pre) out << l << "\n";
-  out << "\n";
-  compare::write_table(out, report);
+  compare::write_table(out, report, page);
   out << "report: " << (dir / "report.md").string() << " (also .csv, .json, .html)" << (aa ? ", A/A: aa.md" : "")
       << "\n"
       << std::flush;

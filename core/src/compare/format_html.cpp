@@ -3,8 +3,9 @@
 // It leads with the answer (verdict counts, the geomean with its interval,
 // the plot), with a one-line caliber verdict beside it so a number is never
 // read without knowing whether the sides were measured alike; then the runs
-// that did not pass in one table, the caliber check in full, the rows, the
-// geomeans, and the method last.
+// that did not pass in one table, the caliber check in full, the geomeans,
+// the rows, and the method last. Where and with what each side was
+// measured (provenance) follows the plot.
 #include <map>
 
 #include "html.hpp"
@@ -125,7 +126,8 @@ void geomean_table(std::ostream& out, const char* what, const std::vector<Geomea
 void results_table(std::ostream& out, const Report& r) {
   const bool bar = text::shows_bar(r);
   const bool peak = text::shows_peak(r);
-  out << "<h2>Results</h2>\n<table><tr><th>op</th><th>dtype</th><th>shape</th><th>A ms</th><th>B "
+  out << "<h2>Results</h2>\n<div class=\"legend\">" << escape(text::column_terms(r))
+      << "</div>\n<table><tr><th>op</th><th>dtype</th><th>shape</th><th>A ms</th><th>B "
          "ms</th><th>speedup</th>"
       << "<th>" << kConfidence * 100 << " % CI</th><th>noise</th><th>verdict</th>"
       << (bar ? "<th>bar</th><th>floor</th>" : "") << "<th>torch A ms</th><th>torch B ms</th><th>torch A/B</th>"
@@ -158,26 +160,34 @@ void results_table(std::ostream& out, const Report& r) {
 
 }  // namespace
 
-void write_html(std::ostream& out, const Report& r) {
+void write_html(std::ostream& out, const Report& r, const Page& page) {
   const std::vector<std::string> legend = text::legend(r);
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>zlcore compare: "
+  const std::string title = page.title.empty() ? "zlcore compare" : page.title;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << escape(title) << ": "
       << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-      << "<h1>zlcore compare</h1>\n<p class=\"headline\">" << escape(text::headline(r)) << "</p>\n"
-      << "<div class=\"sides\">A: " << escape(text::side_line(r.a)) << "<br>B: " << escape(text::side_line(r.b))
-      << "</div>\n";
+      << "<h1>" << escape(title) << "</h1>\n<p class=\"headline\">" << escape(text::headline(r)) << "</p>\n";
+  if (!page.about.empty()) {
+    out << "<ul class=\"about\">\n";
+    for (const std::string& l : page.about) out << "<li>" << escape(l) << "</li>\n";
+    out << "</ul>\n";
+  }
+  out << "<div class=\"sides\">A: " << escape(page.a.empty() ? text::side_line(r.a) : page.a)
+      << "<br>B: " << escape(page.b.empty() ? text::side_line(r.b) : page.b) << "</div>\n";
   // What a speedup means, before the first number; the method waits below.
   out << "<div class=\"legend\">" << escape(legend.front()) << "</div>\n";
   answer_section(out, r);
 
   out << "<h2>Speedup per shape, grouped by op</h2>\n<div class=\"legend\">above 1: B faster; below 1: B slower; grey "
-         "band: within the threshold; whiskers: the interval; point at a bar for its shape and numbers</div>\n"
+         "band: within the threshold; under each bar its dtype and shape; whiskers: the interval, an arrow with the "
+         "value where it runs past the axis; point at a bar for its numbers</div>\n"
          "<div class=\"plot\">\n"
       << html::speedup_plot(r) << "</div>\n";
+  out << html::provenance_section(r);
   not_passed_section(out, r);
   caliber_section(out, r);
   // The summaries a reader forwards, per op and dtype, before the full table
   // of shapes, which runs to hundreds of rows on a batch.
-  out << "<h2>Geometric means</h2>\n";
+  out << "<h2>Geometric means</h2>\n<div class=\"legend\">" << escape(text::geomean_terms()) << "</div>\n";
   geomean_table(out, "overall", {r.overall});
   geomean_table(out, "op", r.by_op);
   geomean_table(out, "dtype", r.by_dtype);

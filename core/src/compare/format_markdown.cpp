@@ -1,4 +1,5 @@
 // Markdown: the same report as the terminal table, for a PR or an issue.
+#include "provenance.hpp"
 #include "text.hpp"
 
 namespace zl::compare {
@@ -20,12 +21,24 @@ void geomean_table(std::ostream& out, const char* what, const std::vector<Geomea
   out << "\n";
 }
 
+// Where and with what each side was measured, as a table a PR can quote.
+void provenance_table(std::ostream& out, const Report& r) {
+  out << "\n## Provenance\n\n| | A | B |\n|---|---|---|\n";
+  for (const provenance::Line& l : provenance::lines(r)) {
+    out << "| " << (l.same() ? l.what : "**" + l.what + "** (differs)") << " | " << cell(l.a) << " | "
+        << (l.same() ? "same" : cell(l.b)) << " |\n";
+  }
+}
+
 }  // namespace
 
-void write_markdown(std::ostream& out, const Report& r) {
-  out << "**" << text::headline(r) << "**\n\n# zlcore compare\n\n- A: `" << text::side_line(r.a) << "`\n- B: `"
-      << text::side_line(r.b) << "`\n";
+void write_markdown(std::ostream& out, const Report& r, const Page& page) {
+  out << "**" << text::headline(r) << "**\n\n# " << (page.title.empty() ? "zlcore compare" : page.title) << "\n\n";
+  for (const std::string& l : page.about) out << "- " << l << "\n";
+  out << "- A: `" << (page.a.empty() ? text::side_line(r.a) : page.a) << "`\n- B: `"
+      << (page.b.empty() ? text::side_line(r.b) : page.b) << "`\n";
   for (const std::string& l : text::legend(r)) out << "- " << l << "\n";
+  provenance_table(out, r);
 
   out << "\n## Caliber\n\n**" << text::caliber_summary(r) << "**\n\n";
   if (!r.caliber.differences.empty()) {
@@ -40,9 +53,17 @@ void write_markdown(std::ostream& out, const Report& r) {
   for (const std::string& n : r.caliber.notes) out << "- note: " << cell(n) << "\n";
   if (std::string w = text::control_warning(r); !w.empty()) out << "- **warning:** " << w << "\n";
 
+  // The summaries per op and dtype before the table of shapes, which runs to
+  // hundreds of rows on a batch.
+  out << "\n## Geometric means\n\n" << text::geomean_terms() << "\n\n";
+  geomean_table(out, "overall", {r.overall});
+  geomean_table(out, "op", r.by_op);
+  geomean_table(out, "dtype", r.by_dtype);
+
   const bool bar = text::shows_bar(r);
   const bool peak = text::shows_peak(r);
-  out << "\n## Results\n\n| op | dtype | shape | A ms | B ms | speedup | " << kConfidence * 100
+  out << "## Results\n\n"
+      << text::column_terms(r) << "\n\n| op | dtype | shape | A ms | B ms | speedup | " << kConfidence * 100
       << " % CI | noise | verdict | " << (bar ? "bar | floor | " : "") << "torch A ms | torch B ms | torch A/B | "
       << (peak ? "% of peak A/B | " : "") << "note |\n"
       << "|---|---|---|---:|---:|---:|---:|---:|---|" << (bar ? "---:|---:|" : "") << "---:|---:|---:|"
@@ -63,10 +84,7 @@ void write_markdown(std::ostream& out, const Report& r) {
           << text::ms(o.ms) << " |\n";
     }
   }
-  out << "\n## Geometric means\n\n";
-  geomean_table(out, "overall", {r.overall});
-  geomean_table(out, "op", r.by_op);
-  geomean_table(out, "dtype", r.by_dtype);
+  out << "\n";
   out << "Verdicts: " << text::counts_line(r) << "\n";
   for (const Side* s : {&r.a, &r.b}) {
     for (const std::string& w : s->warnings) out << "\n- warning: " << s->label << ": " << cell(w);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "provenance.hpp"
 #include "text.hpp"
 
 namespace zl::compare {
@@ -43,11 +44,30 @@ std::string ci_header() {
   return buf;
 }
 
+// Where and with what each side was measured: one value where both sides agree.
+void print_provenance(std::ostream& out, const Report& r) {
+  out << "provenance:\n";
+  std::vector<Cells> lines;
+  for (const provenance::Line& l : provenance::lines(r)) {
+    if (l.same()) {
+      lines.push_back({l.what, l.a});
+    } else {
+      lines.push_back({l.what, "A " + l.a});
+      lines.push_back({"", "B " + l.b});
+    }
+  }
+  print_aligned(out, lines, "  ");
+}
+
 }  // namespace
 
-void write_table(std::ostream& out, const Report& r) {
+void write_table(std::ostream& out, const Report& r, const Page& page) {
   out << text::headline(r) << "\n";
-  out << "A: " << text::side_line(r.a) << "\nB: " << text::side_line(r.b) << "\n";
+  if (!page.title.empty()) out << page.title << "\n";
+  for (const std::string& l : page.about) out << "  " << l << "\n";
+  out << "A: " << (page.a.empty() ? text::side_line(r.a) : page.a)
+      << "\nB: " << (page.b.empty() ? text::side_line(r.b) : page.b) << "\n";
+  print_provenance(out, r);
   for (const std::string& l : text::legend(r)) out << "  " << l << "\n";
 
   out << "\n" << text::caliber_summary(r) << "\n";
@@ -60,6 +80,15 @@ void write_table(std::ostream& out, const Report& r) {
   out << "  autotune pairing: " << r.caliber.autotune_pairing << "\n";
   for (const std::string& n : r.caliber.notes) out << "  note: " << n << "\n";
   if (std::string w = text::control_warning(r); !w.empty()) out << "  warning: " << w << "\n";
+
+  // The summaries per op and dtype before the table of shapes, which runs to
+  // hundreds of lines on a batch.
+  out << "\ngeometric means (" << text::geomean_terms() << "):\n";
+  std::vector<Cells> geo{{"", "", "speedup", ci_header(), "torch A/B", "rows"}};
+  add_geomeans(geo, "overall", {r.overall});
+  add_geomeans(geo, "op", r.by_op);
+  add_geomeans(geo, "dtype", r.by_dtype);
+  print_aligned(out, geo, "  ", {2, 4, 5});
 
   // The bar and the floor only when a noise floor made them differ per row.
   const bool bar = text::shows_bar(r);
@@ -86,7 +115,7 @@ void write_table(std::ostream& out, const Report& r) {
     l.push_back(c.note);
     rows.push_back(l);
   }
-  out << "\n";
+  out << "\n" << text::column_terms(r) << "\n";
   std::vector<size_t> right{3, 4, 5, 7};
   const size_t torch = bar ? 11 : 9;
   if (bar) right.insert(right.end(), {9, 10});
@@ -101,12 +130,6 @@ void write_table(std::ostream& out, const Report& r) {
     print_aligned(out, lines, "  ");
   }
 
-  out << "\ngeometric means:\n";
-  std::vector<Cells> geo{{"", "", "speedup", ci_header(), "torch A/B", "rows"}};
-  add_geomeans(geo, "overall", {r.overall});
-  add_geomeans(geo, "op", r.by_op);
-  add_geomeans(geo, "dtype", r.by_dtype);
-  print_aligned(out, geo, "  ", {2, 4, 5});
   out << "\nverdicts: " << text::counts_line(r) << "\n";
   for (const Side* s : {&r.a, &r.b}) {
     for (const std::string& w : s->warnings) out << "warning: " << s->label << ": " << w << "\n";

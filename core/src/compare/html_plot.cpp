@@ -1,10 +1,13 @@
 // The speedup plot, drawn as SVG in C++ so the page needs no script and
 // nothing from the network. A log scale makes 2x faster and 2x slower the
 // same height; crisp edges keep the bar colours exact (the page test looks
-// for them in a screenshot). Bars narrow so that a batch fits the page
-// width; each op is labelled once under its group (shaded in turn), and a
-// bar's shape and numbers are its hover text, over the whole column so a
-// short bar is as easy to point at as a tall one.
+// for them in a screenshot). Every bar is labelled with its dtype and shape
+// under the axis, so a screenshot or a slide still says which bar is which;
+// bars narrow down to a label's height and the plot scrolls past that. Each
+// op is labelled once under its group (shaded in turn), and a bar's numbers
+// are its hover text, over the whole column so a short bar is as easy to
+// point at as a tall one. A whisker clipped at the axis ends in an arrow
+// with the interval's end written beside it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +23,10 @@ namespace {
 constexpr int kWidth = 1320, kMaxBar = 16, kMinBar = 4, kGroupGap = 14, kLeft = 64, kRight = 16, kTop = 36,
               kPlotH = 300;
 constexpr double kCharW = 6.6;  // average width of an 11 px sans-serif character
+// The bars' labels: 10 px text set vertically needs a column of 12 px; past
+// kLabelChars a label is cut (the hover text and the table have it whole).
+constexpr double kLabelStep = 12, kLabelCharW = 5.6;
+constexpr size_t kLabelChars = 34;
 
 std::string num(double v) {
   char buf[32];
@@ -33,6 +40,46 @@ struct Group {
   size_t begin, end;  // bars [begin, end)
   double x0, x1;      // its extent
 };
+
+// A bar's label: its dtype, short (f16, bf16, i32), and its shape.
+std::string bar_label(const Compared& c) {
+  std::string d = c.dtype;
+  for (const auto& [from, to] : {std::pair{"bfloat", "bf"}, {"float", "f"}, {"uint", "u"}, {"int", "i"}}) {
+    if (d.rfind(from, 0) == 0) {
+      d = to + d.substr(std::string(from).size());
+      break;
+    }
+  }
+  return clip(d + " " + c.shape, kLabelChars);
+}
+
+// The interval as a whisker, clipped to the plot so a wide one does not
+// squash every bar. An end past the axis is an arrow with its value beside
+// it, so a clipped whisker never reads as a narrow one.
+template <class Y>
+std::string whisker(double cx, double arm, double lo, double hi, double lim, const Y& y) {
+  const bool hi_past = hi > lim, lo_past = lo < 1 / lim;
+  const double hi_y = y(std::min(hi, lim)), lo_y = y(std::max(lo, 1 / lim));
+  std::ostringstream out;
+  out << "<path d=\"M" << num(cx) << " " << num(hi_y) << "V" << num(lo_y);
+  if (!hi_past) out << "M" << num(cx - arm) << " " << num(hi_y) << "H" << num(cx + arm);
+  if (!lo_past) out << "M" << num(cx - arm) << " " << num(lo_y) << "H" << num(cx + arm);
+  out << "\" stroke=\"#24292f\" stroke-width=\"1\" fill=\"none\"/>";
+  auto past = [&](double end_y, double dir, double value) {
+    // dir -1: the arrow points up (the interval runs above the axis).
+    const double base = end_y - dir * 7, tx = cx - 2, ty = end_y - dir * 9;
+    out << "<path class=\"past-axis\" d=\"M" << num(cx) << " " << num(end_y) << "L" << num(cx - arm - 1) << " "
+        << num(base) << "H" << num(cx + arm + 1) << "Z\" fill=\"#24292f\"/>"
+        << "<text class=\"past-axis\" x=\"" << num(tx) << "\" y=\"" << num(ty) << "\" transform=\"rotate(-90 "
+        << num(tx) << " " << num(ty) << ")\" text-anchor=\"" << (dir < 0 ? "end" : "start")
+        << "\" font-size=\"10\" fill=\"#24292f\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">"
+        // Set vertically, a right arrow points up and a left arrow down.
+        << (dir < 0 ? "" : "&#8592; ") << text::ratio(value) << (dir < 0 ? " &#8594;" : "") << "</text>";
+  };
+  if (hi_past) past(hi_y, -1, hi);
+  if (lo_past) past(lo_y, 1, lo);
+  return out.str();
+}
 
 }  // namespace
 
@@ -67,7 +114,7 @@ std::string speedup_plot(const Report& r) {
   for (size_t i = 1; i < bars.size(); ++i) groups += bars[i]->op != bars[i - 1]->op;
   // The widest bar (with its gap) that fits; below kMinBar the plot scrolls.
   const double room = kWidth - kLeft - kRight - static_cast<double>(groups) * kGroupGap;
-  const double step = std::clamp(room / static_cast<double>(bars.size()), kMinBar + 1.0, kMaxBar + 4.0);
+  const double step = std::clamp(room / static_cast<double>(bars.size()), kLabelStep, kMaxBar + 4.0);
   const double bar_w = std::max(static_cast<double>(kMinBar), std::floor(step * 0.8));
 
   std::vector<Group> gs;
@@ -92,10 +139,13 @@ std::string speedup_plot(const Report& r) {
     slanted = slanted || n * kCharW > g.x1 - g.x0 - 4;
     longest = std::max(longest, n);
   }
+  size_t longest_bar = 0;
+  for (const Compared* c : bars) longest_bar = std::max(longest_bar, bar_label(*c).size());
+  const int bar_label_h = 8 + static_cast<int>(std::ceil(static_cast<double>(longest_bar) * kLabelCharW));
   // sin 40 degrees of the longest name, and the space above it.
   const int label_h = slanted ? 24 + static_cast<int>(std::ceil(longest * kCharW * 0.643)) : 28;
   const int width = std::max(640, static_cast<int>(std::ceil(gs.back().x1)) + kRight);
-  const int height = kTop + kPlotH + label_h;
+  const int height = kTop + kPlotH + bar_label_h + label_h;
 
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -146,18 +196,15 @@ std::string speedup_plot(const Report& r) {
           << "<rect x=\"" << num(bx) << "\" y=\"" << num(top) << "\" width=\"" << num(bar_w) << "\" height=\""
           << num(std::max(2.0, bottom - top)) << "\" fill=\"" << text::verdict_colour(c.verdict)
           << "\" shape-rendering=\"crispEdges\"/>";
-      if (c.ci_lo && c.ci_hi) {
-        // The interval as a whisker, clipped to the plot: a wide one should
-        // not squash every bar.
-        const double cx = bx + bar_w / 2.0, hi_y = y(std::min(*c.ci_hi, lim)), lo_y = y(std::max(*c.ci_lo, 1 / lim));
-        const double arm = std::min(4.0, bar_w / 2.0);
-        svg << "<path d=\"M" << num(cx) << " " << num(hi_y) << "V" << num(lo_y) << "M" << num(cx - arm) << " "
-            << num(hi_y) << "H" << num(cx + arm) << "M" << num(cx - arm) << " " << num(lo_y) << "H" << num(cx + arm)
-            << "\" stroke=\"#24292f\" stroke-width=\"1\" fill=\"none\"/>";
-      }
+      if (c.ci_lo && c.ci_hi) svg << whisker(bx + bar_w / 2.0, std::min(4.0, bar_w / 2.0), *c.ci_lo, *c.ci_hi, lim, y);
+      // The label, set vertically under the axis and read upwards.
+      const double tx = bx + bar_w / 2.0 + 3.5, ty = kTop + kPlotH + 6;
+      svg << "<text class=\"bar-label\" x=\"" << num(tx) << "\" y=\"" << num(ty) << "\" transform=\"rotate(-90 "
+          << num(tx) << " " << num(ty) << ")\" text-anchor=\"end\" font-size=\"10\" fill=\"#24292f\">"
+          << escape(bar_label(c)) << "</text>";
       svg << "</g>\n";
     }
-    const double mid = (g.x0 + g.x1) / 2, ly = kTop + kPlotH + 16;
+    const double mid = (g.x0 + g.x1) / 2, ly = kTop + kPlotH + bar_label_h + 16;
     const std::string label = escape(clip(bars[g.begin]->op, 28));
     if (slanted) {
       svg << "<text x=\"" << num(mid) << "\" y=\"" << num(ly) << "\" transform=\"rotate(-40 " << num(mid) << " "

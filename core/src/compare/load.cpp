@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "../util/json_read.hpp"
+#include "provenance.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/errors.hpp"
@@ -204,6 +205,7 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
     }
   }
   run.reason = text_at(id, key::reason);
+  run.provenance = provenance::read(id);
   load_rows(dir / "results.jsonl", shown + "/results.jsonl", run, warnings);
   return run;
 }

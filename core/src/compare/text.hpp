@@ -54,6 +54,10 @@ std::string counts_line(const Report& r);
 // many rows the test found B faster or slower. "No overall difference shown"
 // when the interval holds 1.
 std::string headline(const Report& r);
+// What each column of the results table means, in one line before it
+// (terms.cpp), and the same for the geomean tables.
+std::string column_terms(const Report& r);
+std::string geomean_terms();
 // Colour of a verdict in the HTML page and its plot.
 const char* verdict_colour(Verdict v);
 

@@ -104,6 +104,8 @@ const std::vector<Field>& fields() {
       {key::warmup_device, W::core, false, "that device's id"},
       {key::batch_dir, W::core, false, "the batch this run belongs to"},
       {key::versions_zlcore, W::core, true, "zlcore's version"},
+      {key::versions_zlcore_commit, W::core, false,
+       "the git commit zlcore was built from, `-dirty` with uncommitted changes (null: built outside git)"},
       {key::versions_python, W::core, true, "the child's Python"},
       {key::versions_torch, W::plugin, true, "torch (device_setup)"},
       {key::versions_triton, W::plugin, true, "triton (device_setup)"},

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "../util/build_commit.hpp"
 #include "../util/printable.hpp"
 #include "../util/text.hpp"
 #include "stages.hpp"
@@ -105,6 +106,11 @@ void start_process(Identity& id, const Resolved& r, const ChildCommand& cmd) {
   if (!o.warmed_on.empty()) id.set(key::warmup_device, o.warmed_on);
   if (!o.batch_dir.empty()) id.set(key::batch_dir, o.batch_dir);
   id.set(key::versions_zlcore, ZL_VERSION);
+  if (*build_commit() != '\0') {
+    id.set(key::versions_zlcore_commit, build_commit());
+  } else {
+    id.set_null(key::versions_zlcore_commit);
+  }
   id.set(key::versions_python, r.python.version);
   id.set(key::python_command, r.python.command);
   id.set(key::python_path, r.python.path);
