@@ -51,3 +51,20 @@ def write_series(tmp, n=12, seed=1, **kw):
         write_batch(root, b, seed, **kw)
         dirs.append(root)
     return dirs
+
+
+def write_ab(root, latency_b):
+    """An ab directory (docs/ab.md): two rounds of one op, sides A and B."""
+    template = json.loads(TEMPLATE.read_text())
+    (root).mkdir(parents=True)
+    (root / "ab_identity.json").write_text(json.dumps({"kind": "zlcore-ab", "status": "done"}))
+    for r, side in [(1, "A"), (1, "B"), (2, "B"), (2, "A")]:
+        run = root / "runs" / "abs" / f"r{r}-t1" / side
+        run.mkdir(parents=True)
+        ident = copy.deepcopy(template)
+        ident.update(run_id=f"{root.name}-{r}-{side}", started=f"2026-11-20T0{r}:00:00Z")
+        (run / "run_identity.json").write_text(json.dumps(ident))
+        ms = latency_b[r - 1] if side == "B" else 9.0
+        (run / "results.jsonl").write_text(json.dumps({
+            "op": "abs", "dtype": "float16", "shape": "[[64, 64]]", "latency_ms": ms, "placements_ms": [ms, ms],
+            "latency_base_ms": 1.0, "spread_base_pct": 0, "repeats": 2, "timer": "graph", "error": None}) + "\n")

@@ -100,3 +100,15 @@ def test_csv_and_html_carry_the_steps(tmp_path):
     # The step's label is text on the picture, not a tooltip.
     assert "run 7: +" in text and "changed: versions.flaggems.git_sha aaa1111 -&gt; bbb2222" in text
     assert text.index("<h2>norm_loop</h2>") < text.index("<h2>copy_loop</h2>")
+
+
+def test_ab_directory_adds_its_b_side_pooled_over_rounds(tmp_path):
+    from series import write_ab
+    db = tmp_path / "h.db"
+    write_ab(tmp_path / "ab1", [1.0, 3.0])
+    out = zl("add", "--db", db, tmp_path / "ab1", check=0).stdout
+    assert out.startswith(f"added ab {tmp_path / 'ab1'} (1 run(s), 2 row(s), started 2026-11-20T01:00:00Z)")
+    import sqlite3
+    rows = sqlite3.connect(db).execute("SELECT op, side, median_ms, n FROM rows ORDER BY side").fetchall()
+    # B's four placements over two rounds: median 2.0 (A's 9.0 never enters).
+    assert rows == [("abs", "base", 1.0, 2), ("abs", "gems", 2.0, 4)]
