@@ -66,9 +66,7 @@ void write_html(std::ostream& out, const Report& r) {
          ".legend{color:#555;font-size:90%}svg{display:block}</style></head><body>\n"
       << "<h1>zlcore history: " << r.runs.size() << " runs, " << r.series.size() << " series, " << groups.size()
       << " step(s)</h1>\n<p>Threshold " << r.options.threshold * 100 << " %; run-wide pace "
-      << (r.options.pace ? "removed" : "kept") << ". Runs: ";
-  for (size_t i = 0; i < r.runs.size(); ++i)
-    out << (i ? ", " : "") << i + 1 << " = " << escape(r.runs[i].started) << " " << escape(r.runs[i].path);
+      << (r.options.pace ? "removed" : "kept") << ". Runs 1 to " << r.runs.size() << ", listed at the end.";
   out << "</p>\n<h2>Steps</h2>\n<ul>\n";
   if (groups.empty()) out << "<li>No step beyond the threshold in any series.</li>\n";
   for (const OpStep& g : groups) {
@@ -88,6 +86,12 @@ void write_html(std::ostream& out, const Report& r) {
   for (const auto& [op, s] : by_op)
     if (std::find(order.begin(), order.end(), op) == order.end()) order.push_back(op);
   for (const std::string& op : order) write_op(out, r, op, by_op[op]);
+  out << "<h2>Runs</h2>\n<table>\n<tr><th>run</th><th>started</th><th>directory</th></tr>\n";
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    out << "<tr><td>" << i + 1 << "</td><td>" << escape(r.runs[i].started) << "</td><td>" << escape(r.runs[i].path)
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
   out << "</body></html>\n";
 }
 

@@ -59,8 +59,12 @@ std::string timeline_svg(const std::vector<const ReportSeries*>& series, const s
     const double mx = (x(m.before_run) + x(m.before_run - 1)) / 2;
     const char* colour = m.step ? "#d62728" : "#888";
     o << "<line x1=\"" << num(mx) << "\" x2=\"" << num(mx) << "\" y1=\"" << top - 4 << "\" y2=\"" << top + plot_h
-      << "\" stroke=\"" << colour << "\"" << (m.step ? "" : " stroke-dasharray=\"4 3\"") << "/>\n"
-      << "<text x=\"" << num(mx + 3) << "\" y=\"" << kTop + i * kMarkerLine << "\" fill=\"" << colour << "\">"
+      << "\" stroke=\"" << colour << "\" stroke-width=\"2\" shape-rendering=\"crispEdges\""
+      << (m.step ? "" : " stroke-dasharray=\"4 3\"")
+      << "/>\n"
+      // Right of the line in the left half, left of it in the right half: the label stays on the picture.
+      << "<text x=\"" << num(mx < width / 2.0 ? mx + 3 : mx - 3) << "\" y=\"" << kTop + i * kMarkerLine
+      << "\" text-anchor=\"" << (mx < width / 2.0 ? "start" : "end") << "\" fill=\"" << colour << "\">"
       << compare::html::escape(m.label) << "</text>\n";
   }
   for (size_t k = 0; k < series.size(); ++k) {
