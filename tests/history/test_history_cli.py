@@ -61,7 +61,7 @@ def test_device_model_change_starts_a_segment_not_a_step(tmp_path):
 
 def test_new_regression_fails_the_nightly_gate(tmp_path):
     db = tmp_path / "h.db"
-    zl("add", "--db", db, *write_series(tmp_path, slowed=("copy_loop",), slow_from=11), check=0)
+    zl("add", "--db", db, *write_series(tmp_path, slowed=("copy_loop",), slow_from=9), check=0)
     p = zl("report", "--db", db, "--fail-on-new-regression", check=1)
     assert "**REGRESSION (new)** `copy_loop`" in p.stdout
     assert p.stderr.startswith("NEW_REGRESSION: 8 series slower from the latest run on")
@@ -112,3 +112,14 @@ def test_ab_directory_adds_its_b_side_pooled_over_rounds(tmp_path):
     rows = sqlite3.connect(db).execute("SELECT op, side, median_ms, n FROM rows ORDER BY side").fetchall()
     # B's four placements over two rounds: median 2.0 (A's 9.0 never enters).
     assert rows == [("abs", "base", 1.0, 2), ("abs", "gems", 2.0, 4)]
+
+
+def test_one_op_report_keeps_the_whole_runs_pace(tmp_path):
+    # All of sin_loop's series step at once: read alone they would move the
+    # pace, and the step would be no series' own.
+    db = tmp_path / "h.db"
+    zl("add", "--db", db, *write_series(tmp_path, slowed=("sin_loop",)), check=0)
+    r = report(db, "--op", "sin_loop")
+    assert {(s["op"], s["first_bad_run"]) for s in r["steps"]} == {("sin_loop", 7)}
+    assert r["series"] == 16
+    assert zl("report", "--db", db, "--op", "nope", check=5).stderr.startswith("NOTHING_COMPARED: ")

@@ -175,20 +175,70 @@ TEST(HistoryDetect, DeviceModelChangeStartsNewSegmentAndNoStep) {
   EXPECT_NE(r.notes[0].find("device.name: Model A -> Model B"), std::string::npos) << r.notes[0];
 }
 
-TEST(HistoryDetect, ReportsAStepInTheLatestRunAsNew) {
+TEST(HistoryDetect, ReportsAStepAsNewTheNightItHoldsMinRunsRuns) {
+  TempDb t;
+  Store s(t.db());
+  Scenario sc;
+  sc.slowed = {"copy_loop"};
+  sc.from = 9;  // runs 10, 11 and 12 on the new level
+  fill(s, sc);
+  const Report r = build_report(s, "", "", DetectOptions{});
+  EXPECT_EQ(op_steps(r), (std::set<std::pair<std::string, size_t>>{{"copy_loop", 9}}));
+  for (const ReportStep& st : r.steps) EXPECT_TRUE(st.is_new);
+  EXPECT_EQ(r.new_regressions(), r.steps.size());
+}
+
+TEST(HistoryDetect, ReadsTheLatestRunAloneAsNoStepUntilMinRunsAllowsIt) {
+  // One run on a busy host looks like a one-run step: by default a level
+  // needs three runs; --min-runs 1 reports it the night it lands.
   TempDb t;
   Store s(t.db());
   Scenario sc;
   sc.slowed = {"copy_loop"};
   sc.from = 11;
   fill(s, sc);
-  const Report r = build_report(s, "", "", DetectOptions{});
+  EXPECT_TRUE(build_report(s, "", "", DetectOptions{}).steps.empty());
+  DetectOptions eager;
+  eager.min_runs = 1;
+  const Report r = build_report(s, "", "", eager);
   EXPECT_EQ(op_steps(r), (std::set<std::pair<std::string, size_t>>{{"copy_loop", 11}}));
-  for (const ReportStep& st : r.steps) {
-    EXPECT_TRUE(st.is_new);
-    EXPECT_FALSE(st.step.confirmed);
-  }
   EXPECT_EQ(r.new_regressions(), r.steps.size());
+}
+
+TEST(HistoryDetect, AnOutlierRunIsNoStep) {
+  // One op's run caught on a busy machine: every shape of it 45 % slower, once.
+  TempDb t;
+  Store s(t.db());
+  std::mt19937 rng(11);
+  for (size_t b = 0; b < 12; ++b) {
+    Entry e = batch(b, Scenario{}, rng, 1.0);
+    if (b == 1 || b == 10) {
+      for (Row& w : e.runs[2].rows) w.median_ms *= 1.45, w.lo_ms *= 1.45, w.hi_ms *= 1.45;
+    }
+    s.add(e);
+  }
+  EXPECT_TRUE(build_report(s, "", "", DetectOptions{}).steps.empty());
+}
+
+TEST(HistoryDetect, FlagGemsSideReadsAgainstItsTorchSide) {
+  // One op's process slowed for three runs, both sides alike (a neighbour
+  // on a shared host): no FlagGems step, because its control moved too.
+  TempDb t;
+  Store s(t.db());
+  std::mt19937 rng(13);
+  for (size_t b = 0; b < 12; ++b) {
+    Entry e = batch(b, Scenario{}, rng, 1.0);
+    if (b >= 6 && b <= 8) {
+      for (Row& w : e.runs[2].rows) w.median_ms *= 1.4, w.lo_ms *= 1.4, w.hi_ms *= 1.4;
+    }
+    s.add(e);
+  }
+  for (const ReportStep& st : build_report(s, "", "", DetectOptions{}).steps) EXPECT_NE(st.side, "gems") << st.op;
+  DetectOptions alone;
+  alone.control = false;
+  size_t gems = 0;
+  for (const ReportStep& st : build_report(s, "", "", alone).steps) gems += st.side == "gems";
+  EXPECT_GT(gems, 0u);
 }
 
 TEST(HistoryDetect, LearnedNoiseIgnoresOneStep) {

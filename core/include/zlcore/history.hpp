@@ -109,8 +109,14 @@ struct Point {
 
 struct DetectOptions {
   double threshold = 0.03;  // a step smaller than this fraction is never reported
-  double alpha = 0.001;     // per series, before the correction over split positions
+  double alpha = 0.0001;    // per series, before the correction over split positions
   bool pace = true;         // remove the run-wide pace before looking for steps
+  // FlagGems' side: remove its op's torch-side pace instead (the control
+  // measured in the same process), where the op has a torch side.
+  bool control = true;
+  // Runs each side of a step must hold: one run on a busy machine is an
+  // outlier, not a level.
+  size_t min_runs = 3;
   // Noise floor per (op, dtype, shape) from `compare --calibrate --out`, as a
   // fraction; absent rows learn it from the series alone.
   std::map<std::string, double> floor;
@@ -121,7 +127,6 @@ struct Step {
   double before_ms = 0, after_ms = 0;   // the levels either side
   double change = 0;                    // after / before - 1
   double z = 0;                         // the change in units of its standard error
-  bool confirmed = true;                // false: only the latest run is on the new level
 };
 
 // Where a series starts a new segment, and why.
@@ -166,7 +171,9 @@ struct ReportStep {
   std::string op, dtype, shape, side;
   Step step;
   std::vector<Change> changed;  // identity keys that differ, last good against first bad
-  bool is_new = false;          // first_bad is the latest run of the report
+  // The step became visible with the latest run: it holds exactly min_runs
+  // runs on the new level, the latest included.
+  bool is_new = false;
 };
 
 struct ReportSeries {

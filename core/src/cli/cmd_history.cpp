@@ -74,6 +74,7 @@ int run_report(const std::vector<std::string>& args) {
       "format", po::value<std::string>()->default_value("md"), "md, json, csv or html")(
       "out", po::value<std::string>(), "write the report to this file (atomically) instead of stdout")(
       "threshold", po::value<double>()->default_value(3.0), "the smallest step reported, in percent")(
+      "min-runs", po::value<int>()->default_value(3), "runs each side of a step must hold (at least 1)")(
       "noise-floor", po::value<std::string>(), "a file from compare --calibrate --out: the least noise per row")(
       "fail-on-new-regression", "exit 1 when the latest run is the first on a slower level anywhere");
   add_help(desc);
@@ -89,6 +90,9 @@ int run_report(const std::vector<std::string>& args) {
     throw UsageError("history report: --db " + db + " does not exist; fill it with zlcore history add");
   history::DetectOptions opt;
   opt.threshold = threshold / 100;
+  const int min_runs = vm["min-runs"].as<int>();
+  if (min_runs < 1) throw UsageError("history report: --min-runs is a number of runs, at least 1");
+  opt.min_runs = static_cast<size_t>(min_runs);
   if (vm.count("noise-floor")) opt.floor = noise_floor(vm["noise-floor"].as<std::string>());
   history::Store store(db);
   const history::Report r =

@@ -45,7 +45,6 @@ Value groups(const Report& r, Alloc& a) {
     o.AddMember("side", str(g.side, a), a);
     o.AddMember("kind", str(g.change > 0 ? "regression" : "improvement", a), a);
     o.AddMember("new", g.is_new, a);
-    o.AddMember("confirmed", g.confirmed, a);
     o.AddMember("change_pct", g.change * 100, a);
     o.AddMember("series", static_cast<uint64_t>(g.series), a);
     o.AddMember("last_good_run", static_cast<uint64_t>(g.last_good + 1), a);
@@ -70,7 +69,6 @@ Value series_steps(const Report& r, Alloc& a) {
     o.AddMember("after_ms", s.step.after_ms, a);
     o.AddMember("change_pct", s.step.change * 100, a);
     o.AddMember("z", s.step.z, a);
-    o.AddMember("confirmed", s.step.confirmed, a);
     o.AddMember("new", s.is_new, a);
     o.AddMember("changed", changes(s.changed, a), a);
     arr.PushBack(o, a);
@@ -88,6 +86,7 @@ void write_json(std::ostream& out, const Report& r) {
   d.AddMember("threshold_pct", r.options.threshold * 100, a);
   d.AddMember("alpha", r.options.alpha, a);
   d.AddMember("pace_removed", r.options.pace, a);
+  d.AddMember("min_runs", static_cast<uint64_t>(r.options.min_runs), a);
   d.AddMember("series", static_cast<uint64_t>(r.series.size()), a);
   d.AddMember("regressions", static_cast<uint64_t>(r.regressions()), a);
   d.AddMember("new_regressions", static_cast<uint64_t>(r.new_regressions()), a);

@@ -22,7 +22,7 @@ void write_groups(std::ostream& out, const Report& r, const std::vector<OpStep>&
     out << "- **" << (g.change > 0 ? "REGRESSION" : "IMPROVEMENT") << (g.is_new ? " (new)" : "") << "** `" << cell(g.op)
         << "` (" << g.side << "): " << percent(g.change) << " in " << g.series << " series, from "
         << run_label(r, g.first_bad) << " on; last good " << run_label(r, g.last_good)
-        << (g.confirmed ? "" : "; only one run on the new level so far")
+
         << ". Changed: " << cell(changed_text(g.changed)) << "\n";
   }
   out << "\n";
@@ -49,8 +49,9 @@ void write_markdown(std::ostream& out, const Report& r) {
   for (const OpStep& g : groups) regressions += g.change > 0, fresh += g.change > 0 && g.is_new;
   out << "# zlcore history: " << r.runs.size() << " runs, " << r.series.size() << " series, " << groups.size()
       << " step(s) (" << regressions << " regression(s), " << fresh << " new)\n\n";
-  out << "Threshold " << r.options.threshold * 100 << " %, level " << r.options.alpha << " per series; run-wide pace "
-      << (r.options.pace ? "removed" : "kept") << ". Method: docs/history.md.\n\n";
+  out << "Threshold " << r.options.threshold * 100 << " %, level " << r.options.alpha << " per series, at least "
+      << r.options.min_runs << " run(s) each side of a step; run-wide pace " << (r.options.pace ? "removed" : "kept")
+      << ". Method: docs/history.md.\n\n";
   write_groups(out, r, groups);
   write_series_steps(out, r);
   out << "## Runs\n\n| run | started | directory | pace |\n|---|---|---|---|\n";

@@ -21,7 +21,6 @@ std::vector<OpStep> op_steps(const Report& r) {
     for (const ReportStep* s : steps) {
       changes.push_back(s->step.change);
       g.is_new = g.is_new || s->is_new;
-      g.confirmed = g.confirmed && s->step.confirmed;
       g.last_good = std::max(g.last_good, s->step.last_good);
     }
     std::sort(changes.begin(), changes.end());

@@ -12,10 +12,9 @@ namespace zl::history {
 struct OpStep {
   std::string op, side;
   size_t last_good = 0, first_bad = 0;
-  size_t series = 0;      // how many (dtype, shape) series moved there
-  double change = 0;      // their median change
-  bool is_new = false;    // the latest run is the first bad one
-  bool confirmed = true;  // false: only one run on the new level
+  size_t series = 0;    // how many (dtype, shape) series moved there
+  double change = 0;    // their median change
+  bool is_new = false;  // the latest run is the first bad one
   std::vector<Change> changed;
 };
 

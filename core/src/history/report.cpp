@@ -59,14 +59,33 @@ double pooled_noise(const std::map<Key, std::vector<Point>>& points, const std::
   return median_of(each);
 }
 
-ReportStep make_step(const Store& store, const Key& k, const Step& st, std::int64_t good, std::int64_t bad,
-                     size_t runs) {
+ReportStep make_step(const Store& store, const Key& k, const Step& st, std::int64_t good, std::int64_t bad, size_t runs,
+                     size_t min_runs) {
   ReportStep r;
   std::tie(r.op, r.dtype, r.shape, r.side) = k;
   r.step = st;
-  r.is_new = st.first_bad + 1 == runs;
+  r.is_new = runs - st.first_bad == std::max<size_t>(min_runs, 1);
   if (good && bad) r.changed = changed_keys(store.identity(good), store.identity(bad));
   return r;
+}
+
+const std::vector<double>& pace_of(const Key& k, const std::vector<double>& pace,
+                                   const std::map<std::string, std::vector<double>>& control) {
+  if (std::get<3>(k) != "gems") return pace;
+  auto it = control.find(std::get<0>(k));
+  return it == control.end() ? pace : it->second;
+}
+
+// Per op, the pace of its torch side (the control its FlagGems side is
+// measured beside, in the same process): what a busy machine did to that
+// op's process moves both sides, a FlagGems change only one.
+std::map<std::string, std::vector<double>> control_pace(const std::map<Key, std::vector<Point>>& points, size_t runs) {
+  std::map<std::string, std::vector<std::vector<Point>>> base;
+  for (const auto& [k, pts] : points)
+    if (std::get<3>(k) == "base") base[std::get<0>(k)].push_back(pts);
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& [op, series] : base) out[op] = run_pace(series, runs);
+  return out;
 }
 
 }  // namespace
@@ -84,19 +103,29 @@ size_t Report::new_regressions() const {
 Report build_report(const Store& store, const std::string& since, const std::string& op, const DetectOptions& opt) {
   Report rep;
   rep.options = opt;
-  Assembled a = assemble(store.rows(since, op), rep.runs);
+  // Every op's rows, whatever --op keeps: the pace is the whole run's, and
+  // one op's series alone would read its own step as the run's pace.
+  Assembled a = assemble(store.rows(since, ""), rep.runs);
   std::vector<std::vector<Point>> all;
   for (const auto& [k, pts] : a.points) all.push_back(pts);
   const std::vector<double> pace = run_pace(all, rep.runs.size());
   for (size_t i = 0; i < rep.runs.size(); ++i) rep.runs[i].pace = pace[i];
   const double pooled = pooled_noise(a.points, pace, opt.pace);
+  const auto control = opt.control ? control_pace(a.points, rep.runs.size()) : decltype(control_pace({}, 0)){};
   for (const auto& [k, pts] : a.points) {
+    if (!op.empty() && std::get<0>(k) != op) continue;
     const auto fl = opt.floor.find(std::get<0>(k) + "\t" + std::get<1>(k) + "\t" + std::get<2>(k));
     const double floor = std::max(pooled / 2, fl == opt.floor.end() ? 0.0 : fl->second);
-    ReportSeries s{std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), pts, detect(pts, pace, floor, opt)};
+    ReportSeries s{std::get<0>(k),
+                   std::get<1>(k),
+                   std::get<2>(k),
+                   std::get<3>(k),
+                   pts,
+                   detect(pts, pace_of(k, pace, control), floor, opt)};
     const auto& ids = a.store_run[k];
     for (const Step& st : s.result.steps)
-      rep.steps.push_back(make_step(store, k, st, ids.at(st.last_good), ids.at(st.first_bad), rep.runs.size()));
+      rep.steps.push_back(
+          make_step(store, k, st, ids.at(st.last_good), ids.at(st.first_bad), rep.runs.size(), opt.min_runs));
     rep.series.push_back(std::move(s));
   }
   if (opt.pace && rep.runs.size() >= 3) {
@@ -109,7 +138,8 @@ Report build_report(const Store& store, const std::string& since, const std::str
     raw.pace = false;
     for (const Step& st : detect(p, {}, 0, raw).steps) {
       const Key k{"(every series)", "", "", "pace"};
-      rep.steps.push_back(make_step(store, k, st, a.any_run[st.last_good], a.any_run[st.first_bad], rep.runs.size()));
+      rep.steps.push_back(
+          make_step(store, k, st, a.any_run[st.last_good], a.any_run[st.first_bad], rep.runs.size(), opt.min_runs));
     }
   }
   std::stable_sort(rep.steps.begin(), rep.steps.end(), [](const ReportStep& x, const ReportStep& y) {
