@@ -18,9 +18,37 @@ constexpr const char* kDefaultDb = "runs/history.db";
 
 std::string db_path(const po::variables_map& vm) { return flag_or_env(vm, "db", "ZL_HISTORY_DB", kDefaultDb); }
 
+void add_db_option(po::options_description& desc) {
+  desc.add_options()("db", po::value<std::string>(), "the history file (default runs/history.db)");
+}
+
+void add_report_options(po::options_description& desc) {
+  desc.add_options()("since", po::value<std::string>()->default_value(""),
+                     "only entries started on or after this ISO date")(
+      "op", po::value<std::string>()->default_value(""), "only this op")(
+      "format", po::value<std::string>()->default_value("md"), "md, json, csv or html")(
+      "out", po::value<std::string>(), "write the report to this file (atomically) instead of stdout")(
+      "threshold", po::value<double>()->default_value(3.0), "the smallest step reported, in percent")(
+      "min-runs", po::value<int>()->default_value(3), "runs each side of a step must hold (at least 1)")(
+      "noise-floor", po::value<std::string>(), "a file from compare --calibrate --out: the least noise per row")(
+      "fail-on-new-regression", "exit 1 when a regression became visible with the latest run");
+}
+
+// `zlcore history --help`: both subcommands' options, as every command's help.
+int print_history_help() {
+  po::options_description both("history add DIR... and history report");
+  add_db_option(both);
+  po::options_description report("history report");
+  add_report_options(report);
+  both.add(report);
+  add_help(both);
+  print_help(std::cout, "history", both);
+  return kExitOk;
+}
+
 int run_add(const std::vector<std::string>& args) {
   po::options_description desc("history add DIR...: import run, batch and ab directories into the history");
-  desc.add_options()("db", po::value<std::string>(), "the history file (default runs/history.db)");
+  add_db_option(desc);
   add_help(desc);
   po::options_description operands;
   operands.add_options()("dirs", po::value<std::vector<std::string>>(), "");
@@ -68,15 +96,8 @@ void write_report(std::ostream& out, const std::string& format, const history::R
 
 int run_report(const std::vector<std::string>& args) {
   po::options_description desc("history report: steps per (op, dtype, shape, side) series, and what changed");
-  desc.add_options()("db", po::value<std::string>(), "the history file (default runs/history.db)")(
-      "since", po::value<std::string>()->default_value(""), "only entries started on or after this ISO date")(
-      "op", po::value<std::string>()->default_value(""), "only this op")(
-      "format", po::value<std::string>()->default_value("md"), "md, json, csv or html")(
-      "out", po::value<std::string>(), "write the report to this file (atomically) instead of stdout")(
-      "threshold", po::value<double>()->default_value(3.0), "the smallest step reported, in percent")(
-      "min-runs", po::value<int>()->default_value(3), "runs each side of a step must hold (at least 1)")(
-      "noise-floor", po::value<std::string>(), "a file from compare --calibrate --out: the least noise per row")(
-      "fail-on-new-regression", "exit 1 when the latest run is the first on a slower level anywhere");
+  add_db_option(desc);
+  add_report_options(desc);
   add_help(desc);
   po::variables_map vm;
   if (!parse("history report", desc, args, vm)) return kExitOk;
@@ -128,13 +149,7 @@ int cmd_history(Context&, const std::vector<std::string>& args) {
   const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
   if (sub == "add") return run_add(rest);
   if (sub == "report") return run_report(rest);
-  if (sub == "--help" || sub == "-h") {
-    std::cout << "usage: zlcore history add DIR... [--db F]\n"
-                 "       zlcore history report [--db F] [--since DATE] [--op OP] [--format md|json|csv|html] "
-                 "[--fail-on-new-regression]\n"
-                 "variables: ZL_HISTORY_DB  --db\n";
-    return kExitOk;
-  }
+  if (sub == "--help" || sub == "-h") return print_history_help();
   throw UsageError("history: needs a subcommand, add or report, not '" + sub + "' (see 'zlcore history --help')");
 }
 
