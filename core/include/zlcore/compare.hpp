@@ -71,6 +71,7 @@ struct RunInfo {
   std::string run_id;
   std::string op;  // identity.op, else the directory name
   std::string status;
+  std::string started;                         // identity.started (ISO 8601; "" when absent)
   std::map<std::string, std::string> caliber;  // key -> value ("" when absent)
   std::map<std::string, std::string> env;      // identity.env
   std::string autotune_mode;                   // tune, record, replay ("" unknown)

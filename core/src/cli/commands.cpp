@@ -10,6 +10,7 @@ int cmd_batch(Context&, const std::vector<std::string>&);
 int cmd_run(Context&, const std::vector<std::string>&);
 int cmd_ops(Context&, const std::vector<std::string>&);
 int cmd_ab(Context&, const std::vector<std::string>&);
+int cmd_history(Context&, const std::vector<std::string>&);
 
 namespace {
 
@@ -96,6 +97,13 @@ const std::vector<Command>& commands() {
         "ZL_COMPILE_AHEAD  threads compiling an autotuner's configs before its benchmarks (read by every run)",
         "<the backend's visibility variable>  already set: only the devices it names are used"},
        cmd_ab},
+      {"history",
+       "a performance record across runs: import directories, report steps and what changed",
+       "add DIR... [--db F]\n"
+       "       zlcore history report [--db F] [--since DATE] [--op OP] [--format md|json|csv|html] "
+       "[--fail-on-new-regression]",
+       {"ZL_HISTORY_DB  --db"},
+       cmd_history},
   };
   return table;
 }

@@ -180,6 +180,7 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   run.op = text_at(id, key::op);
   if (run.op.empty()) run.op = dir.filename().string();
   run.status = text_at(id, key::status);
+  run.started = text_at(id, key::started);
   for (const std::string& key : caliber_keys()) run.caliber[key] = text_at(id, key);
   // Older identities carry the version only at the top level.
   if (run.caliber[key::versions_zlcore].empty()) run.caliber[key::versions_zlcore] = text_at(id, key::zlcore_version);

@@ -1,0 +1,83 @@
+// The store's schema (docs/history.md, "The store"), versioned in `meta`: a
+// file of another version, or an SQLite file that is not a history, is
+// refused rather than written into.
+#include <filesystem>
+
+#include "store_impl.hpp"
+#include "zlcore/errors.hpp"
+
+namespace zl::history {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE entries(
+  id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+  started TEXT NOT NULL, fingerprint TEXT NOT NULL, added TEXT NOT NULL);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY, entry INTEGER NOT NULL REFERENCES entries(id),
+  op TEXT NOT NULL, dir TEXT NOT NULL, run_id TEXT NOT NULL, status TEXT NOT NULL,
+  started TEXT NOT NULL, segment TEXT NOT NULL);
+CREATE TABLE identity(
+  run INTEGER NOT NULL REFERENCES runs(id), key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY(run, key));
+CREATE TABLE rows(
+  run INTEGER NOT NULL REFERENCES runs(id), op TEXT NOT NULL, dtype TEXT NOT NULL,
+  shape TEXT NOT NULL, side TEXT NOT NULL, median_ms REAL NOT NULL, lo_ms REAL NOT NULL,
+  hi_ms REAL NOT NULL, n INTEGER NOT NULL, timer TEXT NOT NULL);
+CREATE INDEX runs_entry ON runs(entry);
+CREATE INDEX rows_run ON rows(run);
+)sql";
+
+bool has_table(SQLite::Database& db, const char* name) {
+  SQLite::Statement q(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
+  q.bind(1, name);
+  return q.executeStep();
+}
+
+SQLite::Database open_db(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(dir))
+    throw UsageError("history: --db " + path + ": directory " + dir.string() + " does not exist");
+  if (std::filesystem::is_directory(p)) throw UsageError("history: --db " + path + " is a directory; name a file");
+  try {
+    return SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  } catch (const SQLite::Exception& e) {
+    throw UsageError("history: --db " + path + " cannot be opened: " + e.what());
+  }
+}
+
+}  // namespace
+
+Store::Impl::Impl(const std::string& p) : path(p), db(open_db(p)) {
+  try {
+    // A busy file (another add) waits a little rather than failing at once.
+    db.setBusyTimeout(10000);
+    if (!has_table(db, "meta")) {
+      SQLite::Statement any(db, "SELECT count(*) FROM sqlite_master");
+      if (any.executeStep() && any.getColumn(0).getInt() > 0)
+        throw UsageError("history: --db " + path + " is an SQLite file but not a zlcore history (no meta table)");
+      SQLite::Transaction t(db);
+      db.exec(kSchema);
+      SQLite::Statement v(db, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
+      v.bind(1, std::to_string(kSchemaVersion));
+      v.exec();
+      t.commit();
+      return;
+    }
+    SQLite::Statement v(db, "SELECT value FROM meta WHERE key='schema_version'");
+    const std::string have = v.executeStep() ? v.getColumn(0).getString() : "";
+    if (have != std::to_string(kSchemaVersion)) {
+      throw UsageError("history: --db " + path + " has schema version '" + have + "'; this zlcore reads version " +
+                       std::to_string(kSchemaVersion));
+    }
+  } catch (const SQLite::Exception& e) {
+    throw UsageError("history: --db " + path + " is not a readable history: " + e.what());
+  }
+}
+
+Store::Store(const std::string& path) : impl_(new Impl(path)) {}
+Store::~Store() { delete impl_; }
+
+}  // namespace zl::history
