@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "enumerate_once.hpp"
 #include "lifecycle.hpp"
 #include "rules.hpp"
@@ -17,6 +19,7 @@ Outcome stdout_silent(Subject& s) {
   const DeviceQuery q = loader::enumerate_once(s.api, s.pin_var);
   for (const Device& d : q.devices) loader::query_state_once(s.api, d.index, d.id);
   loader::shutdown_backend(s.api);
+  std::fflush(stdout);  // what a backend's printf left in stdio's buffer
   struct stat st {};
   if (::fstat(s.stdout_capture, &st) != 0 || st.st_size == 0) return pass();
   char head[200];
