@@ -12,6 +12,7 @@
 #include "open_backend.hpp"
 #include "rules.hpp"
 #include "safe_read.hpp"
+#include "util/printable.hpp"
 
 namespace zl::conform {
 namespace {
@@ -28,8 +29,10 @@ std::string list_problem(const zl_device_list* list, uint32_t minor) {
   }
   const auto source = loader::read_backend_string(l->source);
   if (!source || source->empty()) return "the list names no source (\"library\", \"tool\", ...)";
+  if (!is_text(*source)) return "the list's source is not one line of printable text";
   const auto reason = loader::read_backend_string(l->reason);
   if (l->count == 0 && (!reason || reason->empty())) return "the list has no devices and no reason";
+  if (reason && !is_text(*reason)) return "the list's reason '" + printable(*reason) + "' is not one line of text";
   if (l->count == 0) return {};
   const size_t need = minor >= 2 ? ZL_DEVICE_INFO_STRUCT_SIZE : ZL_DEVICE_INFO_STRUCT_SIZE_1_1;
   std::set<std::string> ids;

@@ -6,6 +6,7 @@ its rule, with the reason, and the kit must survive whatever the fake does.
 """
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -162,3 +163,14 @@ def test_bad_command_line_exits_2_with_one_line(args, words):
     assert p.returncode == 2
     assert p.stdout == ""
     assert p.stderr.splitlines()[0].startswith("zlcore-conform: " + words)
+
+
+def test_every_flag_and_rule_of_the_kit_is_documented():
+    src = Path(os.environ.get("ZL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+    cli = (src / "docs" / "cli.md").read_text()
+    abi = (src / "docs" / "backend-abi.md").read_text()
+    usage = subprocess.run([KIT, "--help"], capture_output=True, text=True, check=True).stdout
+    flags = set(re.findall(r"--[a-z][a-z-]+", usage))
+    assert flags >= {"--timeout", "--list"}
+    assert sorted(f for f in flags if f"`{f}" not in cli) == []
+    assert sorted(r for r in rule_ids() if f"| `{r}` |" not in abi) == []
