@@ -2,12 +2,12 @@
  * matrix and the plan/batch tests build every variant from this file, the way
  * the OpenCL ICD loader's tests build their fake drivers. Plain C99, so it
  * also proves the SDK header compiles as C. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
