@@ -14,6 +14,7 @@
 
 #include "probe.hpp"
 #include "rules.hpp"
+#include "util/printable.hpp"
 #include "zlcore/loader.hpp"
 
 namespace zl::conform {
@@ -84,7 +85,9 @@ int print(const std::vector<Line>& lines, const std::string& file) {
     if (l.outcome.kind == Outcome::kPass) {
       std::printf("PASS %s\n", l.rule->id);
     } else {
-      std::printf("%s %s: %s\n", word, l.rule->id, l.outcome.why.c_str());
+      // Reasons quote the backend (names, symbols, what it printed): escaped,
+      // as zlcore escapes what it prints, so a hostile one cannot reach the terminal.
+      std::printf("%s %s: %s\n", word, l.rule->id, printable(l.outcome.why).c_str());
     }
     failed += l.outcome.kind == Outcome::kFail;
     skipped += l.outcome.kind == Outcome::kSkip;

@@ -174,3 +174,13 @@ def test_every_flag_and_rule_of_the_kit_is_documented():
     assert flags >= {"--timeout", "--list"}
     assert sorted(f for f in flags if f"`{f}" not in cli) == []
     assert sorted(r for r in rule_ids() if f"| `{r}` |" not in abi) == []
+
+
+def test_file_that_is_not_a_library_fails_loads_and_exports(tmp_path):
+    text = tmp_path / "notes.so"
+    text.write_text("not a backend\n")
+    rc, rules, out = conform(str(text))
+    assert rc == 1, out
+    assert rules["loads"] == ("FAIL", "not an ELF shared object")
+    assert rules["exports"][0] == "FAIL"
+    assert rules["strings"] == ("SKIP", "the loader rejects the file (loads)")
