@@ -152,7 +152,7 @@ TEST_F(AscendModule, DriverMissingIsAReason) {
   EXPECT_NE(a.reason->find("dcmi module initialize failed"), std::string::npos) << *a.reason;
 }
 
-TEST_F(AscendModule, NoToolStillLoadsWithOneLineReason) {
+TEST_F(AscendModule, NoToolReasonNamesLibraryAndTool) {
   TempDir empty;
   env.set("PATH", empty.path());
   Answer a = enumerate(api);
@@ -160,7 +160,6 @@ TEST_F(AscendModule, NoToolStillLoadsWithOneLineReason) {
   ASSERT_TRUE(a.reason.has_value());
   EXPECT_NE(a.reason->find("libdcmi.so"), std::string::npos) << *a.reason;
   EXPECT_NE(a.reason->find("npu-smi info -m could not run"), std::string::npos) << *a.reason;
-  EXPECT_EQ(a.reason->find('\n'), std::string::npos);
 }
 
 }  // namespace

@@ -118,9 +118,9 @@ class CudaModule : public ::testing::Test {
   TempDir dir;
 };
 
+// What the ABI requires of every table (major, sizes, strings) is the
+// conformance kit's (tests/conform); this is what makes it the CUDA backend.
 TEST_F(CudaModule, DescribesItself) {
-  EXPECT_EQ(api->abi_major, static_cast<uint32_t>(ZL_BACKEND_ABI_MAJOR));
-  EXPECT_GE(api->struct_size, sizeof(zl_backend_api));
   EXPECT_STREQ(api->name, "cuda");
   EXPECT_EQ(strings(api->aliases), (std::vector<std::string>{"nvidia", "gpu"}));
   EXPECT_EQ(strings(api->visibility_env), (std::vector<std::string>{"CUDA_VISIBLE_DEVICES"}));
@@ -178,7 +178,7 @@ TEST_F(CudaModule, MalformedOutputIsAParseError) {
   EXPECT_NE(a.message.find("expected 6 fields"), std::string::npos) << a.message;
 }
 
-TEST_F(CudaModule, NoDriverAndNoToolStillLoadsWithOneLineReason) {
+TEST_F(CudaModule, NoDriverAndNoToolReasonNamesBoth) {
   TempDir empty;
   env.set("ZL_CUDA_NO_NVML", std::nullopt);
   env.set("ZL_CUDA_NVML_LIB", "/nonexistent/libnvidia-ml.so.1");
@@ -189,7 +189,6 @@ TEST_F(CudaModule, NoDriverAndNoToolStillLoadsWithOneLineReason) {
   ASSERT_TRUE(a.reason.has_value());
   EXPECT_NE(a.reason->find("libnvidia-ml.so.1 not loadable"), std::string::npos) << *a.reason;
   EXPECT_NE(a.reason->find("nvidia-smi could not run"), std::string::npos) << *a.reason;
-  EXPECT_EQ(a.reason->find('\n'), std::string::npos);
 }
 
 TEST_F(CudaModule, NvmlPathWinsOverTheTool) {

@@ -144,7 +144,7 @@ TEST_F(MusaModule, DriverMissingIsAReason) {
   EXPECT_NE(a.reason->find("Driver Not Loaded"), std::string::npos) << *a.reason;
 }
 
-TEST_F(MusaModule, NoToolStillLoadsWithOneLineReason) {
+TEST_F(MusaModule, NoToolReasonNamesLibraryAndTool) {
   TempDir empty;
   env.set("PATH", empty.path());
   Answer a = enumerate(api);
@@ -153,7 +153,6 @@ TEST_F(MusaModule, NoToolStillLoadsWithOneLineReason) {
   ASSERT_TRUE(a.reason.has_value());
   EXPECT_NE(a.reason->find("libmtml.so"), std::string::npos) << *a.reason;
   EXPECT_NE(a.reason->find("mthreads-gmi could not run"), std::string::npos) << *a.reason;
-  EXPECT_EQ(a.reason->find('\n'), std::string::npos);
 }
 
 }  // namespace

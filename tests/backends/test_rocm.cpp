@@ -245,7 +245,7 @@ TEST_F(RocmModule, DriverMissingIsAReason) {
   EXPECT_NE(a.reason->find("Driver not initialized"), std::string::npos) << *a.reason;
 }
 
-TEST_F(RocmModule, NoToolsStillLoadsWithOneLineReason) {
+TEST_F(RocmModule, NoToolsReasonNamesEachOneTried) {
   TempDir empty;
   env.set("ZL_AMD_SMI", std::nullopt);
   env.set("ZL_ROCM_SMI", std::nullopt);
@@ -257,7 +257,6 @@ TEST_F(RocmModule, NoToolsStillLoadsWithOneLineReason) {
   EXPECT_NE(a.reason->find("amd-smi could not run"), std::string::npos) << *a.reason;
   EXPECT_NE(a.reason->find("rocm-smi could not run"), std::string::npos) << *a.reason;
   EXPECT_NE(a.reason->find("libamd_smi.so"), std::string::npos) << *a.reason;
-  EXPECT_EQ(a.reason->find('\n'), std::string::npos);
 }
 
 }  // namespace

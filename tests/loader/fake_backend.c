@@ -2,6 +2,8 @@
  * matrix and the plan/batch tests build every variant from this file, the way
  * the OpenCL ICD loader's tests build their fake drivers. Plain C99, so it
  * also proves the SDK header compiles as C. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +184,17 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
 #ifdef FAKE_ZERO_DEVICES
   count = 0;
 #endif
+#ifdef FAKE_GROWS
+  /* One more device on every call: a backend that caches nothing right. */
+  static int calls = 0;
+  count = 1 + calls++ % 8;
+#endif
+#ifdef FAKE_HONORS_VISIBILITY
+  /* Reports only what its own visibility variable shows, as a runtime
+   * does: the core then cannot see the devices it means to pin. */
+  const char* shown = getenv(FAKE_VISIBILITY_ENV);
+  if (shown != NULL && *shown != '\0' && (shown[0] < '0' || shown[0] > '9')) count = 0;
+#endif
   const char* busy = getenv("ZL_FAKE_BUSY");
   const char* hold = getenv("ZL_FAKE_HOLD_FILE");
   const int held = hold != NULL && *hold != '\0' && access(hold, F_OK) == 0;
@@ -279,6 +292,22 @@ FAKE_UNUSED static zl_error* query_state(zl_device_state_args* args) {
 #ifdef FAKE_CRASH_WHILE_FILE
   fake_maybe_crash("state");
 #endif
+  {
+    /* The device must still be the one enumerate listed at that index. */
+    char id[32];
+    snprintf(id, sizeof id, "FAKE-%04d", args->index);
+    if (args->id == NULL || strcmp(args->id, id) != 0) {
+#ifdef FAKE_CRASH_ON_UNKNOWN_ID
+      raise(SIGSEGV);
+#endif
+      zl_error* e = (zl_error*)calloc(1, sizeof *e);
+      if (e == NULL) return NULL;
+      e->struct_size = ZL_ERROR_STRUCT_SIZE;
+      e->code = ZL_ERROR_INVALID_ARGUMENT;
+      e->message = "no such device at that index";
+      return e;
+    }
+  }
   s = (fake_state*)calloc(1, sizeof *s);
   if (s == NULL) return NULL;
   snprintf(s->throttle, sizeof s->throttle, "%s", throttle != NULL && *throttle != '\0' ? throttle : "none");
@@ -322,6 +351,18 @@ typedef zl_backend_api fake_table;
 
 FAKE_UNUSED static fake_table kTable;
 
+#ifdef FAKE_THREAD_ON_LOAD
+/* A thread started by the entry point: it would outlive a rejection. */
+static void* fake_idle_thread(void* arg) {
+  for (;;) pause();
+  return arg;
+}
+#endif
+#ifdef FAKE_EXTRA_EXPORT
+/* A helper left visible: it could shadow another backend's. */
+ZL_BACKEND_EXPORT int zl_fake_visible_helper(void) { return 42; }
+#endif
+
 #ifndef FAKE_NO_ENTRY
 ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint32_t minor) {
   (void)major;
@@ -333,6 +374,12 @@ ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint3
   return NULL;
 #else
   zl_backend_api* api = (zl_backend_api*)&kTable;
+#ifdef FAKE_THREAD_ON_LOAD
+  {
+    pthread_t t;
+    if (pthread_create(&t, NULL, fake_idle_thread, NULL) == 0) pthread_detach(t);
+  }
+#endif
   api->struct_size = FAKE_STRUCT_SIZE;
   api->abi_major = FAKE_MAJOR;
   api->abi_minor = FAKE_MINOR;

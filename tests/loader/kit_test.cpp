@@ -5,9 +5,21 @@
 
 #include <stdexcept>
 
+#include "zlcore/bool_text.hpp"
 #include "zlcore/named_value.hpp"
 
 namespace {
+
+TEST(BackendKit, BooleanWordsAreZlcoresOwnSpellingInAnyCase) {
+  for (const char* yes : {"1", "true", "YES", "On"}) EXPECT_EQ(zl_kit_bool_word(yes), 1) << yes;
+  for (const char* no : {"0", "False", "no", "OFF"}) EXPECT_EQ(zl_kit_bool_word(no), 0) << no;
+  for (const char* neither : {"", "2", "yess", "enabled", "truetruetrue"}) {
+    EXPECT_EQ(zl_kit_bool_word(neither), -1) << neither;
+    EXPECT_FALSE(zl::parse_bool(neither).has_value()) << neither;  // the core reads the same words
+  }
+  EXPECT_EQ(zl_kit_bool_word(nullptr), -1);
+  EXPECT_EQ(zl::parse_bool("Yes"), std::optional<bool>(true));
+}
 
 TEST(BackendKit, ListIsOneBlockWithTypedAttributesAndKeepsANullPin) {
   zl_kit::Device d;

@@ -1,5 +1,6 @@
 # Installs this build into a scratch prefix, builds sdk/examples/oot-backend
-# against it with find_package(zlcore), and checks the installed zlcore loads it.
+# against it with find_package(zlcore), checks the installed zlcore loads it
+# and the installed conformance kit passes it.
 file(REMOVE_RECURSE "${ZL_WORK_DIR}")
 set(prefix "${ZL_WORK_DIR}/prefix")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${ZL_BUILD_DIR}" --prefix "${prefix}"
@@ -40,7 +41,15 @@ string(JSON clock GET "${out}" devices 0 state clock_sm_mhz)
 if(NOT abi STREQUAL "1.2" OR NOT arch STREQUAL "example-arch" OR NOT clock EQUAL 1000)
   message(FATAL_ERROR "the out-of-tree backend should speak ABI 1.2 with attributes and state:\n${out}")
 endif()
-foreach(f include/zl/backend.h include/zl/backend_kit.h include/zl/backend_kit.hpp share/doc/zlcore/backend-abi.md)
+# The installed conformance kit, through the test the package's
+# zlcore_add_conformance_test made: every rule passes or does not apply.
+get_filename_component(cmake_bin "${CMAKE_COMMAND}" DIRECTORY)
+execute_process(COMMAND "${cmake_bin}/ctest" --output-on-failure WORKING_DIRECTORY "${ZL_WORK_DIR}/build"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "zlcore_conformance.oot \\.* +Passed")
+  message(FATAL_ERROR "the conformance kit on the out-of-tree backend (${rc}):\n${out}\n${err}")
+endif()
+foreach(f bin/zlcore-conform include/zl/backend.h include/zl/backend_kit.h include/zl/backend_kit.hpp share/doc/zlcore/backend-abi.md)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "the SDK install lacks ${f}")
   endif()

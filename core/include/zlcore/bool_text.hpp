@@ -1,7 +1,8 @@
 // The one spelling of a boolean that zlcore accepts, in flags and in
 // environment variables alike: 1/0, true/false, yes/no, on/off, in any case.
-// Backends compile the same source (plugins/common), so a backend's switch
-// set to yes means what ZL_ISOLATE_TUNER_CACHE=yes means.
+// The words are the SDK kit's (zl_kit_bool_word in zl/backend_kit.h), which
+// backends use too, so a backend's switch set to yes means what
+// ZL_ISOLATE_TUNER_CACHE=yes means.
 #pragma once
 
 #include <optional>

@@ -55,6 +55,7 @@ struct Child {
   std::string buffer;  // report bytes not yet ended by '\n'
   std::string stage;   // the last stage it announced
   std::string final;   // "ok" or "reject <reason>"
+  std::vector<std::string> notes;
   bool exited = false;
   int status = 0;
   bool timed_out = false;
@@ -71,6 +72,8 @@ void take_lines(Child& c) {
       c.stage = line.substr(6);
     } else if (line == "ok" || line.rfind("reject ", 0) == 0) {
       c.final = line;
+    } else if (line.rfind("note ", 0) == 0) {
+      c.notes.push_back(line.substr(5));
     }
   }
 }
@@ -99,10 +102,11 @@ void close_child(Child& c) {
   c.report_fd = c.exit_fd = -1;
 }
 
-// Starts `program __probe-backend file` in a process group of its own, with
+// Starts `program <verb...> file` in a process group of its own, with
 // default signal handling, stdin and stdout on /dev/null, stderr ours only
 // when tracing, and the report pipe on fd 3.
-bool spawn(Child& c, const std::string& program, const std::string& file, bool keep_stderr, std::string* error) {
+bool spawn(Child& c, const std::string& program, const std::vector<std::string>& verb, const std::string& file,
+           bool keep_stderr, std::string* error) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     *error = std::string("pipe: ") + std::strerror(errno);
@@ -122,9 +126,13 @@ bool spawn(Child& c, const std::string& program, const std::string& file, bool k
   if (!keep_stderr) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, write_end, 3);
   const SpawnAttr attr(true);
-  std::string arg0 = program, arg1 = "__probe-backend", arg2 = file;
-  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
-  int rc = posix_spawn(&c.pid, program.c_str(), &actions, attr.get(), argv, environ);
+  std::vector<std::string> args{program};
+  args.insert(args.end(), verb.begin(), verb.end());
+  args.push_back(file);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int rc = posix_spawn(&c.pid, program.c_str(), &actions, attr.get(), argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(write_end);
   if (rc != 0) {
@@ -156,6 +164,7 @@ double deadline_of(const Child& c, double timeout_s) {
 ProbeVerdict verdict_of(const Child& c, double timeout_s) {
   ProbeVerdict v;
   v.seconds = monotonic_seconds() - c.started;
+  v.notes = c.notes;
   if (c.timed_out) {
     v.timed_out = true;
     v.reason = "no answer in " + seconds_words(limit_of(c, timeout_s)) + " " + stage_words(c.stage);
@@ -181,7 +190,7 @@ ProbeVerdict verdict_of(const Child& c, double timeout_s) {
 }  // namespace
 
 std::vector<ProbeVerdict> probe_files(const std::vector<std::string>& files, const std::string& program,
-                                      double timeout_s) {
+                                      double timeout_s, const std::vector<std::string>& verb) {
   std::vector<ProbeVerdict> verdicts(files.size());
   const char* trace = std::getenv("ZL_DEBUG_LOADER");
   const bool keep_stderr = trace != nullptr && parse_bool(trace).value_or(false);
@@ -192,7 +201,7 @@ std::vector<ProbeVerdict> probe_files(const std::vector<std::string>& files, con
       Child c;
       c.index = next;
       std::string error;
-      if (spawn(c, program, files[next], keep_stderr, &error)) {
+      if (spawn(c, program, verb, files[next], keep_stderr, &error)) {
         running.push_back(std::move(c));
       } else {
         verdicts[next].reason = "cannot probe: " + error;

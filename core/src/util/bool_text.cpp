@@ -1,15 +1,15 @@
 #include "zlcore/bool_text.hpp"
 
-#include <cctype>
+#include <zl/backend_kit.h>
 
 namespace zl {
 
+// The words live in the SDK's kit, so a backend's switch set to yes means
+// what ZL_ISOLATE_TUNER_CACHE=yes means without compiling anything of the core.
 std::optional<bool> parse_bool(const std::string& text) {
-  std::string w;
-  for (char c : text) w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (w == "1" || w == "true" || w == "yes" || w == "on") return true;
-  if (w == "0" || w == "false" || w == "no" || w == "off") return false;
-  return std::nullopt;
+  const int b = zl_kit_bool_word(text.c_str());
+  if (b < 0) return std::nullopt;
+  return b == 1;
 }
 
 const char* bool_words() { return "1/0, true/false, yes/no, on/off"; }

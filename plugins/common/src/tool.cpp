@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "zlcore/bool_text.hpp"
+#include <zl/backend_kit.h>
 
 extern char** environ;
 
@@ -32,7 +32,7 @@ std::string env_or(const char* name, const std::string& fallback) {
   return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
 }
 
-bool env_flag(const char* name) { return zl::parse_bool(env_or(name, "")).value_or(false); }
+bool env_flag(const char* name) { return zl_kit_bool_word(env_or(name, "").c_str()) == 1; }
 
 ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms) {
   ToolResult r;

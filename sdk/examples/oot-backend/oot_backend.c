@@ -4,6 +4,8 @@
  * block each, so every destroy entry is one free(). */
 #include <zl/backend_kit.h>
 
+#define OOT_DEVICE_ID "OOT-0000"
+
 static const char* const aliases[] = {"example", NULL};
 static const zl_capability capabilities[] = {{"device_events", "1"}};
 
@@ -18,7 +20,7 @@ static zl_error* enumerate(zl_enumerate_args* args) {
   attributes[2] = zl_kit_int_value("compute_units", 4);
   memset(&device, 0, sizeof device);
   device.index = 0;
-  device.id = "OOT-0000";
+  device.id = OOT_DEVICE_ID;
   device.name = "Out-of-tree Example Device";
   device.memory_total_bytes = 1u << 30;
   device.memory_used_bytes = -1;
@@ -45,7 +47,10 @@ static zl_error* query_state(zl_device_state_args* args) {
   if (args == NULL || args->struct_size < ZL_DEVICE_STATE_ARGS_STRUCT_SIZE) {
     return zl_kit_error(ZL_ERROR_INVALID_ARGUMENT, "state args are NULL or too small");
   }
-  if (args->index != 0) return zl_kit_error(ZL_ERROR_INVALID_ARGUMENT, "no device %d", (int)args->index);
+  /* The index and the id must still name the same device (zl/backend.h). */
+  if (args->index != 0 || args->id == NULL || strcmp(args->id, OOT_DEVICE_ID) != 0) {
+    return zl_kit_error(ZL_ERROR_INVALID_ARGUMENT, "no device %d with that id", (int)args->index);
+  }
   values[0] = zl_kit_int_value("clock_sm_mhz", 1000);
   values[1] = zl_kit_string_value("throttle_reasons", "none");
   return zl_kit_device_state(values, 2, &args->state);

@@ -44,6 +44,9 @@
  *         zl/backend_kit.hpp, turns one into a zl_error).
  *   - docs/backend-abi.md (installed next to this header, share/doc/zlcore)
  *     states the same rules with the loader's reasons.
+ *   - zlcore-conform BACKEND.so (installed beside zlcore) checks a built
+ *     backend against every rule a program can check, one line per rule;
+ *     zlcore_add_conformance_test(name) of the CMake package makes it a test.
  */
 #ifndef ZL_BACKEND_H_
 #define ZL_BACKEND_H_

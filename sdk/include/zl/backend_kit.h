@@ -225,6 +225,30 @@ static inline zl_named_value zl_kit_bool_value(const char* name, int value) {
   return v;
 }
 
+/* ---- switches ---- */
+
+/* zlcore's one spelling of a boolean, in its own flags and variables and in
+ * a backend's switches alike: 1 for 1/true/yes/on, 0 for 0/false/no/off, in
+ * any case; -1 for anything else, the empty string and NULL included (the
+ * caller decides what unset means). */
+static inline int zl_kit_bool_word(const char* text) {
+  static const char* const kWords[][2] = {{"1", "0"}, {"true", "false"}, {"yes", "no"}, {"on", "off"}};
+  char w[8];
+  size_t n = 0;
+  size_t i;
+  if (text == NULL) return -1;
+  for (; text[n] != '\0'; ++n) {
+    if (n + 1 >= sizeof w) return -1; /* longer than any word */
+    w[n] = (char)((text[n] >= 'A' && text[n] <= 'Z') ? text[n] - 'A' + 'a' : text[n]);
+  }
+  w[n] = '\0';
+  for (i = 0; i < sizeof kWords / sizeof kWords[0]; ++i) {
+    if (strcmp(w, kWords[i][0]) == 0) return 1;
+    if (strcmp(w, kWords[i][1]) == 0) return 0;
+  }
+  return -1;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

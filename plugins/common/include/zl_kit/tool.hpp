@@ -29,7 +29,7 @@ ToolResult run_tool(const std::vector<std::string>& argv, int timeout_ms = 10000
 std::string env_or(const char* name, const std::string& fallback);
 
 // A boolean switch: 1/0, true/false, yes/no, on/off in any case, as zlcore
-// reads its own (zlcore/bool_text.hpp); unset, empty or another word is false.
+// reads its own (zl_kit_bool_word, zl/backend_kit.h); unset, empty or another word is false.
 bool env_flag(const char* name);
 
 // One line describing a failed tool run: "nvidia-smi exited 6: No devices were found".
