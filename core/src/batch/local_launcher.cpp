@@ -385,7 +385,7 @@ class BatchRun : public QueueEvents {
     // file): one line naming it, before anything asks what is there.
     std::error_code bad;
     (void)fs::status(dir_, bad);
-    if (bad && bad != std::errc::no_such_file_or_directory) {
+    if (bad && bad != std::errc::no_such_file_or_directory && bad != std::errc::not_a_directory) {
       throw UsageError("--out " + dir_.string() + " cannot be used: " + bad.message());
     }
     if (fs::exists(csv) && !o_.resume) {
