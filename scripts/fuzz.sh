@@ -6,7 +6,13 @@
 # input that did it is kept under $FUZZ_BUILD/fuzz-work/<name>/ and named.
 #
 #   scripts/fuzz.sh                      every target, 60 s each
-#   FUZZ_SECONDS=3600 scripts/fuzz.sh results   one target, an hour
+#   FUZZ_SECONDS=3600 FUZZ_SEED=random scripts/fuzz.sh results   one target, an hour
+#
+# The gate is reproducible: every target runs with libFuzzer's -seed
+# $FUZZ_SEED (1 unless set) from its seed corpus alone, so a CI run and a
+# local run of the same commit try the same inputs in the same order.
+# FUZZ_SEED=random lets libFuzzer pick a seed and keeps what earlier runs
+# found, for long runs that should explore.
 #
 # New inputs that reach new code go to $FUZZ_BUILD/fuzz-work/<name>/corpus,
 # never into the tree's seed corpus (docs/fuzzing.md says how to keep some).
@@ -18,6 +24,21 @@ FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
 FUZZ_RSS_MB=${FUZZ_RSS_MB:-2048}
+FUZZ_SEED=${FUZZ_SEED:-1}
+case "$FUZZ_SEED" in
+  random) seed_flag=() ;;
+  *[!0-9]* | '' | 0)
+    echo "fuzz.sh: FUZZ_SEED='$FUZZ_SEED' is not allowed; use a whole number from 1 to 4294967295, or random" >&2
+    exit 2
+    ;;
+  *)
+    if [ ${#FUZZ_SEED} -gt 10 ] || [ "$FUZZ_SEED" -gt 4294967295 ]; then
+      echo "fuzz.sh: FUZZ_SEED='$FUZZ_SEED' is not allowed; use a whole number from 1 to 4294967295, or random" >&2
+      exit 2
+    fi
+    seed_flag=(-seed="$FUZZ_SEED")
+    ;;
+esac
 
 bash scripts/install-deps.sh fuzz
 
@@ -52,16 +73,19 @@ mkdir -p "$work"
 # rc its exit status.
 run_one() {
   local n=$1 dir="$work/$1" rc=0
+  # A seeded run starts from the seeds alone: inputs an earlier run found
+  # would change what this one tries.
+  if [ "$FUZZ_SEED" != random ]; then rm -rf "$dir/corpus"; fi
   mkdir -p "$dir/corpus"
   rm -f "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-* "$dir"/slow-unit-* "$dir/rc"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=tests/fuzz/ubsan.supp \
     "$FUZZ_BUILD/fuzz/${n}_fuzz" -max_total_time="$FUZZ_SECONDS" -timeout="$FUZZ_TIMEOUT" \
-    -rss_limit_mb="$FUZZ_RSS_MB" -print_final_stats=1 -artifact_prefix="$dir/" \
+    -rss_limit_mb="$FUZZ_RSS_MB" "${seed_flag[@]}" -print_final_stats=1 -artifact_prefix="$dir/" \
     "$dir/corpus" "tests/fuzz/corpus/$n" >"$dir/log" 2>&1 || rc=$?
   echo "$rc" >"$dir/rc"
 }
 
-echo "fuzz: ${#names[@]} target(s), ${FUZZ_SECONDS} s each, ${FUZZ_JOBS} at a time"
+echo "fuzz: ${#names[@]} target(s), ${FUZZ_SECONDS} s each, ${FUZZ_JOBS} at a time, seed ${FUZZ_SEED}"
 running=0
 for n in "${names[@]}"; do
   if [ "$running" -ge "$FUZZ_JOBS" ]; then

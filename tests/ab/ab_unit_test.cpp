@@ -90,6 +90,24 @@ TEST_F(AbDir, ATornLastRecordIsCutOffBeforeAResumeAppendsAndTheFileKeptAside) {
   EXPECT_EQ(ab::repair_rounds_csv(csv.string()), "");  // a whole file is left alone
 }
 
+// An empty rounds.csv (a crash before the header reached the disk, a
+// truncation) was refused as "not the rounds.csv of a zlcore ab directory";
+// as with ops_status.csv it is repaired: the header back, the file kept.
+TEST_F(AbDir, AnEmptyRoundsCsvIsRepairedWithItsHeaderAndKeptAside) {
+  const fs::path csv = dir_ / "rounds.csv";
+  write(csv, "");
+  const std::string note = ab::repair_rounds_csv(csv.string());
+  EXPECT_NE(note.find("it was empty"), std::string::npos) << note;
+  EXPECT_EQ(zl::read_file(csv.string()), ab::rounds_csv_header());
+  EXPECT_TRUE(ab::read_rounds_csv(csv.string()).empty());
+  size_t kept = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().filename().string().rfind("rounds.csv.bak-", 0) == 0) ++kept;
+  }
+  EXPECT_EQ(kept, 1u);
+  EXPECT_EQ(ab::repair_rounds_csv(csv.string()), "");
+}
+
 TEST_F(AbDir, RoundsCsvOfAnotherToolIsRefused) {
   write(dir_ / "rounds.csv", "op,status\nabs,passed\n");
   EXPECT_THROW(ab::read_rounds_csv((dir_ / "rounds.csv").string()), UsageError);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "../../core/src/util/dir_links.hpp"
@@ -218,3 +219,40 @@ TEST(Links, DirectoryLinksAreFoundOnlyWhereZlcoreKeepsDirectories) {
 }
 
 }  // namespace
+
+// A directory link planted inside --out while a batch runs (here by the
+// first op itself, between its start and the next op's) is found before the
+// next op starts: nothing more is written through it, and one line says so.
+TEST(Links, ABatchStartsNoOpAfterALinkAppearsInsideItsOut) {
+  TempDir tmp;
+  const fs::path suite = tmp / "suite", out = tmp / "out", elsewhere = tmp / "elsewhere";
+  fs::copy(ZL_FAULT_SUITE, suite, fs::copy_options::recursive);
+  // The copy finds the example's library by an absolute path, and knows the new mark.
+  std::string ini = hostile::slurp(suite / "pytest.ini");
+  const std::string rel = "../../../examples/suite/src";
+  ini.replace(ini.find(rel), rel.size(), std::string(ZL_EXAMPLE_SUITE) + "/src");
+  hostile::spit(suite / "pytest.ini", ini + "    linker: operator linker (replaces <out>/runs by a link)\n");
+  hostile::spit(suite / "benchmark" / "test_linker.py",
+                "import os\n\nimport pytest\n\nfrom . import faults\n\n\n"
+                "@pytest.mark.linker\n"
+                "def test_linker():\n"
+                "    out = os.environ['HOSTILE_OUT']\n"
+                "    os.rename(os.path.join(out, 'runs'), os.environ['HOSTILE_ELSEWHERE'])\n"
+                "    os.symlink(os.environ['HOSTILE_ELSEWHERE'], os.path.join(out, 'runs'))\n"
+                "    faults.TrivialBenchmark(op_name='linker', torch_op=faults.negate, "
+                "dtypes=faults.FAULT_DTYPES).run()\n");
+  std::vector<std::string> args = hostile::batch_args(out, "linker,ok1", {"--cold"});
+  args[std::find(args.begin(), args.end(), std::string(ZL_FAULT_SUITE)) - args.begin()] = suite.string();
+  hostile::Ran r =
+      hostile::zlcore(args, tmp.path(),
+                      hostile::batch_env(tmp, hostile::new_tag(),
+                                         {{"HOSTILE_OUT", out.string()}, {"HOSTILE_ELSEWHERE", elsewhere.string()}}),
+                      180);
+  EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
+  EXPECT_NE(r.out.find("--out " + out.string() + " now holds a symbolic link where zlcore keeps a directory: " +
+                       (out / "runs").string() + " (a link to " + elsewhere.string() +
+                       "); no more ops start: put the directory itself there, then --resume runs them\n"),
+            std::string::npos)
+      << hostile::describe(r);
+  EXPECT_FALSE(fs::exists(elsewhere / "ok1")) << "the next op ran through the link";
+}

@@ -123,10 +123,12 @@ struct RoundsFile {
   std::vector<std::string> unreadable;  // "line <n>: <why>", one per line left out
   bool dropped_tail = false;            // a torn last line (a crash mid-append)
   size_t blank_lines = 0;
-  bool needs_repair() const { return dropped_tail || blank_lines > 0 || !unreadable.empty(); }
+  bool empty = false;  // nothing but blank space, not even the header (a crash, a truncation)
+  bool needs_repair() const { return dropped_tail || blank_lines > 0 || !unreadable.empty() || empty; }
 };
-// Throws UsageError when `text` is not an A/B's rounds.csv (its header is
-// not zlcore's); `shown` names the file in that message.
+// Throws UsageError when `text` is not an A/B's rounds.csv (its first record
+// is not zlcore's header); `shown` names the file in that message. An empty
+// file is an A/B's that lost everything: `empty`, to repair.
 RoundsFile parse_rounds_text(const std::string& text, const std::string& shown);
 // The lines of the file at `path` that can be read back (parse_rounds_text).
 std::vector<RoundLine> read_rounds_csv(const std::string& path);

@@ -48,6 +48,9 @@ void append_log_line_or_warn(const std::string& path, const std::string& line, c
 // descriptor (close-on-exec). Refuses a symbolic link and anything but a
 // regular file: throws std::runtime_error with one line naming the file.
 int open_for_append(const std::string& path);
+// The whole of a regular file, read without blocking and with a bound: a
+// FIFO, a device, a directory or a file past the bound is refused with one
+// line naming the path and what it is (std::runtime_error).
 std::string read_file(const std::string& path);
 // Before a repair rewrites a file: its old `text` kept beside it as
 // <path>.bak-<UTC time> (-2, -3 ... when that name is taken; an older copy is

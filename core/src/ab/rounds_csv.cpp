@@ -190,18 +190,14 @@ RoundsFile parse_rounds_text(const std::string& text, const std::string& shown) 
         std::count(text.begin() + static_cast<long>(pos), text.begin() + static_cast<long>(r.end), '\n'));
     pos = r.end;
   }
-  if (!header) {
-    throw UsageError(shown + " is not the rounds.csv of a zlcore ab directory (its header is not " +
-                     rounds_csv_header().substr(0, rounds_csv_header().size() - 1) + ")");
-  }
+  // No record at all: as ops_status.csv, rewritten with its header, and
+  // every round runs again.
+  out.empty = !header;
   return out;
 }
 
 std::vector<RoundLine> read_rounds_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_rounds_text(text.str(), path).lines;
+  return parse_rounds_text(read_file(path), path).lines;
 }
 
 std::string repair_rounds_csv(const std::string& path) {
@@ -220,6 +216,7 @@ std::string repair_rounds_csv(const std::string& path) {
     out += "; left out " + std::to_string(f.unreadable.size()) + " line(s) that could not be read (" + list +
            "); a round left without its round line runs again";
   }
+  if (f.empty) out += "; it was empty, so the header was written again and every round runs";
   if (f.dropped_tail) out += "; left out a torn last line";
   if (f.blank_lines > 0) out += "; dropped " + std::to_string(f.blank_lines) + " blank line(s)";
   return out + "; the file as it was is in " + std::filesystem::path(copy).filename().string();

@@ -125,8 +125,16 @@ class Runner {
       refuse_directory_links(dir_.string(), "ab: ");
       check_resume_settings(o_, (dir_ / "ab_identity.json").string());
       if (!fs::exists(csv)) write_file_atomic(csv.string(), rounds_csv_header());
-      lines_ = read_rounds_csv(csv.string());
-      const std::string note = repair_rounds_csv(csv.string());
+      std::string note;
+      try {
+        lines_ = read_rounds_csv(csv.string());
+        note = repair_rounds_csv(csv.string());
+      } catch (const UsageError&) {
+        throw;
+      } catch (const std::exception& e) {
+        // Not a file to read (a FIFO, a directory) or not readable: one line.
+        throw UsageError("ab --resume: " + std::string(e.what()));
+      }
       if (!note.empty()) std::cout << printable(note) << "\n";
     } else {
       if (fs::exists(dir_) && !fs::is_empty(dir_, ec)) {

@@ -163,12 +163,23 @@ class BatchRun : public QueueEvents {
     const OpSpec& op = o_.ops[job.op_index];
     const std::string name = op_dir_name(op.name);
     const fs::path runs = dir_ / (warmup_ ? "warmup" : "runs");
+    OpLaunch l;
+    // Checked again before each op, not only at the start: a link planted
+    // while the batch runs would take this op's run, its moved-aside attempt
+    // and its log elsewhere. No op starts after one is found.
+    if (link_found_.empty()) {
+      link_found_ = directory_link_under(dir_.string());
+      if (!link_found_.empty()) {
+        say("--out " + dir_.string() + " now holds a symbolic link where zlcore keeps a directory: " + link_found_ +
+            "; no more ops start: put the directory itself there, then --resume runs them");
+      }
+    }
+    if (!link_found_.empty()) return l;
     std::error_code ec;
     for (const fs::path& d : {runs, dir_ / "logs"}) {
       fs::create_directories(d, ec);
       if (ec == std::errc::no_space_on_device) out_of_space("cannot create " + d.string());
     }
-    OpLaunch l;
     l.op = op;
     l.device = device;
     l.run_dir = (runs / name).string();
@@ -300,7 +311,7 @@ class BatchRun : public QueueEvents {
 
   void tick(const std::vector<InFlight>& running) override { progress_->tick(running); }
 
-  bool stop_starting() const override { return disk_full_; }
+  bool stop_starting() const override { return disk_full_ || !link_found_.empty(); }
 
  private:
   bool progress_tty() const { return isatty(1) == 1; }
@@ -370,6 +381,13 @@ class BatchRun : public QueueEvents {
 
   void prepare_directory() {
     const fs::path csv = dir_ / kStatusFile;
+    // A path the system cannot resolve (a link loop, a component that is a
+    // file): one line naming it, before anything asks what is there.
+    std::error_code bad;
+    (void)fs::status(dir_, bad);
+    if (bad && bad != std::errc::no_such_file_or_directory && bad != std::errc::not_a_directory) {
+      throw UsageError("--out " + dir_.string() + " cannot be used: " + bad.message());
+    }
     if (fs::exists(csv) && !o_.resume) {
       throw UsageError("--out " + dir_.string() +
                        " already holds a batch; pass --resume to continue it, or another --out");
@@ -397,6 +415,13 @@ class BatchRun : public QueueEvents {
     load_history();
     check_caliber();
     reserve_ = std::make_unique<SpaceReserve>((dir_ / ".space_reserve").string(), 256 * 1024);
+    // Appends refuse a link; found only then, an op would have run and its
+    // row been lost. Said before anything runs.
+    if (fs::is_symlink(fs::symlink_status(csv, ec))) {
+      throw UsageError("--out " + dir_.string() + ": " + kStatusFile +
+                       " is a symbolic link, and zlcore does not follow links for files it writes; replace it "
+                       "with the file itself");
+    }
     std::string note;
     try {
       prepare_status_csv(csv.string(), &note);
@@ -705,6 +730,7 @@ class BatchRun : public QueueEvents {
   std::unique_ptr<SpaceReserve> reserve_;  // room for the last rows when the disk fills up
   bool disk_full_ = false;
   std::string disk_full_what_;
+  std::string link_found_;            // a directory link found inside --out while the batch ran
   rapidjson::Document history_;       // batch_identity.json's earlier invocations
   std::vector<std::string> differs_;  // settings that differ from the first invocation's
 };

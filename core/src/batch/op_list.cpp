@@ -174,8 +174,9 @@ std::vector<OpSpec> load_ops_file(const std::string& path) {
   std::string text;
   try {
     text = read_file(path);
-  } catch (const std::exception&) {
-    throw UsageError("--ops-file: cannot read " + path);
+  } catch (const std::exception& e) {
+    // Names what the path is: a directory, a FIFO, a device, missing.
+    throw UsageError(std::string("--ops-file: ") + e.what());
   }
   // A NUL would end the message that quotes the entry, so the user would
   // see half of it: said here, by line and byte, before any entry is read.

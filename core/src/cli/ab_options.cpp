@@ -1,7 +1,9 @@
 // `zlcore ab`'s flags, and the command line into ab::Options.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
+#include "../util/printable.hpp"
 #include "../util/text.hpp"
 #include "ab_options.hpp"
 #include "plan_options.hpp"
@@ -14,6 +16,15 @@ namespace fs = std::filesystem;
 
 namespace zl::cli {
 namespace {
+
+// A name the environment can carry and a shell or a record line can show:
+// a newline or '=' in it would forge another variable.
+bool valid_env_name(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
 
 // `zlcore run` flags both sides get alike.
 const char* const kSharedRunFlags[] = {"level", "mode", "timer", "enable-cudagraph", "direct-repeat"};
@@ -46,8 +57,9 @@ ab::SideSpec side_from(const po::variables_map& vm, const std::string& x, const 
   if (vm.count(x + "-env")) {
     for (const std::string& kv : vm[x + "-env"].as<std::vector<std::string>>()) {
       const size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        throw UsageError("ab: --" + x + "-env '" + kv + "' is not NAME=VALUE");
+      if (eq == std::string::npos || !valid_env_name(kv.substr(0, eq))) {
+        throw UsageError("ab: --" + x + "-env '" + printable(kv) +
+                         "' is not NAME=VALUE with NAME letters, digits and '_', not starting with a digit");
       }
       s.env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
@@ -140,6 +152,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   o.backend_dir = ctx.backend_dir();
   if (!vm.count("out")) throw UsageError("ab: --out DIR is required (the A/B directory)");
   o.out_dir = vm["out"].as<std::string>();
+  if (o.out_dir.empty()) throw UsageError("ab: --out: an empty path; name the A/B directory");
   o.resume = vm.count("resume") > 0;
   o.rounds = parse_positive(vm, "rounds", 6, 1);
   o.retries = parse_positive(vm, "retries", 1, 0);
@@ -193,7 +206,10 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
 
   const auto flag = [&vm](const char* name) { return vm.count(name) ? &vm[name].as<std::string>() : nullptr; };
   o.ops = batch::ops_from_flags(flag("ops"), flag("ops-file"), "ab");
-  if (batch::needs_expansion(o.ops)) {
+  // `all` in an ops file is the same request as `--ops all`: every mark,
+  // which an A/B does not take (no suite has a mark named so).
+  const bool names_all = std::any_of(o.ops.begin(), o.ops.end(), [](const batch::OpSpec& s) { return s.op == "all"; });
+  if (batch::needs_expansion(o.ops) || names_all) {
     throw UsageError("ab: --ops names ops one by one (the suite's marks); `all` and benchmark files are for batch");
   }
 
@@ -223,7 +239,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
     if (vm.count(flag)) o.run_flags.emplace_back(std::string("--") + flag, vm[flag].as<std::string>());
   }
   if (vm.count("force-replay")) o.run_flags.emplace_back("--force-replay", "");
-  if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
+  if (vm.count("dtypes")) o.dtypes = parse_dtypes(vm["dtypes"].as<std::string>());
   check_dtypes(o.dtypes);
 
   // What --resume must find unchanged. Rounds, ops, devices, retries and the

@@ -29,6 +29,11 @@ int cmd_ab(Context& ctx, const std::vector<std::string>& args) {
     if (vm.count(flag)) throw UsageError(needs_cluster_launcher("ab", flag, "--launcher slurm"));
   }
   const ab::Options o = ab_options(ctx, backend, vm, true);
+  std::error_code bad;
+  (void)fs::status(o.out_dir, bad);
+  if (bad && bad != std::errc::no_such_file_or_directory) {
+    throw UsageError("ab: --out " + o.out_dir + " cannot be used: " + bad.message());
+  }
   // Its rounds.csv points into shards/: only the Slurm merge may rewrite it.
   if (fs::exists(fs::path(o.out_dir) / "plan.json")) {
     throw UsageError("ab: --out " + o.out_dir +

@@ -291,6 +291,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
   if (o.resume && !vm.count("out")) throw UsageError("--resume needs --out, the batch directory to continue");
   o.out_dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(backend.name());
+  if (o.out_dir.empty()) throw UsageError("--out: an empty path; name the batch directory");
   warn_if_writable_by_others(o.out_dir, "batch --out directory");
   o.timeout_s = parse_seconds(vm.count("timeout") ? vm["timeout"].as<std::string>() : "600", "--timeout");
   o.warmup_devices = parse_count(flag_or_env(vm, "parallel-warmup-gpus", "PARALLEL_WARMUP_GPUS", "0"),
@@ -300,7 +301,13 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
   }
 
   o.idle.check = vm.count("no-idle-check") == 0;
-  if (vm.count("idle-util")) o.idle.max_util_percent = parse_count(vm["idle-util"].as<std::string>(), "--idle-util");
+  if (vm.count("idle-util")) {
+    o.idle.max_util_percent = parse_count(vm["idle-util"].as<std::string>(), "--idle-util");
+    if (o.idle.max_util_percent > 100) {
+      throw UsageError("--idle-util: '" + vm["idle-util"].as<std::string>() +
+                       "' is not allowed; use a percentage from 0 to 100");
+    }
+  }
   if (vm.count("idle-mem-mib"))
     o.idle.max_mem_used_mib = parse_count(vm["idle-mem-mib"].as<std::string>(), "--idle-mem-mib");
   if (vm.count("busy-recheck"))
@@ -321,7 +328,7 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
                                    .command;
     if (!vm.count("python")) o.run.flags.emplace_back("--python", python);
   }
-  if (vm.count("dtypes")) o.run.dtypes = text::split(vm["dtypes"].as<std::string>(), ",");
+  if (vm.count("dtypes")) o.run.dtypes = parse_dtypes(vm["dtypes"].as<std::string>());
   // REPLAY_FROM means what --replay-from means here, a batch directory
   // included: each op gets its own run in it as its run's --replay-from.
   o.run.replay_from = checked.replay_from;

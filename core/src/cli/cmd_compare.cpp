@@ -49,6 +49,13 @@ void check_out_path(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  // A path the system cannot resolve (a link loop): one line, not an
+  // exception from the first question asked of it.
+  std::error_code bad;
+  (void)fs::status(p, bad);
+  if (bad && bad != std::errc::no_such_file_or_directory) {
+    throw UsageError("compare --calibrate: --out " + path + " cannot be used: " + bad.message());
+  }
   if (fs::is_directory(p)) throw UsageError("compare --calibrate: --out " + path + " is a directory; name a file");
   if (!fs::is_directory(dir)) {
     throw UsageError("compare --calibrate: --out " + path + ": directory " + dir.string() + " does not exist");

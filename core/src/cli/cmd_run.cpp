@@ -167,7 +167,7 @@ RunOptions run_options_from(const po::variables_map& vm) {
   require_one_of(o.level, FlagGemsProvider::levels(), "BENCH_LEVEL (--level)");
   o.mode = vm.count("mode") ? vm["mode"].as<std::string>() : "kernel";
   require_one_of(o.mode, FlagGemsProvider::modes(), "--mode");
-  if (vm.count("dtypes")) o.dtypes = text::split(vm["dtypes"].as<std::string>(), ", ");
+  if (vm.count("dtypes")) o.dtypes = parse_dtypes(vm["dtypes"].as<std::string>());
   check_dtypes(o.dtypes);
   if (vm.count("device")) {
     const std::string text = vm["device"].as<std::string>();
@@ -194,7 +194,9 @@ RunOptions run_options_from(const po::variables_map& vm) {
   char* end = nullptr;
   long r = std::strtol(repeat.c_str(), &end, 10);
   if (end == repeat.c_str() || *end != '\0' || r < 1 || r > 1000) {
-    throw UsageError("ZL_DIRECT_REPEAT='" + repeat + "' is not allowed; use a whole number from 1 to 1000");
+    // Named as the user gave it: the flag when there is one, else the variable.
+    const std::string given = vm.count("direct-repeat") ? "--direct-repeat " : "ZL_DIRECT_REPEAT=";
+    throw UsageError(given + "'" + repeat + "' is not allowed; use a whole number from 1 to 1000");
   }
   o.knobs = plan_knobs(vm);
   o.knobs["ZL_DIRECT_REPEAT"] = std::to_string(r);

@@ -1,8 +1,11 @@
 #include "command.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
+#include "../util/printable.hpp"
+#include "../util/text.hpp"
 #include "option_parser.hpp"
 #include "zlcore/bool_text.hpp"
 #include "zlcore/errors.hpp"
@@ -79,6 +82,24 @@ bool parse(const std::string& command, const po::options_description& desc, cons
 std::map<std::string, std::string>& env_choices() {
   static std::map<std::string, std::string> log;
   return log;
+}
+
+std::vector<std::string> parse_dtypes(const std::string& given) {
+  const std::string shown = "--dtypes '" + printable(given) + "'";
+  std::vector<std::string> out;
+  for (const std::string& piece : text::split_keep_empty(given, ",")) {
+    const std::vector<std::string> words = text::split(piece, text::kSpace);
+    if (words.empty()) {
+      throw UsageError(shown + " holds an empty word; name one or more dtypes separated by commas");
+    }
+    for (const std::string& w : words) {
+      if (std::find(out.begin(), out.end(), w) != out.end()) {
+        throw UsageError(shown + " names " + printable(w) + " twice; name each dtype once");
+      }
+      out.push_back(w);
+    }
+  }
+  return out;
 }
 
 std::string flag_or_env(const po::variables_map& vm, const char* flag, const char* env, const std::string& fallback) {

@@ -67,6 +67,11 @@ bool flag_or_env_bool(const po::variables_map& vm, const char* flag, const char*
 // command runs per process, so one log serves it.
 std::map<std::string, std::string>& env_choices();
 
+// The words of --dtypes: separated by commas (and, within a piece, spaces).
+// An empty word ("a,,b", a trailing comma, "" itself) or a word given twice
+// would silently drop or double a measurement: UsageError naming the flag.
+std::vector<std::string> parse_dtypes(const std::string& text);
+
 // Adds --help to a command's options.
 void add_help(po::options_description& desc);
 

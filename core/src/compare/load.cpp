@@ -14,7 +14,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "../util/file_kind.hpp"
 #include "../util/json_read.hpp"
+#include "../util/printable.hpp"
 #include "provenance.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/compare.hpp"
@@ -26,11 +28,17 @@ namespace fs = std::filesystem;
 namespace zl::compare {
 namespace {
 
+// "" for a file that is not there (the caller says what is missing); a
+// FIFO, a device, a directory or a file past the bound is refused in one
+// line: reading one must neither block nor run without end.
 std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(p, ec))) return "";
+  try {
+    return read_regular_file(p.string());
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("compare: ") + e.what());
+  }
 }
 
 std::string scalar_text(const rapidjson::Value& v);
@@ -79,9 +87,13 @@ const rapidjson::Value* at_path(const rapidjson::Value& root, const std::string&
   return cur;
 }
 
+// Escaped once, here, for every report: a record's text (an op name, an
+// error) holding ESC, a newline or a NUL must reach neither the terminal nor
+// a CSV, Markdown or HTML page raw. Both sides are escaped alike, so what
+// matches still matches.
 std::string text_at(const rapidjson::Value& root, const std::string& dotted) {
   const rapidjson::Value* v = at_path(root, dotted);
-  return v == nullptr ? "" : scalar_text(*v);
+  return v == nullptr ? "" : printable(scalar_text(*v));
 }
 
 std::optional<double> number_at(const rapidjson::Value& o, const char* key) {
@@ -138,11 +150,12 @@ ResultRow parse_row(const rapidjson::Value& o) {
 }
 
 void load_rows(const fs::path& file, const std::string& shown, RunInfo& run, std::vector<std::string>& warnings) {
-  std::ifstream in(file);
-  if (!in) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) {
     warnings.push_back(shown + ": no results.jsonl");
     return;
   }
+  std::istringstream in(read_text(file));
   std::map<std::tuple<std::string, std::string, std::string>, int> seen;
   std::string line;
   int lineno = 0;

@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
 
+#include "../util/printable.hpp"
 #include "crash_report.hpp"
 #include "lifecycle.hpp"
 #include "open_backend.hpp"
@@ -27,7 +29,17 @@ constexpr double kDefaultTimeoutS = 10;
 bool tracing() {
   static const bool on = [] {
     const char* v = std::getenv("ZL_DEBUG_LOADER");
-    return v != nullptr && parse_bool(v).value_or(false);
+    if (v == nullptr) return false;
+    const std::optional<bool> on = parse_bool(v);
+    // A debug switch: a word outside the set is said once and read as off,
+    // never a reason to stop the command.
+    if (!on) {
+      std::fprintf(stderr,
+                   "zlcore: ZL_DEBUG_LOADER='%s' is not a boolean (1/0, true/false, yes/no, on/off); loader "
+                   "tracing is off\n",
+                   printable(v).c_str());
+    }
+    return on.value_or(false);
   }();
   return on;
 }

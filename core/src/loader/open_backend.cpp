@@ -1,5 +1,9 @@
 #include "open_backend.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -57,10 +61,15 @@ std::string seconds_words(double seconds) {
 }
 
 bool looks_like_elf(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
+  // Without blocking, and only a regular file: a FIFO named like a backend
+  // must not stop every command that lists backends.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
   char magic[4] = {};
-  in.read(magic, 4);
-  return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::read(fd, magic, 4) == 4;
+  ::close(fd);
+  return ok && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
 }
 
 OpenedBackend open_backend(const std::filesystem::path& file, const std::function<void(const char*)>& before) {

@@ -20,6 +20,12 @@ constexpr size_t kMaxBackendString = 4096;
 // of them cannot be read.
 bool copy_from_backend(const void* from, void* to, size_t n);
 
+// Makes every later copy go through the pipe, as when process_vm_readv is
+// refused (false: try process_vm_readv again). The two ways must read the
+// same bytes and refuse the same addresses; tests and the table's fuzz
+// target exercise both.
+void use_pipe_copies(bool on);
+
 // A copy of the struct at `from` whose first member is its size_t
 // struct_size: min(struct_size, sizeof(T)) bytes, zero past them, so a
 // field outside the backend's struct_size reads as 0 / NULL. nullopt when

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "../util/file_kind.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/run.hpp"
 
@@ -21,8 +22,15 @@ void check_shape_file(const std::string& file) {
     throw PreflightError("shape_file", file + " is not a file (--shape-file / SHAPE_FILE)");
   }
   YAML::Node doc;
+  std::string text;
   try {
-    doc = YAML::LoadFile(file);
+    // The shared reader: no wait on a FIFO swapped in, no read without end.
+    text = read_regular_file(file);
+  } catch (const std::exception& e) {
+    throw PreflightError("shape_file", std::string(e.what()) + " (--shape-file / SHAPE_FILE)");
+  }
+  try {
+    doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::string why = e.what();
     for (char& c : why) {

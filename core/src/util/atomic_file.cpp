@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "clock.hpp"
+#include "file_kind.hpp"
 
 namespace zl {
 
@@ -193,13 +194,7 @@ void append_log_line_or_warn(const std::string& path, const std::string& line, c
   }
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return read_regular_file(path); }
 
 std::string keep_copy_aside(const std::string& path, const std::string& text) {
   const std::string base = path + ".bak-" + utc_now_format("%Y%m%dT%H%M%SZ");

@@ -43,10 +43,18 @@ std::string not_a_regular_file(const std::string& path) {
   return kind.empty() ? "" : "a link to " + kind + " (" + target_of(path) + ")";
 }
 
-std::string read_regular_file(const std::string& path) {
+std::string read_regular_file(const std::string& path, size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  if (fd < 0) {
+    const int e = errno;
+    // A socket cannot be opened at all (ENXIO): say what it is, not the errno.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      throw std::runtime_error(path + " is " + kind_of(st.st_mode));
+    }
+    throw std::runtime_error("cannot read " + path + ": " + std::strerror(e));
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     const std::string kind = kind_of(st.st_mode);
@@ -56,6 +64,13 @@ std::string read_regular_file(const std::string& path) {
   std::string text;
   char buf[65536];
   for (;;) {
+    // A file that grows while it is read (or lies about its size) stops
+    // at the bound all the same.
+    if (text.size() > max_bytes) {
+      ::close(fd);
+      throw std::runtime_error(path + " is larger than " + std::to_string(max_bytes >> 20) +
+                               " MiB, more than zlcore reads from one file");
+    }
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n == 0) break;
     if (n < 0) {

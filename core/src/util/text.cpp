@@ -51,6 +51,17 @@ std::vector<std::string> split(std::string_view s, std::string_view separators, 
   return out;
 }
 
+std::vector<std::string> split_keep_empty(std::string_view s, std::string_view separators) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t end = s.find_first_of(separators, start);
+    out.emplace_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;

@@ -25,6 +25,10 @@ std::string trim_end(std::string_view s, std::string_view chars = kSpace);
 // zlcore reads (ops, dtypes, devices, search paths) an empty item means
 // nothing, and "a,,b" or a trailing comma is a slip, not a request.
 std::vector<std::string> split(std::string_view s, std::string_view separators, std::string_view trim_chars = {});
+// The pieces of `s` between any of the `separators`, empty ones kept: for a
+// list where an empty item is an error to report, not a slip to drop.
+// "" is one empty piece.
+std::vector<std::string> split_keep_empty(std::string_view s, std::string_view separators);
 
 // The fewest single-character insertions, deletions and substitutions that
 // turn `a` into `b` (Levenshtein).
