@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../../core/src/compare/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/compare_calibrate.hpp"
@@ -752,4 +753,22 @@ TEST(NothingInCommon, AReportWithARowInCommonHasNothingToSay) {
   zc::Report r = one_sided({});
   r.rows.emplace_back();
   EXPECT_EQ(zc::nothing_in_common(r), "");
+}
+
+// The answer line must not read "no difference" when no row could be judged
+// at all (every row too short of samples): it says it cannot tell, and why.
+TEST(Headline, NoRowTestedIsCannotTellNotNoDifference) {
+  zl::compare::Report r;
+  r.overall.rows = 4;
+  r.overall.speedup = 0.93;
+  r.overall.lo = 0.85;
+  r.overall.hi = 1.01;
+  r.counts[zl::compare::Verdict::Unconfirmed] = 4;
+  EXPECT_EQ(zl::compare::text::headline(r).rfind("answer: cannot tell from these runs: none of the 4 rows could be "
+                                                 "tested (UNCONFIRMED 4, NO_WORK 0, ERROR 0); geomean speedup ",
+                                                 0),
+            0U)
+      << zl::compare::text::headline(r);
+  r.counts[zl::compare::Verdict::Same] = 1;  // one judged row: the interval speaks again
+  EXPECT_EQ(zl::compare::text::headline(r).rfind("answer: no overall difference shown between B and A: ", 0), 0U);
 }

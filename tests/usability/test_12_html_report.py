@@ -42,6 +42,10 @@ def test_every_report_opens_with_the_answer_in_a_sentence_with_its_interval(tmp_
     assert first.startswith("answer: B is ") or first.startswith("answer: no overall difference shown"), first
     assert "geomean speedup " in first and "99 % interval [" in first and "FASTER on " in first, first
     assert md.stdout.splitlines()[0] == f"**{first}**"
+    page = tmp_path / "page.html"
+    zl(tmp_path, "compare", a, b, "--html", page)
+    body = page.read_text().split("<body>\n", 1)[1]
+    assert body.startswith(f'<p class="headline">{first}</p>'), body[:200]  # before the page's title
 
 
 def test_every_report_names_where_and_with_what_each_side_was_measured(tmp_path):

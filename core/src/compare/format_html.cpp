@@ -164,8 +164,10 @@ void write_html(std::ostream& out, const Report& r, const Page& page) {
   const std::vector<std::string> legend = text::legend(r);
   const std::string title = page.title.empty() ? "zlcore compare" : page.title;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << escape(title) << ": "
-      << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle << "</style></head><body>\n"
-      << "<h1>" << escape(title) << "</h1>\n<p class=\"headline\">" << escape(text::headline(r)) << "</p>\n";
+      << escape(r.a.path) << " vs " << escape(r.b.path) << "</title>\n<style>" << kStyle
+      << "</style></head><body>\n"
+      // The answer first, as in every format; then what the page is.
+      << "<p class=\"headline\">" << escape(text::headline(r)) << "</p>\n<h1>" << escape(title) << "</h1>\n";
   if (!page.about.empty()) {
     out << "<ul class=\"about\">\n";
     for (const std::string& l : page.about) out << "<li>" << escape(l) << "</li>\n";

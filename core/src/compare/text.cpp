@@ -205,6 +205,16 @@ std::string headline(const Report& r) {
   const std::string numbers = "geomean speedup " + geo(g) + " (" + level + " % interval " + geo_interval(g) +
                               ") over " + std::to_string(g.rows) + " rows; FASTER on " + count(Verdict::Faster) +
                               ", SLOWER on " + count(Verdict::Slower);
+  // Rows the test could not judge (too few samples, no work, an error) say
+  // nothing either way: where no row could be judged, "no difference" would
+  // read as a finding.
+  size_t judged = 0;
+  for (const auto& [v, n] : r.counts) judged += tested(v) ? n : 0;
+  if (judged == 0) {
+    return "answer: cannot tell from these runs: none of the " + std::to_string(g.rows) +
+           " rows could be tested (UNCONFIRMED " + count(Verdict::Unconfirmed) + ", NO_WORK " + count(Verdict::NoWork) +
+           ", ERROR " + count(Verdict::Error) + "); " + numbers;
+  }
   const bool shown = g.lo && g.hi && (*g.lo > 1 || *g.hi < 1);
   if (!shown) return "answer: no overall difference shown between B and A: " + numbers;
   return "answer: B is " + pct(std::abs(g.speedup - 1) * 100) + (g.speedup > 1 ? " faster" : " slower") +
