@@ -743,8 +743,8 @@ class LocalLauncher : public Launcher {
     signals::install();
     DeviceQuery q = backend.enumerate();
     if (q.devices.empty()) {
-      throw PreflightError("device",
-                           backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+      throw PreflightError(
+          "device", "backend '" + backend.name() + "' reports no devices: " + (q.reason.empty() ? q.error : q.reason));
     }
     std::vector<Device> devices;
     for (int index : o.device_indices) {

@@ -116,7 +116,8 @@ BatchOptions shard_options(const Plan& plan, int i, const fs::path& dir) {
 std::vector<int> allocated_devices(const Backend& backend, std::string* how) {
   DeviceQuery q = backend.enumerate();
   if (q.devices.empty()) {
-    throw PreflightError("device", backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+    throw PreflightError(
+        "device", "backend '" + backend.name() + "' reports no devices: " + (q.reason.empty() ? q.error : q.reason));
   }
   auto match = [&](const std::string& token) -> int {
     for (const Device& d : q.devices) {

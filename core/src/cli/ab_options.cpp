@@ -216,7 +216,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   if (resolve_devices) {
     const VisibleDevices visible = visible_devices(backend);
     if (visible.query.devices.empty()) {
-      const std::string why = backend.name() + " reports no devices: " +
+      const std::string why = "backend '" + backend.name() + "' reports no devices: " +
                               (visible.query.reason.empty() ? visible.query.error : visible.query.reason);
       if (!o.resume) throw PreflightError("device", why);
       o.no_devices_reason = why;

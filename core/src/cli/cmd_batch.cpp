@@ -235,8 +235,8 @@ int cmd_batch(Context& ctx, const std::vector<std::string>& args) {
     const VisibleDevices visible = visible_devices(backend);
     const DeviceQuery& q = visible.query;
     if (q.devices.empty()) {
-      throw PreflightError("device",
-                           backend.name() + " reports no devices: " + (q.reason.empty() ? q.error : q.reason));
+      throw PreflightError(
+          "device", "backend '" + backend.name() + "' reports no devices: " + (q.reason.empty() ? q.error : q.reason));
     }
     std::vector<int> valid;
     for (const Device& d : q.devices) valid.push_back(d.index);
