@@ -69,6 +69,22 @@ TEST(DeepJson, CompareNamesADeepNoiseFloorInOneLine) {
                        "by 'zlcore compare --calibrate A1 A2 ... --out FILE'\n");
 }
 
+// ab reads the same file through compare's reader, and says it was ab's.
+TEST(DeepJson, AbNamesADeepNoiseFloorAsItsOwnInOneLine) {
+  TempDir tmp;
+  hostile::spit(tmp / "floor.json", kDeep);
+  hostile::Ran r =
+      hostile::zlcore({"ab", "--backend", "host", "--a", ZL_EXAMPLE_SUITE, "--b", ZL_EXAMPLE_SUITE, "--ops", "abs",
+                       "--noise-floor", (tmp / "floor.json").string(), "--out", (tmp / "o").string()},
+                      tmp.path());
+  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: ab: --noise-floor " + (tmp / "floor.json").string() +
+                       ": not JSON (nesting deeper than 128 levels at offset 128); expected a regular file written "
+                       "by 'zlcore compare --calibrate A1 A2 ... --out FILE'\n");
+  EXPECT_FALSE(fs::exists(tmp / "o")) << "nothing written before the options are whole";
+}
+
 TEST(DeepJson, CompareSkipsADeepResultsLineWithAWarning) {
   TempDir tmp;
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");

@@ -200,8 +200,14 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   o.compare.threshold = threshold_pct / 100.0;
   if (vm.count("expect-diff")) o.compare.expect_diff = vm["expect-diff"].as<std::vector<std::string>>();
   if (vm.count("noise-floor")) {
-    o.compare.noise_floor =
-        std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
+    try {
+      o.compare.noise_floor =
+          std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
+    } catch (const UsageError& e) {
+      // compare's reader names compare; the user typed ab.
+      const std::string why = e.what();
+      throw UsageError(why.rfind("compare: ", 0) == 0 ? "ab: " + why.substr(9) : why);
+    }
   }
 
   const auto flag = [&vm](const char* name) { return vm.count(name) ? &vm[name].as<std::string>() : nullptr; };
