@@ -74,25 +74,12 @@ std::string scalar_text(const rapidjson::Value& v) {
   return out + "}";
 }
 
-const rapidjson::Value* at_path(const rapidjson::Value& root, const std::string& dotted) {
-  const rapidjson::Value* cur = &root;
-  std::istringstream parts(dotted);
-  std::string part;
-  while (std::getline(parts, part, '.')) {
-    if (!cur->IsObject()) return nullptr;
-    auto it = cur->FindMember(part.c_str());
-    if (it == cur->MemberEnd()) return nullptr;
-    cur = &it->value;
-  }
-  return cur;
-}
-
 // Escaped once, here, for every report: a record's text (an op name, an
 // error) holding ESC, a newline or a NUL must reach neither the terminal nor
 // a CSV, Markdown or HTML page raw. Both sides are escaped alike, so what
 // matches still matches.
 std::string text_at(const rapidjson::Value& root, const std::string& dotted) {
-  const rapidjson::Value* v = at_path(root, dotted);
+  const rapidjson::Value* v = json::at_path(root, dotted);
   return v == nullptr ? "" : printable(scalar_text(*v));
 }
 
@@ -197,17 +184,17 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   for (const std::string& key : caliber_keys()) run.caliber[key] = text_at(id, key);
   // Older identities carry the version only at the top level.
   if (run.caliber[key::versions_zlcore].empty()) run.caliber[key::versions_zlcore] = text_at(id, key::zlcore_version);
-  if (const rapidjson::Value* env = at_path(id, key::env); env != nullptr && env->IsObject()) {
+  if (const rapidjson::Value* env = json::at_path(id, key::env); env != nullptr && env->IsObject()) {
     for (const auto& m : env->GetObject()) run.env[m.name.GetString()] = scalar_text(m.value);
   }
   run.autotune_mode = text_at(id, key::autotune_mode);
   run.autotune_source = text_at(id, key::autotune_source_run_id);
   run.autotune_records_hash = text_at(id, key::autotune_records_hash);
   run.autotune_winners_hash = text_at(id, key::autotune_winners_hash);
-  if (const rapidjson::Value* w = at_path(id, key::autotune_winners); w != nullptr && w->IsObject()) {
+  if (const rapidjson::Value* w = json::at_path(id, key::autotune_winners); w != nullptr && w->IsObject()) {
     for (const auto& m : w->GetObject()) run.autotune_winners[m.name.GetString()] = text_at(m.value, "sha256");
   }
-  if (const rapidjson::Value* fb = at_path(id, key::timer_fallback_shapes); fb != nullptr && fb->IsArray()) {
+  if (const rapidjson::Value* fb = json::at_path(id, key::timer_fallback_shapes); fb != nullptr && fb->IsArray()) {
     for (const auto& e : fb->GetArray()) {
       // Older identities list bare shapes.
       if (!e.IsObject()) {

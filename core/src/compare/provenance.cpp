@@ -1,5 +1,7 @@
 #include "provenance.hpp"
 
+#include "../util/json_read.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <sstream>
@@ -10,19 +12,6 @@ namespace zl::compare::provenance {
 namespace {
 
 namespace key = identity::key;
-
-const rapidjson::Value* at(const rapidjson::Value& root, const std::string& dotted) {
-  const rapidjson::Value* cur = &root;
-  std::istringstream parts(dotted);
-  std::string part;
-  while (std::getline(parts, part, '.')) {
-    if (!cur->IsObject()) return nullptr;
-    auto it = cur->FindMember(part.c_str());
-    if (it == cur->MemberEnd()) return nullptr;
-    cur = &it->value;
-  }
-  return cur;
-}
 
 std::string scalar(const rapidjson::Value* v) {
   if (v == nullptr) return "";
@@ -183,13 +172,14 @@ std::map<std::string, std::string> read(const rapidjson::Value& identity) {
   std::map<std::string, std::string> out;
   for (const auto& names : kKeys) {
     for (const char* name : names) {
-      const std::string v = scalar(at(identity, name));
+      const std::string v = scalar(json::at_path(identity, name));
       if (v.empty()) continue;
       out[names.front()] = v;
       break;
     }
   }
-  if (std::string cmd = argv_text(at(identity, key::zlcore_command)); !cmd.empty()) out[key::zlcore_command] = cmd;
+  if (std::string cmd = argv_text(json::at_path(identity, key::zlcore_command)); !cmd.empty())
+    out[key::zlcore_command] = cmd;
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <sstream>
+
 namespace zl::json {
 namespace {
 
@@ -72,6 +74,19 @@ std::string parse(rapidjson::Document& doc, const char* data, size_t size, unsig
   doc.Populate(generate);
   if (!error.empty()) doc.SetNull();
   return error;
+}
+
+const rapidjson::Value* at_path(const rapidjson::Value& root, const std::string& dotted) {
+  const rapidjson::Value* cur = &root;
+  std::istringstream parts(dotted);
+  std::string part;
+  while (std::getline(parts, part, '.')) {
+    if (!cur->IsObject()) return nullptr;
+    auto it = cur->FindMember(part.c_str());
+    if (it == cur->MemberEnd()) return nullptr;
+    cur = &it->value;
+  }
+  return cur;
 }
 
 }  // namespace zl::json

@@ -25,4 +25,8 @@ inline std::string parse(rapidjson::Document& doc, const std::string& text, unsi
   return parse(doc, text.data(), text.size(), max_depth);
 }
 
+// The value at a dotted path of objects ("versions.torch"), or nullptr where a
+// member is missing or a step is not an object.
+const rapidjson::Value* at_path(const rapidjson::Value& root, const std::string& dotted);
+
 }  // namespace zl::json
