@@ -17,6 +17,8 @@ std::string unreadable(const std::string& what, const void* at) {
 // Element i of an array the backend claims: as an integer, so that an array
 // near the top of the address space wraps instead of overflowing a pointer.
 const void* element(const void* array, size_t i, size_t size) {
+  // Only ever read through the bounded safe reads, never dereferenced.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr)
   return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(array) + i * size);
 }
 
