@@ -215,3 +215,63 @@ TEST(RunQueue, FullDiskStopsDispatchAndCountsTheRestNotStarted) {
   EXPECT_EQ(r.not_started, 4u);
   EXPECT_FALSE(r.interrupted);
 }
+
+TEST(RunQueue, OwnOpsEchoInTheUtilizationCounterIsNotABusyDevice) {
+  // The counter reads busy for a few probes after each op ends (the op's own
+  // work, still inside the sample period), then idle: the next op starts
+  // within the echo window and no "busy" line is logged, even with the
+  // policy's recheck at 60 s.
+  const std::vector<std::string> names{"abs", "add", "exp"};
+  Shared shared;
+  FakeExecutor ex(&shared);
+  Recorder ev(names);
+  QueueConfig c = two_devices();
+  c.devices.pop_back();
+  c.idle.check = true;
+  c.idle.recheck_s = 60;
+  c.idle.give_up_s = 120;
+  int echo_left = 0;
+  size_t finished_seen = 0;
+  c.probe = [&] {
+    size_t finished = 0;
+    for (const auto& [name, outcomes] : ev.finished_ops) finished += outcomes.size();
+    if (finished != finished_seen) {
+      finished_seen = finished;
+      echo_left = 2;
+    }
+    DeviceQuery q;
+    q.devices = c.devices;
+    q.devices[0].utilization_percent = echo_left > 0 ? 95 : 0;
+    if (echo_left > 0) --echo_left;
+    return q;
+  };
+  run_queue(jobs_for(names.size()), c, ex, ev);
+  EXPECT_EQ(ev.finished_ops.size(), names.size());
+  for (const std::string& n : ev.notes) EXPECT_EQ(n.find("busy"), std::string::npos) << n;
+}
+
+TEST(RunQueue, BusyPastTheEchoWindowIsSomebodyElsesAndLogged) {
+  // The counter stays busy after the first op: past the echo window the
+  // device is busy for the policy, logged once, and the rest are skipped.
+  const std::vector<std::string> names{"abs", "add"};
+  Shared shared;
+  FakeExecutor ex(&shared);
+  Recorder ev(names);
+  QueueConfig c = two_devices();
+  c.devices.pop_back();
+  c.idle.check = true;
+  c.idle.recheck_s = 0.01;
+  c.idle.give_up_s = 0.5;
+  c.probe = [&] {
+    DeviceQuery q;
+    q.devices = c.devices;
+    q.devices[0].utilization_percent = ev.finished_ops.empty() ? 0 : 100;
+    return q;
+  };
+  run_queue(jobs_for(names.size()), c, ex, ev);
+  EXPECT_EQ(ev.finished_ops.size(), 1u);
+  EXPECT_EQ(ev.never["add"].first, Status::skipped);
+  int busy_lines = 0;
+  for (const std::string& n : ev.notes) busy_lines += n.find("device 0 (GPU-0) busy: utilization") == 0;
+  EXPECT_EQ(busy_lines, 1) << ::testing::PrintToString(ev.notes);
+}

@@ -24,7 +24,17 @@ struct Slot {
   std::string busy_since;  // the last reason logged, so a busy device is logged once per change
   bool interrupted = false;
   pid_t pid = -1;  // the process the op's lease names
+  double freed_at = -1;  // when its last op ended (monotonic s); -1: none yet
 };
+
+// A device's utilization counter is the share of its last sample period (up
+// to a second on common GPUs) in which a kernel ran, so right after one of our
+// ops ends the counter still reads that op's own work. A busy reading that
+// close to our own op is asked again soon and not logged; past the window it
+// is somebody else's, and the policy's recheck cadence applies. Without this
+// the batch waited recheck_s (5 s) after most ops on an otherwise idle device.
+constexpr double kOwnEchoS = 1.5;
+constexpr double kOwnEchoPollS = 0.2;
 
 std::string device_label(const Device& d) { return std::to_string(d.index) + " (" + d.id + ")"; }
 
@@ -99,6 +109,9 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
           continue;
         }
         if (pending.empty()) break;
+        // Within the echo window the device counts as ours, not as busy.
+        const bool echo = s.freed_at >= 0 && now - s.freed_at < kOwnEchoS;
+        if (echo) any_idle_or_running = true;
         if (now < s.next_check) continue;
         std::string why;
         if (cfg.idle.check) {
@@ -111,6 +124,10 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
           IdlePolicy policy = cfg.idle;
           if (executor.holds_device(s.device.index)) policy.max_mem_used_mib = INT64_MAX;
           why = it == fresh->devices.end() ? "not reported by the backend now" : busy_reason(*it, policy);
+        }
+        if (!why.empty() && echo) {
+          s.next_check = now + kOwnEchoPollS;
+          continue;
         }
         if (!why.empty()) {
           if (why != s.busy_since) {
@@ -198,6 +215,7 @@ QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& cfg, Exec
       if (s.exec->poll_done()) {
         OpOutcome outcome = s.exec->outcome(s.interrupted);
         s.exec.reset();
+        s.freed_at = monotonic_seconds();
         events.finished(s.job, s.launch, outcome);
         continue;
       }
