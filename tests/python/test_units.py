@@ -397,6 +397,51 @@ def test_health_threads_running_suite_code(tmp_path):
     assert _health.check_threads(before, [str(suite)], grace_s=0.05) is None
 
 
+def test_health_threads_started_outside_threading_are_never_joined(tmp_path):
+    # A thread a library starts natively (torch's autograd workers, for one)
+    # shows in threading.enumerate() as a dummy thread once it touches
+    # threading, and joining one raises: the check must look at its code
+    # instead, and still name it when it runs the suite's code.
+    import _thread
+    import threading
+
+    from zlcore_pytest import _health
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "native_linger.py").write_text(
+        "import threading, time\n"
+        "def linger(ready, stop):\n"
+        "    threading.current_thread()\n"
+        "    ready.set()\n"
+        "    while not stop.is_set():\n"
+        "        time.sleep(0.01)\n")
+    sys.path.insert(0, str(suite))
+    try:
+        import native_linger
+    finally:
+        sys.path.remove(str(suite))
+    before = _health.threads_now()
+    ready, stop = threading.Event(), threading.Event()
+    idle = threading.Event()
+
+    def library_thread():
+        threading.current_thread()
+        idle.set()
+        stop.wait()
+
+    _thread.start_new_thread(library_thread, ())
+    _thread.start_new_thread(native_linger.linger, (ready, stop))
+    assert idle.wait(5) and ready.wait(5)
+    try:
+        dummies = [t for t in _health.threads_now().values() if isinstance(t, threading._DummyThread)]
+        assert len(dummies) >= 2
+        why = _health.check_threads(before, [str(suite)], grace_s=0.05)
+        assert why is not None and "native_linger.py" in why and "1 thread(s)" in why
+    finally:
+        stop.set()
+
+
 def test_the_worker_lets_go_of_what_a_failed_test_held(tmp_path):
     # pytest keeps a failed test's traceback in sys.last_* (its frames, the
     # op's inputs); in a warm worker that is device memory the next op lacks.
