@@ -40,6 +40,10 @@ struct ResultRow {
   // The FlagGems side was read at its sustained (power-limited) pace, not at
   // the pace it held (the graph timer's `sustained` is set).
   bool sustained = false;
+  // The FlagGems side fell back from the run's timer to one that times call
+  // by call (its capture failed, often a host copy inside the op): such a
+  // side's level moves between processes with the host's pace.
+  bool timed_call_by_call = false;
   // A fact about the side's row that decides nothing but explains its noise,
   // shown in the compared row's note ("A: ..."): ab's pooled rounds that
   // were read at two paces.
@@ -199,6 +203,9 @@ struct Guards {
   double a_ms = 0, b_ms = 0, a_base_ms = 0, b_base_ms = 0;
   // Each run's FlagGems side read at its sustained (power-limited) pace.
   bool sustained_a = false, sustained_b = false;
+  // Each run's FlagGems side timed call by call after its capture failed,
+  // and whether a noise floor measured this row's process-to-process move.
+  bool call_by_call_a = false, call_by_call_b = false, floor_known = false;
   bool no_work = false;  // both latencies under kNoWorkMs
 };
 

@@ -125,6 +125,9 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
     guards.spread = c.noise_pct / 100;
     guards.sustained_a = a.sustained;
     guards.sustained_b = b.sustained;
+    guards.call_by_call_a = a.timed_call_by_call;
+    guards.call_by_call_b = b.timed_call_by_call;
+    guards.floor_known = c.floor.has_value();
   }
   guards.control = c.control;
   guards.a_ms = *a.latency_ms;

@@ -19,7 +19,9 @@
 // too is the environment's, not the kernel's, and a side read at its
 // power-limited pace in one run and at its held pace in the other compares
 // two quantities (which one a run reads flips between runs of the same
-// code). All only turn FASTER/SLOWER into NOISY. Rows where neither side
+// code), and a side timed call by call after its capture failed moves
+// with the host's pace between processes, which one run cannot see. All
+// only turn FASTER/SLOWER into NOISY. Rows where neither side
 // did any work are NO_WORK.
 #include <cmath>
 #include <string>
@@ -99,6 +101,11 @@ std::string guarded(const VerdictInputs& in, const Guards& g) {
       return "torch's side moved by the same time (" + text::signed_us(-control_moved_ms) +
              "): the launch path changed, not the kernel";
     }
+  }
+  if ((g.call_by_call_a || g.call_by_call_b) && !g.floor_known) {
+    return std::string(g.call_by_call_a ? "A" : "B") +
+           "'s FlagGems side was timed call by call (its capture failed): its level moves between processes with "
+           "the host's pace, past its in-run spread; a noise floor from compare --calibrate can judge it";
   }
   if (g.sustained_a != g.sustained_b) {
     return std::string(g.sustained_a ? "A" : "B") + " was read at its sustained (power-limited) pace, " +
