@@ -23,7 +23,7 @@ struct Slot {
   double next_check = 0;   // busy: not asked again before this
   std::string busy_since;  // the last reason logged, so a busy device is logged once per change
   bool interrupted = false;
-  pid_t pid = -1;  // the process the op's lease names
+  pid_t pid = -1;        // the process the op's lease names
   double freed_at = -1;  // when its last op ended (monotonic s); -1: none yet
 };
 
