@@ -59,6 +59,8 @@
 #              run's device state at start and end and the graph timer's per-side clocks
 #              and throttle reasons (abi_check.md); nvidia-smi's answers to the backend's
 #              attribute and state queries, to record as testdata
+#   series     a nightly series for zlcore history: SERIES_NIGHTS batches of SERIES_N marks drawn
+#              with SERIES_SEED plus abs, abs slowed from night SERIES_SLOW_FROM on (see the stage)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
 #      DTYPES (float16), WORK (kept between stages; default ./runs/acceptance), OUT,
 #      BUDGET_S (record: SIGINT batch A after this many seconds, so a call ends in
@@ -84,6 +86,30 @@ say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
 pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared \
                         --exclude=./aa_cache --exclude=./fg_slow --exclude='./AB*/tuner' --exclude=./seq_cache .); }
+# The slower copy ($WORK/fg_slow): abs's pointwise_dynamic gets a
+# CodeGenConfig with a 32-element tile and one warp; every other op is the
+# same code. Made once per WORK.
+slow_copy() {
+  [ -f "$WORK/fg_slow/.zl_slow_abs" ] && return 0
+  rm -rf "$WORK/fg_slow"
+  cp -a "$FG" "$WORK/fg_slow" || return 1
+  "$PY" - "$WORK/fg_slow/src/flag_gems/ops/abs.py" <<'PY' || return 1
+import sys
+path = sys.argv[1]
+text = open(path).read()
+old = '@pointwise_dynamic(promotion_methods=[(0, "COMPLEX_TO_FLOAT")])'
+new = ('@pointwise_dynamic(promotion_methods=[(0, "COMPLEX_TO_FLOAT")], '
+       'config=CodeGenConfig(32, (65536, 65536, 65536), 1, True, prefer_1d_tile=False))')
+if text.count(old) != 1:
+    sys.exit(f"ab: {path}: the abs decorator is not there once; cannot make the slow copy")
+text = text.replace(old, new).replace(
+    "from flag_gems.utils import pointwise_dynamic",
+    "from flag_gems.utils import pointwise_dynamic\nfrom flag_gems.utils.codegen_config_utils import CodeGenConfig", 1)
+open(path, "w").write(text)
+print(f"ab: slowed abs in {path}")
+PY
+  touch "$WORK/fg_slow/.zl_slow_abs"
+}
 ident() {  # the identity lines each check reads
   "$PY" - "$@" <<'PY'
 import json, os, sys
@@ -363,28 +389,7 @@ PY
           > "$WORK/ab_ops.txt" || exit 1
       fi
       echo "ab ops (seed ${AB_SEED:-20261205}): $(tr '\n' ' ' < "$WORK/ab_ops.txt")"
-      # The slower copy: abs's pointwise_dynamic gets a CodeGenConfig with a
-      # 32-element tile and one warp; every other op is the same code.
-      if [ ! -f "$WORK/fg_slow/.zl_slow_abs" ]; then
-        rm -rf "$WORK/fg_slow"
-        cp -a "$FG" "$WORK/fg_slow" || exit 1
-        "$PY" - "$WORK/fg_slow/src/flag_gems/ops/abs.py" <<'PY' || exit 1
-import sys
-path = sys.argv[1]
-text = open(path).read()
-old = '@pointwise_dynamic(promotion_methods=[(0, "COMPLEX_TO_FLOAT")])'
-new = ('@pointwise_dynamic(promotion_methods=[(0, "COMPLEX_TO_FLOAT")], '
-       'config=CodeGenConfig(32, (65536, 65536, 65536), 1, True, prefer_1d_tile=False))')
-if text.count(old) != 1:
-    sys.exit(f"ab: {path}: the abs decorator is not there once; cannot make the slow copy")
-text = text.replace(old, new).replace(
-    "from flag_gems.utils import pointwise_dynamic",
-    "from flag_gems.utils import pointwise_dynamic\nfrom flag_gems.utils.codegen_config_utils import CodeGenConfig", 1)
-open(path, "w").write(text)
-print(f"ab: slowed abs in {path}")
-PY
-        touch "$WORK/fg_slow/.zl_slow_abs"
-      fi
+      slow_copy || exit 1
       start=$(date +%s)
       left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
       # Every device the machine has, for ab and for the batches it is timed
@@ -476,6 +481,37 @@ PY
         fi
       } | tee "$OUT/ab_check.md"
       [ -f "$WORK/AB/report.html" ] && cp "$WORK/AB/report.html" "$OUT/AB.html"
+      ;;
+    series)
+      # A nightly series for `zlcore history` on a device: SERIES_N (12) marks
+      # drawn with SERIES_SEED (20261209; none in scripts/measured_ops.txt) plus
+      # abs, one default batch per name of SERIES_NIGHTS (S1 S2 S3), each a
+      # night; nights from SERIES_SLOW_FROM (5) on run the slowed copy, so abs
+      # must step there and nothing else. A name that exists is resumed; a
+      # later call on another machine goes on with the next names. The batch
+      # directories come back in $OUT/acceptance.tgz; `zlcore history add
+      # --db H S*/ && zlcore history report --db H` reads them anywhere.
+      if [ ! -f "$WORK/series_ops.txt" ]; then
+        "$ZL" ops --flaggems-dir "$FG" --json > "$WORK/series_index.json"
+        echo abs_ > "$WORK/series_exclude.txt"
+        "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/series_index.json" --seed "${SERIES_SEED:-20261209}" \
+          --count "${SERIES_N:-12}" --late abs --exclude "$WORK/series_exclude.txt" --exclude "$MEASURED" \
+          > "$WORK/series_ops.txt" || exit 1
+      fi
+      echo "series ops: $(tr '\n' ' ' < "$WORK/series_ops.txt")"
+      slow_copy || exit 1
+      start=$(date +%s)
+      for night in ${SERIES_NIGHTS:-S1 S2 S3}; do
+        n=${night//[!0-9]/}
+        fg=$FG; [ "${n:-0}" -ge "${SERIES_SLOW_FROM:-5}" ] && fg=$WORK/fg_slow
+        left=$(( ${BUDGET_S:-0} == 0 ? 0 : BUDGET_S - ($(date +%s) - start) ))
+        [ "${BUDGET_S:-0}" != 0 ] && [ $left -lt 30 ] && { echo "$night: not started, $left s left"; break; }
+        again=(); [ -f "$WORK/$night/ops_status.csv" ] && again=(--resume)
+        say "series night $night on $( [ "$fg" = "$FG" ] && echo FlagGems || echo the slowed copy)"
+        timeout -s INT -k 30 "$left" "$ZL" batch --backend "$BACKEND" --flaggems-dir "$fg" --level core \
+          --dtypes "${DTYPES:-float16}" --python "$PY" --ops-file "$WORK/series_ops.txt" \
+          --out "$WORK/$night" "${again[@]}" | tail -16
+      done
       ;;
     *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
   esac
