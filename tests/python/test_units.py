@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -318,6 +319,45 @@ def test_health_replaces_a_worker_whose_allocation_is_not_back_to_its_baseline(m
     assert _health.baseline_allocated("cuda") == 600 * mib
 
 
+class _DeviceBuffer:
+    """A device tensor as the holders search reads one."""
+
+    class _Storage:
+        def __init__(self, nbytes):
+            self._nbytes = nbytes
+
+        def data_ptr(self):
+            return id(self)
+
+        def nbytes(self):
+            return self._nbytes
+
+    def __init__(self, nbytes, shape):
+        self.device = types.SimpleNamespace(type="cuda")
+        self.dtype, self.shape, self._storage = "torch.bool", shape, self._Storage(nbytes)
+
+    def untyped_storage(self):
+        return self._storage
+
+
+def test_a_replaced_workers_line_names_who_holds_the_leftover(monkeypatch):
+    # any_dim on an H100 left 1025 MiB allocated: one 2^30-element bool
+    # tensor somebody kept. The line that replaces the worker says who.
+    from zlcore_pytest import _health
+
+    mib = 1 << 20
+    torch = _FakeTorch(_MemoryDevice(held=1600 * mib, cached=0))
+    torch.Tensor = _DeviceBuffer
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    suite = types.ModuleType("zl_fake_any_dim")
+    suite.last_mask = _DeviceBuffer(1024 * mib, [1024, 1024, 1024])
+    monkeypatch.setitem(sys.modules, suite.__name__, suite)
+    why = _health.check_device("cuda", baseline=500 * mib)
+    assert why.startswith("the op left 1100 MiB of cuda memory allocated over the worker's baseline"), why
+    assert why.endswith("; still reachable: 1024 MiB bool [1024, 1024, 1024] held by module zl_fake_any_dim"
+                        ".last_mask"), why
+
+
 class _BlasBinding:
     """torch._C as far as the health check asks: the BLAS workspaces the
     device's handles keep per stream, allocated until released."""
@@ -440,6 +480,45 @@ def test_health_threads_started_outside_threading_are_never_joined(tmp_path):
         assert why is not None and "native_linger.py" in why and "1 thread(s)" in why
     finally:
         stop.set()
+
+
+def test_holders_name_where_a_large_leftover_hangs():
+    # After an op, the worker's allocation stayed 1 GiB over its baseline:
+    # the line that replaces the worker says who still holds the memory.
+    import types
+
+    from zlcore_pytest import _holders
+
+    class Buffer:
+        def __init__(self, nbytes):
+            self.nbytes = nbytes
+
+    def describe(obj):
+        return (id(obj), obj.nbytes, "buffer") if isinstance(obj, Buffer) else None
+
+    suite = types.ModuleType("zl_fake_suite_cache")
+    suite.CACHE = {"last": [Buffer(1024 * _holders.MIB)]}
+
+    class Timer:
+        previous = Buffer(512 * _holders.MIB)
+
+    def keeps():
+        kept = Buffer(256 * _holders.MIB)
+        return lambda: kept
+
+    suite.callback = keeps()
+    small = Buffer(1 * _holders.MIB)  # under the floor: not reported
+    sys.modules[suite.__name__] = suite
+    try:
+        lines = _holders.largest_holders(describe, top=3)
+    finally:
+        del sys.modules[suite.__name__]
+    assert len(lines) == 3, lines
+    assert lines[0] == "1024 MiB buffer held by module zl_fake_suite_cache.CACHE['last'][0]"
+    assert lines[1].startswith("512 MiB buffer held by class ") and lines[1].endswith("Timer.previous"), lines[1]
+    assert lines[2].startswith("256 MiB buffer held by module zl_fake_suite_cache.callback"), lines[2]
+    assert "(closure cell)" in lines[2]
+    assert small.nbytes == _holders.MIB
 
 
 def test_the_worker_lets_go_of_what_a_failed_test_held(tmp_path):

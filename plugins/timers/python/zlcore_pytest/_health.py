@@ -33,6 +33,8 @@ import sys
 import threading
 import time
 
+from . import _holders
+
 THREAD_GRACE_S = 1.0
 MEMORY_LIMIT_MB = 2048
 MEMORY_MARGIN_MB = 64
@@ -176,12 +178,25 @@ def check_memory(device, module, memory=None, limit_mb=None, baseline=None, marg
     if held > limit * MIB:
         of_it = f", {in_use / MIB:.0f} MiB of it allocated" if in_use is not None else ""
         return (f"the worker still holds {held / MIB:.0f} MiB of {device} memory after the op "
-                f"(collected and emptied{of_it}; limit ZL_WARM_MEMORY_LIMIT_MB={limit:g})")
+                f"(collected and emptied{of_it}; limit ZL_WARM_MEMORY_LIMIT_MB={limit:g})" + _holders_text(device))
     margin = margin_mb if margin_mb is not None else memory_margin_mb()
     if baseline is not None and in_use is not None and in_use - baseline > margin * MIB:
         return (f"the op left {(in_use - baseline) / MIB:.0f} MiB of {device} memory allocated over the "
-                f"worker's baseline of {baseline / MIB:.0f} MiB (margin ZL_WARM_MEMORY_MARGIN_MB={margin:g})")
+                f"worker's baseline of {baseline / MIB:.0f} MiB (margin ZL_WARM_MEMORY_MARGIN_MB={margin:g})"
+                + _holders_text(device))
     return None
+
+
+def _holders_text(device):
+    """'; still reachable: ...' naming who holds the largest leftovers, or ''."""
+    describe = _holders.torch_describer(device)
+    if describe is None:
+        return ""
+    try:
+        lines = _holders.largest_holders(describe)
+    except Exception:  # noqa: BLE001 - an explanation that fails must not change the verdict
+        return ""
+    return "; still reachable: " + "; ".join(lines) if lines else ""
 
 
 def check_failures(child_dir):
