@@ -116,7 +116,7 @@ TEST(Links, AnOpenBackendDirectoryIsWarnedAboutOnce) {
   EXPECT_EQ(r.err, "") << hostile::describe(r);
 }
 
-// The case end to end: a batch into an --out where someone planted
+// End to end: a batch into an --out where someone planted
 // batch.log as a link to a file of ours.
 TEST(Links, ABatchNeverAppendsThroughAPlantedLog) {
   TempDir tmp;

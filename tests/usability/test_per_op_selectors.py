@@ -53,7 +53,7 @@ def test_the_identity_records_every_variable_that_decided_a_choice(tmp_path):
 
 
 def test_fault_suite_node_of_another_op_is_still_refused_when_the_op_is_exported(tmp_path):
-    # The case on the fault suite: OP exported, a node of another op given.
+    # On the fault suite too: OP exported, a node of another op given.
     r = zl(tmp_path, "run", "--backend", "host", "--flaggems-dir", FAULTS, "--python", PY, "--test-node",
            "benchmark/test_ok1.py", "--out", tmp_path / "r", env=clean_env(tmp_path, OP="fail"))
     assert r.returncode == 2 and "disagree" in r.stderr, r.stderr
