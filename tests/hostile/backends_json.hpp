@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace hostile {
+namespace zltest {
 
 inline std::map<std::string, std::string> rejected(const std::string& json, std::vector<std::string>* loaded) {
   std::map<std::string, std::string> out;
@@ -23,4 +23,4 @@ inline std::map<std::string, std::string> rejected(const std::string& json, std:
   return out;
 }
 
-}  // namespace hostile
+}  // namespace zltest

@@ -4,13 +4,17 @@
 // warning about a torn results line. Now a batch side is each op's current
 // run (the run_dir of its last row), and csv says what it skipped.
 #include <gtest/gtest.h>
+#include <fstream>
 
-#include "hostile_util.hpp"
 #include "zlcore/batch.hpp"
+#include "zltest/child.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
+#include "zltest/zlcore_cli.hpp"
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 void copy_run(const fs::path& from, const fs::path& to) {
@@ -34,12 +38,12 @@ TEST(CompareCurrent, ABatchSideIsEachOpsLastRunOnly) {
   copy_run(ZL_COMPARE_DATA "/verdicts/a", batch / "runs" / "abs");
   copy_run(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.attempt1");
   copy_run(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.warm");
-  hostile::spit(batch / "ops_status.csv",
-                zl::batch::csv_header() + row("failed", "runs/abs") + row("passed", "runs/abs"));
-  hostile::Ran r = hostile::zlcore(
+  zltest::spit(batch / "ops_status.csv",
+               zl::batch::csv_header() + row("failed", "runs/abs") + row("passed", "runs/abs"));
+  zltest::Ran r = zltest::zlcore(
       {"compare", batch.string(), (fs::path(ZL_COMPARE_DATA) / "verdicts" / "a").string(), "--format", "csv"},
       tmp.path());
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_EQ(r.out.find("ONLY_A"), std::string::npos) << "a stale attempt was read\n" << r.out;
   EXPECT_EQ(r.out.find(" #2"), std::string::npos) << "a stale attempt was read\n" << r.out;
   EXPECT_EQ(r.out.find(",SLOWER,"), std::string::npos) << r.out;
@@ -48,10 +52,10 @@ TEST(CompareCurrent, ABatchSideIsEachOpsLastRunOnly) {
   // Without ops_status.csv (killed before its first row) the stale
   // directories are still not results.
   fs::remove(batch / "ops_status.csv");
-  r = hostile::zlcore(
+  r = zltest::zlcore(
       {"compare", batch.string(), (fs::path(ZL_COMPARE_DATA) / "verdicts" / "a").string(), "--format", "csv"},
       tmp.path());
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_EQ(r.out.find("ONLY_A"), std::string::npos) << r.out;
 }
 
@@ -60,10 +64,10 @@ TEST(CompareCurrent, CsvKeepsTheTornLineWarning) {
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "B");
   { std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "{\"op\": \"abs\", \"dtype\": \"flo"; }
-  const size_t line = hostile::count_lines(hostile::slurp(tmp / "B" / "results.jsonl")) + 1;
-  hostile::Ran r =
-      hostile::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string(), "--format", "csv"}, tmp.path());
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  const size_t line = zltest::count_lines(zltest::slurp(tmp / "B" / "results.jsonl")) + 1;
+  zltest::Ran r =
+      zltest::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string(), "--format", "csv"}, tmp.path());
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_NE(r.out.find("# warning: B: " + (tmp / "B").string() + "/results.jsonl:" + std::to_string(line) +
                        ": unreadable line skipped\n"),
             std::string::npos)

@@ -5,14 +5,18 @@
 // child's side files, and the backends' own JSON reader.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <fstream>
 
 #include "../../core/src/util/json_read.hpp"
-#include "hostile_util.hpp"
 #include "zl_kit/json.hpp"
+#include "zltest/child.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
+#include "zltest/zlcore_cli.hpp"
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 const std::string kDeep(300000, '[');
@@ -48,22 +52,22 @@ TEST(DeepJson, CompareNamesADeepIdentityInOneLine) {
   TempDir tmp;
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
   copy_run(ZL_COMPARE_DATA "/verdicts/b", tmp / "B");
-  hostile::spit(tmp / "B" / "run_identity.json", kDeep);
-  hostile::Ran r = hostile::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string()}, tmp.path());
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  zltest::spit(tmp / "B" / "run_identity.json", kDeep);
+  zltest::Ran r = zltest::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string()}, tmp.path());
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: compare: " + (tmp / "B").string() +
                        "/run_identity.json is not valid JSON: nesting deeper than 128 levels at offset 128\n");
 }
 
 TEST(DeepJson, CompareNamesADeepNoiseFloorInOneLine) {
   TempDir tmp;
-  hostile::spit(tmp / "floor.json", kDeep);
-  hostile::Ran r = hostile::zlcore({"compare", ZL_COMPARE_DATA "/verdicts/a", ZL_COMPARE_DATA "/verdicts/b",
-                                    "--noise-floor", (tmp / "floor.json").string()},
-                                   tmp.path());
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  zltest::spit(tmp / "floor.json", kDeep);
+  zltest::Ran r = zltest::zlcore({"compare", ZL_COMPARE_DATA "/verdicts/a", ZL_COMPARE_DATA "/verdicts/b",
+                                  "--noise-floor", (tmp / "floor.json").string()},
+                                 tmp.path());
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: compare: --noise-floor " + (tmp / "floor.json").string() +
                        ": not JSON (nesting deeper than 128 levels at offset 128); expected a regular file written "
                        "by 'zlcore compare --calibrate A1 A2 ... --out FILE'\n");
@@ -72,13 +76,12 @@ TEST(DeepJson, CompareNamesADeepNoiseFloorInOneLine) {
 // ab reads the same file through compare's reader, and says it was ab's.
 TEST(DeepJson, AbNamesADeepNoiseFloorAsItsOwnInOneLine) {
   TempDir tmp;
-  hostile::spit(tmp / "floor.json", kDeep);
-  hostile::Ran r =
-      hostile::zlcore({"ab", "--backend", "host", "--a", ZL_EXAMPLE_SUITE, "--b", ZL_EXAMPLE_SUITE, "--ops", "abs",
-                       "--noise-floor", (tmp / "floor.json").string(), "--out", (tmp / "o").string()},
-                      tmp.path());
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  zltest::spit(tmp / "floor.json", kDeep);
+  zltest::Ran r = zltest::zlcore({"ab", "--backend", "host", "--a", ZL_EXAMPLE_SUITE, "--b", ZL_EXAMPLE_SUITE, "--ops",
+                                  "abs", "--noise-floor", (tmp / "floor.json").string(), "--out", (tmp / "o").string()},
+                                 tmp.path());
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: ab: --noise-floor " + (tmp / "floor.json").string() +
                        ": not JSON (nesting deeper than 128 levels at offset 128); expected a regular file written "
                        "by 'zlcore compare --calibrate A1 A2 ... --out FILE'\n");
@@ -90,39 +93,38 @@ TEST(DeepJson, CompareSkipsADeepResultsLineWithAWarning) {
   copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
   copy_run(ZL_COMPARE_DATA "/verdicts/b", tmp / "B");
   { std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "\n" << kDeep << "\n"; }
-  const size_t line = hostile::count_lines(hostile::slurp(tmp / "B" / "results.jsonl"));
-  hostile::Ran r =
-      hostile::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string(), "--format", "md"}, tmp.path());
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  const size_t line = zltest::count_lines(zltest::slurp(tmp / "B" / "results.jsonl"));
+  zltest::Ran r = zltest::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string(), "--format", "md"}, tmp.path());
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   const std::string warning =
       (tmp / "B").string() + "/results.jsonl:" + std::to_string(line) + ": unreadable line skipped";
-  EXPECT_NE((r.out + r.err).find(warning), std::string::npos) << hostile::describe(r);
+  EXPECT_NE((r.out + r.err).find(warning), std::string::npos) << zltest::describe(r);
 }
 
 // A replay source: the manifest and one LibTuner record.
 fs::path records(const TempDir& tmp, const std::string& manifest, const std::string& record) {
   const fs::path run = tmp / "A";
-  hostile::spit(run / "autotune_records" / "manifest.json", manifest);
+  zltest::spit(run / "autotune_records" / "manifest.json", manifest);
   if (!record.empty()) {
-    hostile::spit(run / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json", record);
+    zltest::spit(run / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json", record);
   }
   return run;
 }
 
-hostile::Ran replay(const TempDir& tmp, const fs::path& source) {
-  return hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                          ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--replay-from",
-                          source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
-                         tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
+zltest::Ran replay(const TempDir& tmp, const fs::path& source) {
+  return zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                         ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--replay-from",
+                         source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
+                        tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
 }
 
 TEST(DeepJson, ReplayNamesADeepRecordInOneLine) {
   TempDir tmp;
   const fs::path source = records(tmp, "{\"schema\": 1}\n", kDeep);
-  hostile::Ran r = replay(tmp, source);
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  zltest::Ran r = replay(tmp, source);
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_EQ(r.err, "PREFLIGHT_FAILED check=replay_from cannot replay " +
                        (source / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json").string() +
                        ": not valid JSON (nesting deeper than 128 levels at offset 128)\n");
@@ -133,9 +135,9 @@ TEST(DeepJson, ReplayNamesADeepRecordInOneLine) {
 TEST(DeepJson, ReplayRefusesADeepManifestInOneLine) {
   TempDir tmp;
   const fs::path source = records(tmp, kDeep, "");
-  hostile::Ran r = replay(tmp, source);
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  zltest::Ran r = replay(tmp, source);
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_EQ(r.err, "PREFLIGHT_FAILED check=replay_from cannot replay " +
                        (source / "autotune_records" / "manifest.json").string() +
                        ": not valid JSON (nesting deeper than 128 levels at offset 128)\n");
@@ -146,32 +148,32 @@ TEST(DeepJson, ReplayRefusesADeepManifestInOneLine) {
 TEST(DeepJson, ARunReadsDeepChildFilesWithoutCrashing) {
   TempDir tmp;
   const fs::path python = tmp / "python";
-  hostile::spit(python,
-                "#!/bin/sh\n"
-                "# preflight asks for a version, the executable and pytest; anything else is the pytest child\n"
-                "if [ \"$1\" = -c ]; then echo 3.11.0; echo \"$0\"; echo missing:; exit 0; fi\n"
-                "echo '{\"op\": \"abs\", \"dtype\": \"float32\", \"shape\": \"[1]\", \"latency_ms\": 1.0}' "
-                ">>\"$ZL_RESULTS_FILE\"\n"
-                "/usr/bin/python3 -c \"print('[' * 300000)\" >>\"$ZL_RESULTS_FILE\"\n"
-                "/usr/bin/python3 -c \"print('[' * 300000)\" >\"$ZL_CHILD_DIR/autotune.json\"\n"
-                "/usr/bin/python3 -c \"print('[' * 300000)\" >\"$ZL_CHILD_DIR/device_setup.json\"\n"
-                "exit 0\n");
+  zltest::spit(python,
+               "#!/bin/sh\n"
+               "# preflight asks for a version, the executable and pytest; anything else is the pytest child\n"
+               "if [ \"$1\" = -c ]; then echo 3.11.0; echo \"$0\"; echo missing:; exit 0; fi\n"
+               "echo '{\"op\": \"abs\", \"dtype\": \"float32\", \"shape\": \"[1]\", \"latency_ms\": 1.0}' "
+               ">>\"$ZL_RESULTS_FILE\"\n"
+               "/usr/bin/python3 -c \"print('[' * 300000)\" >>\"$ZL_RESULTS_FILE\"\n"
+               "/usr/bin/python3 -c \"print('[' * 300000)\" >\"$ZL_CHILD_DIR/autotune.json\"\n"
+               "/usr/bin/python3 -c \"print('[' * 300000)\" >\"$ZL_CHILD_DIR/device_setup.json\"\n"
+               "exit 0\n");
   ::chmod(python.c_str(), 0755);
-  hostile::Ran r =
-      hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                       ZL_EXAMPLE_SUITE, "--op", "abs", "--python", python.string(), "--out", (tmp / "R").string()},
-                      tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
+  zltest::Ran r =
+      zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                      ZL_EXAMPLE_SUITE, "--op", "abs", "--python", python.string(), "--out", (tmp / "R").string()},
+                     tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
   EXPECT_NE(r.out.find("1 unreadable line(s) skipped, the first: " + (tmp / "R").string() +
                        "/results.jsonl:2: nesting deeper than 128 levels at offset 128"),
             std::string::npos)
-      << hostile::describe(r);
+      << zltest::describe(r);
   rapidjson::Document id;
-  ASSERT_EQ(zl::json::parse(id, hostile::slurp(tmp / "R" / "run_identity.json")), "");
+  ASSERT_EQ(zl::json::parse(id, zltest::slurp(tmp / "R" / "run_identity.json")), "");
   EXPECT_FALSE(id.HasMember("plugins") && id["plugins"].HasMember("autotune"));
   // The identity that comes out is one compare can read back.
-  hostile::Ran c = hostile::zlcore({"compare", (tmp / "R").string(), (tmp / "R").string()}, tmp.path());
-  EXPECT_EQ(c.exit_code, 0) << hostile::describe(c);
+  zltest::Ran c = zltest::zlcore({"compare", (tmp / "R").string(), (tmp / "R").string()}, tmp.path());
+  EXPECT_EQ(c.exit_code, 0) << zltest::describe(c);
 }
 
 }  // namespace

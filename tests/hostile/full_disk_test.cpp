@@ -5,8 +5,10 @@
 // says `failed`, no identity is left `running`, and --resume finishes the
 // batch once space is freed. Room for those last writes is kept aside
 // (.space_reserve) from the start.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,8 +18,8 @@
 
 namespace {
 
-using hostile::TempDir;
 using zl::batch::Status;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 // Writes until the file system says no, in smaller and smaller pieces, so
@@ -56,46 +58,46 @@ TEST(FullDisk, TheBatchStopsCleanlyAndResumeFinishesIt) {
   TempDir tmp;
   Mounted disk(tmp / "disk");
   if (!disk.ok()) GTEST_SKIP() << "cannot mount a small tmpfs here (" << disk.why() << "); needs root";
-  hostile::TagGuard guard(hostile::new_tag());
+  zltest::TagGuard guard(zltest::new_tag());
   const fs::path out = tmp / "disk" / "b";
-  hostile::Started batch = hostile::start_zlcore(hostile::batch_args(out, "sleep,ok1,ok2"), tmp.path(),
-                                                 hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "3"}}));
-  ASSERT_TRUE(hostile::wait_until(
-      [&] { return hostile::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts"); }, 60))
-      << hostile::describe(hostile::finish(batch, 1));
+  zltest::Started batch = zltest::start_zlcore(zltest::batch_args(out, "sleep,ok1,ok2"), tmp.path(),
+                                               zltest::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "3"}}));
+  ASSERT_TRUE(zltest::wait_until(
+      [&] { return zltest::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts"); }, 60))
+      << zltest::describe(zltest::finish(batch, 1));
   fill(tmp / "disk" / "filler");
-  hostile::Ran r = hostile::finish(batch, 120);
+  zltest::Ran r = zltest::finish(batch, 120);
 
-  EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
-  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 1) << zltest::describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << zltest::describe(r);
   EXPECT_NE(r.out.find("No space left on device (op sleep): no more ops start; free space, then --resume"),
             std::string::npos)
-      << hostile::describe(r);
-  auto rows = hostile::rows_of(out);
-  ASSERT_EQ(rows.size(), 1u) << hostile::describe(r);
+      << zltest::describe(r);
+  auto rows = zltest::rows_of(out);
+  ASSERT_EQ(rows.size(), 1u) << zltest::describe(r);
   EXPECT_EQ(rows[0].op, "sleep");
   EXPECT_EQ(rows[0].status, Status::failed);
   EXPECT_EQ(rows[0].reason.rfind("No space left on device", 0), 0u) << rows[0].reason;
-  const std::string identity = hostile::slurp(out / "runs" / "sleep" / "run_identity.json");
+  const std::string identity = zltest::slurp(out / "runs" / "sleep" / "run_identity.json");
   EXPECT_NE(identity.find("\"status\": \"failed\""), std::string::npos) << identity;
   EXPECT_NE(identity.find("\"disk_full\": true"), std::string::npos) << identity;
   EXPECT_FALSE(fs::exists(out / "runs" / "sleep" / ".child"));
   for (const auto& e : fs::directory_iterator(out / "runs")) {
-    EXPECT_EQ(hostile::slurp(e.path() / "run_identity.json").find("\"running\""), std::string::npos) << e.path();
+    EXPECT_EQ(zltest::slurp(e.path() / "run_identity.json").find("\"running\""), std::string::npos) << e.path();
   }
   EXPECT_FALSE(fs::exists(out / "runs" / "ok1")) << "an op started after the disk was full";
-  const std::string batch_identity = hostile::slurp(out / "batch_identity.json");
+  const std::string batch_identity = zltest::slurp(out / "batch_identity.json");
   EXPECT_NE(batch_identity.find("\"status\": \"failed\""), std::string::npos) << batch_identity;
   EXPECT_NE(batch_identity.find("No space left on device"), std::string::npos) << batch_identity;
 
   fs::remove(tmp / "disk" / "filler");
-  r = hostile::zlcore(hostile::batch_args(out, "sleep,ok1,ok2", {"--resume"}), tmp.path(),
-                      hostile::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "0.1"}}), 120);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  rows = hostile::rows_of(out);
-  ASSERT_EQ(rows.size(), 4u) << hostile::describe(r);
+  r = zltest::zlcore(zltest::batch_args(out, "sleep,ok1,ok2", {"--resume"}), tmp.path(),
+                     zltest::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "0.1"}}), 120);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  rows = zltest::rows_of(out);
+  ASSERT_EQ(rows.size(), 4u) << zltest::describe(r);
   for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].status, Status::passed) << rows[i].op;
-  EXPECT_NE(hostile::slurp(out / "batch_identity.json").find("\"status\": \"finished\""), std::string::npos);
+  EXPECT_NE(zltest::slurp(out / "batch_identity.json").find("\"status\": \"finished\""), std::string::npos);
 }
 
 // A short write (the file system filled mid-record) used to leave its part
@@ -111,11 +113,11 @@ TEST(FullDisk, AnAppendThatDoesNotFitLeavesNoPartOfItsRecord) {
   // Longer than what is left of the file's last page, which still takes it in part.
   const std::string record = std::string(3 * 4096, 'y') + "\n";
   EXPECT_THROW(zl::append_record(csv.string(), record), zl::WriteError);
-  EXPECT_EQ(hostile::slurp(csv), "op,round\n");
+  EXPECT_EQ(zltest::slurp(csv), "op,round\n");
 
   fs::remove(tmp / "disk" / "filler");
   zl::append_record(csv.string(), "abs,1\n");
-  EXPECT_EQ(hostile::slurp(csv), "op,round\nabs,1\n");
+  EXPECT_EQ(zltest::slurp(csv), "op,round\nabs,1\n");
 }
 
 }  // namespace

@@ -12,12 +12,12 @@
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
-void expect_refused(const hostile::Ran& r, const std::string& line) {
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-  EXPECT_EQ(r.err, "zlcore: " + line + "\n") << hostile::describe(r);
+void expect_refused(const zltest::Ran& r, const std::string& line) {
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(r.err, "zlcore: " + line + "\n") << zltest::describe(r);
 }
 
 std::vector<std::string> ab_args(const fs::path& out, const std::vector<std::string>& extra) {
@@ -60,32 +60,32 @@ std::vector<std::string> run_args(const fs::path& out, const std::vector<std::st
 
 TEST(InputWords, DtypesWithAnEmptyOrARepeatedWordAreRefused) {
   TempDir tmp;
-  const auto env = hostile::batch_env(tmp, hostile::new_tag());
+  const auto env = zltest::batch_env(tmp, zltest::new_tag());
   expect_refused(
-      hostile::zlcore(hostile::batch_args(tmp / "b", "ok1", {"--dtypes", "float32,,float32"}), tmp.path(), env, 30),
+      zltest::zlcore(zltest::batch_args(tmp / "b", "ok1", {"--dtypes", "float32,,float32"}), tmp.path(), env, 30),
       "--dtypes 'float32,,float32' holds an empty word; name one or more dtypes separated by commas");
   expect_refused(
-      hostile::zlcore(hostile::batch_args(tmp / "b", "ok1", {"--dtypes", "float32,float32"}), tmp.path(), env, 30),
+      zltest::zlcore(zltest::batch_args(tmp / "b", "ok1", {"--dtypes", "float32,float32"}), tmp.path(), env, 30),
       "--dtypes 'float32,float32' names float32 twice; name each dtype once");
-  expect_refused(hostile::zlcore(run_args(tmp / "b", {"--dtypes", ""}), tmp.path(), env, 30),
+  expect_refused(zltest::zlcore(run_args(tmp / "b", {"--dtypes", ""}), tmp.path(), env, 30),
                  "--dtypes '' holds an empty word; name one or more dtypes separated by commas");
   EXPECT_FALSE(fs::exists(tmp / "b"));
 }
 
 TEST(InputWords, ABadDirectRepeatIsNamedAsTheUserGaveIt) {
   TempDir tmp;
-  expect_refused(hostile::zlcore(run_args(tmp / "r", {"--direct-repeat", "0"}), tmp.path(), {}, 30),
+  expect_refused(zltest::zlcore(run_args(tmp / "r", {"--direct-repeat", "0"}), tmp.path(), {}, 30),
                  "--direct-repeat '0' is not allowed; use a whole number from 1 to 1000");
-  expect_refused(hostile::zlcore(run_args(tmp / "r", {}), tmp.path(), {{"ZL_DIRECT_REPEAT", "-1"}}, 30),
+  expect_refused(zltest::zlcore(run_args(tmp / "r", {}), tmp.path(), {{"ZL_DIRECT_REPEAT", "-1"}}, 30),
                  "ZL_DIRECT_REPEAT='-1' is not allowed; use a whole number from 1 to 1000");
   EXPECT_FALSE(fs::exists(tmp / "r"));
 }
 
 TEST(InputWords, AnIdleUtilizationOverAHundredPercentIsRefused) {
   TempDir tmp;
-  std::vector<std::string> args = hostile::batch_args(tmp / "b", "ok1", {"--idle-util", "101"});
+  std::vector<std::string> args = zltest::batch_args(tmp / "b", "ok1", {"--idle-util", "101"});
   args.erase(std::find(args.begin(), args.end(), "--no-idle-check"));
-  expect_refused(hostile::zlcore(args, tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 30),
+  expect_refused(zltest::zlcore(args, tmp.path(), zltest::batch_env(tmp, zltest::new_tag()), 30),
                  "--idle-util: '101' is not allowed; use a percentage from 0 to 100");
   EXPECT_FALSE(fs::exists(tmp / "b"));
 }
@@ -93,7 +93,7 @@ TEST(InputWords, AnIdleUtilizationOverAHundredPercentIsRefused) {
 TEST(InputWords, AnAbEnvironmentNameMustBeAVariableName) {
   TempDir tmp;
   for (const std::string& kv : {std::string("K\nX=1"), std::string("1K=1"), std::string("=1")}) {
-    hostile::Ran r = hostile::zlcore(ab_args(tmp / "o", {"--ops", "ok1", "--b-env", kv}), tmp.path(), {}, 30);
+    zltest::Ran r = zltest::zlcore(ab_args(tmp / "o", {"--ops", "ok1", "--b-env", kv}), tmp.path(), {}, 30);
     std::string shown = kv;
     if (const size_t nl = shown.find('\n'); nl != std::string::npos) shown.replace(nl, 1, "\\n");
     expect_refused(r, "ab: --b-env '" + shown +
@@ -104,33 +104,33 @@ TEST(InputWords, AnAbEnvironmentNameMustBeAVariableName) {
 
 TEST(InputWords, AnAbOpsFileNamingAllIsRefused) {
   TempDir tmp;
-  hostile::spit(tmp / "ops.txt", "all\n");
-  hostile::Ran r = hostile::zlcore(ab_args(tmp / "o", {"--ops-file", (tmp / "ops.txt").string()}), tmp.path(), {}, 30);
+  zltest::spit(tmp / "ops.txt", "all\n");
+  zltest::Ran r = zltest::zlcore(ab_args(tmp / "o", {"--ops-file", (tmp / "ops.txt").string()}), tmp.path(), {}, 30);
   expect_refused(r, "ab: --ops names ops one by one (the suite's marks); `all` and benchmark files are for batch");
   EXPECT_FALSE(fs::exists(tmp / "o"));
 }
 
 TEST(InputWords, ALoaderDebugSwitchThatIsNoBooleanIsSaidAndReadAsOff) {
   TempDir tmp;
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "backends"}, tmp.path(),
-                                   {{"ZL_DEBUG_LOADER", "maybe"}}, 60);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "backends"}, tmp.path(),
+                                 {{"ZL_DEBUG_LOADER", "maybe"}}, 60);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_EQ(r.err,
             "zlcore: ZL_DEBUG_LOADER='maybe' is not a boolean (1/0, true/false, yes/no, on/off); loader tracing is "
             "off\n")
-      << hostile::describe(r);
+      << zltest::describe(r);
 }
 
 // An op name holding ESC, a newline and a NUL, on both sides of a compare.
 fs::path run_with_hostile_text(const TempDir& tmp, const std::string& side) {
   const fs::path run = tmp / side;
   fs::copy(fs::path(ZL_COMPARE_DATA) / "report" / side / "runs" / "abs", run, fs::copy_options::recursive);
-  std::string rows = hostile::slurp(run / "results.jsonl");
+  std::string rows = zltest::slurp(run / "results.jsonl");
   for (size_t at = 0; (at = rows.find("\"op\": \"abs\"", at)) != std::string::npos;) {
     rows.replace(at, 11, "\"op\": \"ab\\u001b[31m,\\\"s\\n\\u0000|<b>\"");
     ++at;
   }
-  hostile::spit(run / "results.jsonl", rows);
+  zltest::spit(run / "results.jsonl", rows);
   return run;
 }
 
@@ -138,16 +138,16 @@ TEST(InputWords, CompareEscapesControlCharactersOfRecordsInEveryFormat) {
   TempDir tmp;
   const fs::path a = run_with_hostile_text(tmp, "a"), b = run_with_hostile_text(tmp, "b");
   for (const std::string& format : {std::string("table"), std::string("md"), std::string("csv")}) {
-    hostile::Ran r = hostile::zlcore({"compare", a.string(), b.string(), "--format", format}, tmp.path(), {}, 60);
-    EXPECT_EQ(r.exit_code, 0) << format << hostile::describe(r);
-    EXPECT_NE(r.out.find("ab\\x1b[31m"), std::string::npos) << format << hostile::describe(r);
+    zltest::Ran r = zltest::zlcore({"compare", a.string(), b.string(), "--format", format}, tmp.path(), {}, 60);
+    EXPECT_EQ(r.exit_code, 0) << format << zltest::describe(r);
+    EXPECT_NE(r.out.find("ab\\x1b[31m"), std::string::npos) << format << zltest::describe(r);
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << format;
     EXPECT_EQ(r.out.find('\0'), std::string::npos) << format;
   }
-  hostile::Ran r =
-      hostile::zlcore({"compare", a.string(), b.string(), "--html", (tmp / "p.html").string()}, tmp.path(), {}, 60);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  const std::string page = hostile::slurp(tmp / "p.html");
+  zltest::Ran r =
+      zltest::zlcore({"compare", a.string(), b.string(), "--html", (tmp / "p.html").string()}, tmp.path(), {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  const std::string page = zltest::slurp(tmp / "p.html");
   EXPECT_EQ(page.find('\x1b'), std::string::npos);
   EXPECT_EQ(page.find('\0'), std::string::npos);
   EXPECT_EQ(page.find("|<b>"), std::string::npos) << "markup from a record reached the page unescaped";

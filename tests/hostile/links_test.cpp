@@ -3,6 +3,7 @@
 // target; temporaries were X.tmp.<pid>, opened without O_EXCL/O_NOFOLLOW).
 // Temporaries are now exclusive and randomly named, appends refuse links, and
 // a backend directory or batch --out open to other users gets one warning.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,7 +18,7 @@
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 std::string error_of(const std::function<void()>& f) {
@@ -32,14 +33,14 @@ std::string error_of(const std::function<void()>& f) {
 TEST(Links, AtomicWriteNeverOpensAPlantedTemporary) {
   TempDir tmp;
   const fs::path victim = tmp / "victim", target = tmp / "identity.json";
-  hostile::spit(victim, "precious\n");
+  zltest::spit(victim, "precious\n");
   // The names the old code used, and a few around them.
   for (int pid = getpid() - 2; pid <= getpid() + 2; ++pid) {
     fs::create_symlink(victim, target.string() + ".tmp." + std::to_string(pid));
   }
   zl::write_file_atomic(target.string(), "{\"new\": true}\n");
-  EXPECT_EQ(hostile::slurp(victim), "precious\n");
-  EXPECT_EQ(hostile::slurp(target), "{\"new\": true}\n");
+  EXPECT_EQ(zltest::slurp(victim), "precious\n");
+  EXPECT_EQ(zltest::slurp(target), "{\"new\": true}\n");
   EXPECT_FALSE(fs::is_symlink(target));
   size_t leftovers = 0;
   for (const auto& e : fs::directory_iterator(tmp.path())) leftovers += e.path().extension() == ".tmp";
@@ -49,18 +50,18 @@ TEST(Links, AtomicWriteNeverOpensAPlantedTemporary) {
 TEST(Links, AtomicWriteReplacesALinkRatherThanItsTarget) {
   TempDir tmp;
   const fs::path victim = tmp / "victim", target = tmp / "ops_status.csv";
-  hostile::spit(victim, "precious\n");
+  zltest::spit(victim, "precious\n");
   fs::create_symlink(victim, target);
   zl::write_file_atomic(target.string(), "op,status\n");
-  EXPECT_EQ(hostile::slurp(victim), "precious\n");
+  EXPECT_EQ(zltest::slurp(victim), "precious\n");
   EXPECT_FALSE(fs::is_symlink(target));
-  EXPECT_EQ(hostile::slurp(target), "op,status\n");
+  EXPECT_EQ(zltest::slurp(target), "op,status\n");
 }
 
 TEST(Links, AppendsRefuseALinkWithOneLineNamingTheFile) {
   TempDir tmp;
   const fs::path victim = tmp / "victim", log = tmp / "batch.log", csv = tmp / "ops_status.csv";
-  hostile::spit(victim, "precious\n");
+  zltest::spit(victim, "precious\n");
   fs::create_symlink(victim, log);
   fs::create_symlink(victim, csv);
   const std::string why = "it is a symbolic link, and zlcore does not follow links for files it writes";
@@ -68,7 +69,7 @@ TEST(Links, AppendsRefuseALinkWithOneLineNamingTheFile) {
             "cannot append to " + log.string() + ": " + why);
   EXPECT_EQ(error_of([&] { zl::append_record(csv.string(), "a,b\n"); }),
             "cannot append to " + csv.string() + ": " + why);
-  EXPECT_EQ(hostile::slurp(victim), "precious\n");
+  EXPECT_EQ(zltest::slurp(victim), "precious\n");
   // A dangling link must not create its target either.
   const fs::path dangling = tmp / "run.log", would_be = tmp / "created-through-link";
   fs::create_symlink(would_be, dangling);
@@ -106,14 +107,14 @@ TEST(Links, AnOpenBackendDirectoryIsWarnedAboutOnce) {
   const fs::path plugins = tmp / "plugins";
   fs::create_directory(plugins);
   ::chmod(plugins.c_str(), 0777);
-  hostile::Ran r = hostile::zlcore({"--backend-dir", plugins.string(), "backends"}, tmp.path());
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", plugins.string(), "backends"}, tmp.path());
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: warning: the backend directory " + plugins.string() +
                        " is writable by its group and by everyone (mode 0777) without the sticky bit; other users "
                        "can change what zlcore reads and writes there\n");
   ::chmod(plugins.c_str(), 01777);
-  r = hostile::zlcore({"--backend-dir", plugins.string(), "backends"}, tmp.path());
-  EXPECT_EQ(r.err, "") << hostile::describe(r);
+  r = zltest::zlcore({"--backend-dir", plugins.string(), "backends"}, tmp.path());
+  EXPECT_EQ(r.err, "") << zltest::describe(r);
 }
 
 // End to end: a batch into an --out where someone planted
@@ -123,23 +124,23 @@ TEST(Links, ABatchNeverAppendsThroughAPlantedLog) {
   const fs::path out = tmp / "out", victim = tmp / "victim";
   fs::create_directory(out);
   ::chmod(out.c_str(), 0777);
-  hostile::spit(victim, "precious\n");
+  zltest::spit(victim, "precious\n");
   fs::create_symlink(victim, out / "batch.log");
-  hostile::Ran r = hostile::zlcore(
+  zltest::Ran r = zltest::zlcore(
       {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir", ZL_EXAMPLE_SUITE, "--ops",
        "abs", "--cold", "--no-idle-check", "--python", "/usr/bin/python3", "--out", out.string()},
       tmp.path(), {{"HOME", (tmp / "home").string()}}, 180);
-  EXPECT_EQ(hostile::slurp(victim), "precious\n");
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(zltest::slurp(victim), "precious\n");
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_NE(r.err.find("zlcore: warning: the batch --out directory " + out.string() + " is writable by"),
             std::string::npos)
-      << hostile::describe(r);
+      << zltest::describe(r);
   const std::string refused = "zlcore batch: cannot append to " + out.string() +
                               "/batch.log: it is a symbolic link, and zlcore does not follow links for files it "
                               "writes\n";
   const size_t at = r.err.find(refused);
-  EXPECT_NE(at, std::string::npos) << hostile::describe(r);
-  EXPECT_EQ(r.err.find(refused, at + 1), std::string::npos) << "said more than once\n" << hostile::describe(r);
+  EXPECT_NE(at, std::string::npos) << zltest::describe(r);
+  EXPECT_EQ(r.err.find(refused, at + 1), std::string::npos) << "said more than once\n" << zltest::describe(r);
 }
 
 // A directory a batch keeps in its --out, replaced by a link to one
@@ -148,24 +149,24 @@ TEST(Links, ABatchNeverAppendsThroughAPlantedLog) {
 TEST(Links, ABatchResumeRefusesARunsDirectoryReplacedByALink) {
   TempDir tmp;
   const fs::path out = tmp / "b", elsewhere = tmp / "elsewhere";
-  hostile::spit(out / "ops_status.csv", zl::batch::csv_header());
-  hostile::spit(elsewhere / "ok1" / "run_identity.json", "{}\n");
+  zltest::spit(out / "ops_status.csv", zl::batch::csv_header());
+  zltest::spit(elsewhere / "ok1" / "run_identity.json", "{}\n");
   fs::create_symlink(elsewhere, out / "runs");
-  hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1,ok2", {"--cold", "--resume"}), tmp.path(),
-                                   hostile::batch_env(tmp, hostile::new_tag()), 120);
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore(zltest::batch_args(out, "ok1,ok2", {"--cold", "--resume"}), tmp.path(),
+                                 zltest::batch_env(tmp, zltest::new_tag()), 120);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: --out " + out.string() + " holds a symbolic link where zlcore keeps a directory: " +
                        (out / "runs").string() + " (a link to " + elsewhere.string() +
                        "); zlcore does not follow links inside the directories it writes: put the directory itself "
                        "there, or use another --out\n")
-      << hostile::describe(r);
+      << zltest::describe(r);
   // Nothing moved aside or written through the link.
   std::vector<std::string> there;
   for (const auto& e : fs::directory_iterator(elsewhere)) there.push_back(e.path().filename().string());
   EXPECT_EQ(there, std::vector<std::string>{"ok1"});
-  EXPECT_EQ(hostile::slurp(elsewhere / "ok1" / "run_identity.json"), "{}\n");
+  EXPECT_EQ(zltest::slurp(elsewhere / "ok1" / "run_identity.json"), "{}\n");
   EXPECT_FALSE(fs::exists(out / "logs"));
-  EXPECT_EQ(hostile::slurp(out / "ops_status.csv"), zl::batch::csv_header());
+  EXPECT_EQ(zltest::slurp(out / "ops_status.csv"), zl::batch::csv_header());
 }
 
 // The same for ab: an A/B whose runs/ was moved elsewhere and replaced by a
@@ -178,23 +179,23 @@ TEST(Links, AnAbResumeRefusesARunsDirectoryReplacedByALink) {
         "--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab",    "--backend", "host",  "--a",       ZL_FAULT_SUITE,
         "--b",           ZL_FAULT_SUITE,      "--ops", "ok1",       "--out", out.string()};
     args.insert(args.end(), more.begin(), more.end());
-    return hostile::zlcore(args, tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 180);
+    return zltest::zlcore(args, tmp.path(), zltest::batch_env(tmp, zltest::new_tag()), 180);
   };
-  hostile::Ran r = ab({"--rounds", "1"});
-  ASSERT_EQ(r.exit_code, 0) << hostile::describe(r);
+  zltest::Ran r = ab({"--rounds", "1"});
+  ASSERT_EQ(r.exit_code, 0) << zltest::describe(r);
   fs::create_directories(elsewhere);
   fs::rename(out / "runs", elsewhere / "runs");
   fs::create_symlink(elsewhere / "runs", out / "runs");
-  const std::string rounds = hostile::slurp(out / "rounds.csv");
+  const std::string rounds = zltest::slurp(out / "rounds.csv");
   r = ab({"--rounds", "2", "--resume"});
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: ab: --out " + out.string() + " holds a symbolic link where zlcore keeps a directory: " +
                        (out / "runs").string() + " (a link to " + (elsewhere / "runs").string() +
                        "); zlcore does not follow links inside the directories it writes: put the directory itself "
                        "there, or use another --out\n")
-      << hostile::describe(r);
+      << zltest::describe(r);
   EXPECT_FALSE(fs::exists(elsewhere / "runs" / "ok1" / "r2-t1")) << "a round was written through the link";
-  EXPECT_EQ(hostile::slurp(out / "rounds.csv"), rounds);
+  EXPECT_EQ(zltest::slurp(out / "rounds.csv"), rounds);
 }
 
 // What is looked for: links in the directories zlcore keeps in --out, at any
@@ -204,7 +205,7 @@ TEST(Links, DirectoryLinksAreFoundOnlyWhereZlcoreKeepsDirectories) {
   TempDir tmp;
   const fs::path out = tmp / "out", elsewhere = tmp / "elsewhere";
   fs::create_directories(elsewhere);
-  hostile::spit(tmp / "afile", "x\n");
+  zltest::spit(tmp / "afile", "x\n");
   fs::create_directories(out / "runs" / "abs" / "autotune_records");
   fs::create_symlink(tmp / "afile", out / "runs" / "abs" / "results.jsonl");
   fs::create_symlink(elsewhere, out / "my_notes");
@@ -228,31 +229,31 @@ TEST(Links, ABatchStartsNoOpAfterALinkAppearsInsideItsOut) {
   const fs::path suite = tmp / "suite", out = tmp / "out", elsewhere = tmp / "elsewhere";
   fs::copy(ZL_FAULT_SUITE, suite, fs::copy_options::recursive);
   // The copy finds the example's library by an absolute path, and knows the new mark.
-  std::string ini = hostile::slurp(suite / "pytest.ini");
+  std::string ini = zltest::slurp(suite / "pytest.ini");
   const std::string rel = "../../../examples/suite/src";
   ini.replace(ini.find(rel), rel.size(), std::string(ZL_EXAMPLE_SUITE) + "/src");
-  hostile::spit(suite / "pytest.ini", ini + "    linker: operator linker (replaces <out>/runs by a link)\n");
-  hostile::spit(suite / "benchmark" / "test_linker.py",
-                "import os\n\nimport pytest\n\nfrom . import faults\n\n\n"
-                "@pytest.mark.linker\n"
-                "def test_linker():\n"
-                "    out = os.environ['HOSTILE_OUT']\n"
-                "    os.rename(os.path.join(out, 'runs'), os.environ['HOSTILE_ELSEWHERE'])\n"
-                "    os.symlink(os.environ['HOSTILE_ELSEWHERE'], os.path.join(out, 'runs'))\n"
-                "    faults.TrivialBenchmark(op_name='linker', torch_op=faults.negate, "
-                "dtypes=faults.FAULT_DTYPES).run()\n");
-  std::vector<std::string> args = hostile::batch_args(out, "linker,ok1", {"--cold"});
+  zltest::spit(suite / "pytest.ini", ini + "    linker: operator linker (replaces <out>/runs by a link)\n");
+  zltest::spit(suite / "benchmark" / "test_linker.py",
+               "import os\n\nimport pytest\n\nfrom . import faults\n\n\n"
+               "@pytest.mark.linker\n"
+               "def test_linker():\n"
+               "    out = os.environ['HOSTILE_OUT']\n"
+               "    os.rename(os.path.join(out, 'runs'), os.environ['HOSTILE_ELSEWHERE'])\n"
+               "    os.symlink(os.environ['HOSTILE_ELSEWHERE'], os.path.join(out, 'runs'))\n"
+               "    faults.TrivialBenchmark(op_name='linker', torch_op=faults.negate, "
+               "dtypes=faults.FAULT_DTYPES).run()\n");
+  std::vector<std::string> args = zltest::batch_args(out, "linker,ok1", {"--cold"});
   args[std::find(args.begin(), args.end(), std::string(ZL_FAULT_SUITE)) - args.begin()] = suite.string();
-  hostile::Ran r =
-      hostile::zlcore(args, tmp.path(),
-                      hostile::batch_env(tmp, hostile::new_tag(),
-                                         {{"HOSTILE_OUT", out.string()}, {"HOSTILE_ELSEWHERE", elsewhere.string()}}),
-                      180);
-  EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
+  zltest::Ran r =
+      zltest::zlcore(args, tmp.path(),
+                     zltest::batch_env(tmp, zltest::new_tag(),
+                                       {{"HOSTILE_OUT", out.string()}, {"HOSTILE_ELSEWHERE", elsewhere.string()}}),
+                     180);
+  EXPECT_EQ(r.exit_code, 1) << zltest::describe(r);
   EXPECT_NE(r.out.find("--out " + out.string() + " now holds a symbolic link where zlcore keeps a directory: " +
                        (out / "runs").string() + " (a link to " + elsewhere.string() +
                        "); no more ops start: put the directory itself there, then --resume runs them\n"),
             std::string::npos)
-      << hostile::describe(r);
+      << zltest::describe(r);
   EXPECT_FALSE(fs::exists(elsewhere / "ok1")) << "the next op ran through the link";
 }

@@ -9,19 +9,19 @@
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
-void expect_refused(const hostile::Ran& r, const std::string& says) {
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
-  EXPECT_NE(r.err.find(says), std::string::npos) << hostile::describe(r);
+void expect_refused(const zltest::Ran& r, const std::string& says) {
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
+  EXPECT_NE(r.err.find(says), std::string::npos) << zltest::describe(r);
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "an escape reached the terminal raw";
 }
 
-hostile::Ran batch(const TempDir& tmp, const std::string& ops, const std::vector<std::string>& extra = {}) {
-  return hostile::zlcore(hostile::batch_args(tmp / "b", ops, extra), tmp.path(),
-                         hostile::batch_env(tmp, hostile::new_tag()), 60);
+zltest::Ran batch(const TempDir& tmp, const std::string& ops, const std::vector<std::string>& extra = {}) {
+  return zltest::zlcore(zltest::batch_args(tmp / "b", ops, extra), tmp.path(),
+                        zltest::batch_env(tmp, zltest::new_tag()), 60);
 }
 
 TEST(NamesValues, BatchOpNamesAreCheckedBeforeAnythingIsWritten) {
@@ -33,11 +33,11 @@ TEST(NamesValues, BatchOpNamesAreCheckedBeforeAnythingIsWritten) {
   expect_refused(batch(tmp, "benchmark/test_ok1.py::" + std::string(1100, 't')), "a node id is at most 1024 bytes");
   expect_refused(batch(tmp, "benchmark/test_ok1.py::test_\x07ok1"), "a node id's test part is printable ASCII");
   expect_refused(batch(tmp, "bench mark/test_ok1.py"), "a benchmark file path is letters, digits");
-  hostile::spit(tmp / "ops.yaml", "ops:\n  - name: \"ok\\u001b]0;pwned\\u0007\"\n");
+  zltest::spit(tmp / "ops.yaml", "ops:\n  - name: \"ok\\u001b]0;pwned\\u0007\"\n");
   expect_refused(
-      hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir",
-                       ZL_FAULT_SUITE, "--ops-file", (tmp / "ops.yaml").string(), "--out", (tmp / "b").string()},
-                      tmp.path()),
+      zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir",
+                      ZL_FAULT_SUITE, "--ops-file", (tmp / "ops.yaml").string(), "--out", (tmp / "b").string()},
+                     tmp.path()),
       not_an_op);
   EXPECT_FALSE(fs::exists(tmp / "b")) << "a refused batch created its directory";
 }
@@ -54,7 +54,7 @@ TEST(NamesValues, TimeoutsMustBeFiniteAndNotNegative) {
   for (const std::string bad : {"-1", "nan", "inf", "-inf", "1e9", "ten"}) {
     SCOPED_TRACE(bad);
     expect_refused(batch(tmp, "ok1", {"--timeout", bad}), "--timeout: '" + bad + "' is not allowed");
-    hostile::Ran r = hostile::zlcore(
+    zltest::Ran r = zltest::zlcore(
         {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE, "--op",
          "ok1", "--python", "/usr/bin/python3", "--timeout", bad, "--out", (tmp / "r").string()},
         tmp.path());
@@ -66,11 +66,11 @@ TEST(NamesValues, TimeoutsMustBeFiniteAndNotNegative) {
 
 TEST(NamesValues, AnOpNameNeverMovesRunsDefaultDirectory) {
   TempDir tmp;
-  const std::string escape_to = "zl-hostile-" + hostile::new_tag();
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                                    ZL_EXAMPLE_SUITE, "--op", "/../../../" + escape_to, "--python", "/usr/bin/python3"},
-                                   tmp.path(), {}, 60, tmp.path());
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  const std::string escape_to = "zl-hostile-" + zltest::new_tag();
+  zltest::Ran r = zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                                  ZL_EXAMPLE_SUITE, "--op", "/../../../" + escape_to, "--python", "/usr/bin/python3"},
+                                 tmp.path(), {}, 60, tmp.path());
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_FALSE(fs::exists(fs::path("/") / escape_to));
   EXPECT_FALSE(fs::exists(tmp / "runs"));
 
@@ -84,11 +84,11 @@ TEST(NamesValues, AnOpNameNeverMovesRunsDefaultDirectory) {
       "cred_" +
       std::string(200, 'x');
   fs::copy_file(suite / "benchmark" / "test_abs.py", suite / "benchmark" / (stem + ".py"));
-  r = hostile::zlcore(
+  r = zltest::zlcore(
       {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir", suite.string(),
        "--test-node", "benchmark/" + stem + ".py::test_abs", "--python", "/usr/bin/python3", "--dtypes", "float32"},
       tmp.path(), {{"HOME", (tmp / "home").string()}}, 120, tmp.path());
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "an escape reached the terminal raw";
   std::vector<fs::path> made;
   for (const auto& e : fs::directory_iterator(tmp / "runs")) made.push_back(e.path());

@@ -7,15 +7,20 @@
 // the command with one line naming it and the call, and exit 9.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <signal.h>
+#include <thread>
 
 #include <tuple>
 
-#include "hostile_util.hpp"
 #include "zlcore/loader.hpp"
+#include "zltest/child.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
+#include "zltest/zlcore_cli.hpp"
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 // A backend directory: the faulty file sorted first, a good one after it.
@@ -68,29 +73,29 @@ TEST_P(PluginFault, RejectedBesideAGoodOne) {
   TempDir tmp;
   const fs::path dir = plugin_dir(tmp, {fault});
 
-  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(), kShortLimit, 30);
-  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(), kShortLimit, 30);
+  ASSERT_FALSE(r.timed_out) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   Listing l = parse_listing(r.out);
-  EXPECT_EQ(l.loaded, std::vector<std::string>{"good"}) << hostile::describe(r);
-  EXPECT_EQ(l.rejected["a_" + fault + ".so"], expected_reason(what, where)) << hostile::describe(r);
+  EXPECT_EQ(l.loaded, std::vector<std::string>{"good"}) << zltest::describe(r);
+  EXPECT_EQ(l.rejected["a_" + fault + ".so"], expected_reason(what, where)) << zltest::describe(r);
   std::printf("  %s: backends in %.3f s (cold)\n", fault.c_str(), r.seconds);
 
   // The plain listing says the same, and the verdict comes from the cache.
-  r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(),
-                      {{"ZL_BACKEND_TIMEOUT", "1"}, {"ZL_DEBUG_LOADER", "1"}}, 30);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  EXPECT_NE(r.out.find("\ngood  (ABI"), std::string::npos) << hostile::describe(r);
+  r = zltest::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(),
+                     {{"ZL_BACKEND_TIMEOUT", "1"}, {"ZL_DEBUG_LOADER", "1"}}, 30);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  EXPECT_NE(r.out.find("\ngood  (ABI"), std::string::npos) << zltest::describe(r);
   EXPECT_NE(r.out.find("rejected:\n  " + (dir / ("a_" + fault + ".so")).string() + ": " + expected_reason(what, where)),
             std::string::npos)
-      << hostile::describe(r);
+      << zltest::describe(r);
   EXPECT_NE(r.err.find("cached verdict for " + (dir / ("a_" + fault + ".so")).string()), std::string::npos)
-      << hostile::describe(r);
+      << zltest::describe(r);
   std::printf("  %s: backends in %.3f s (warm)\n", fault.c_str(), r.seconds);
 
-  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good"}, tmp.path(), kShortLimit, 30);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  EXPECT_EQ(r.out.rfind("good: 2 device(s) via fake\n", 0), 0u) << hostile::describe(r);
+  r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good"}, tmp.path(), kShortLimit, 30);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  EXPECT_EQ(r.out.rfind("good: 2 device(s) via fake\n", 0), 0u) << zltest::describe(r);
 }
 
 INSTANTIATE_TEST_SUITE_P(Each, PluginFault,
@@ -107,12 +112,12 @@ TEST(PluginFaults, EveryFaultAtOnceBesideAGoodOne) {
       faults.push_back(std::string("fault_") + what + "_" + where);
   }
   const fs::path dir = plugin_dir(tmp, faults);
-  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(), kShortLimit, 60);
-  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(), kShortLimit, 60);
+  ASSERT_FALSE(r.timed_out) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   Listing l = parse_listing(r.out);
-  EXPECT_EQ(l.loaded, std::vector<std::string>{"good"}) << hostile::describe(r);
-  EXPECT_EQ(l.rejected.size(), 16u) << hostile::describe(r);
+  EXPECT_EQ(l.loaded, std::vector<std::string>{"good"}) << zltest::describe(r);
+  EXPECT_EQ(l.rejected.size(), 16u) << zltest::describe(r);
   std::printf("  16 faulty plugins and a good one: backends in %.3f s (cold)\n", r.seconds);
 }
 
@@ -125,39 +130,39 @@ TEST(PluginFaults, AnEnumerationThatHangsLaterIsCutOffInProcess) {
   fs::copy_file(fs::path(ZL_FAULTS_DIR) / "later_hang.so", dir / "later_hang.so");
   std::map<std::string, std::string> env{{"ZL_BACKEND_TIMEOUT", "1"}, {"ZL_FAKE_HANG_FILE", hang.string()}};
 
-  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env, 30);
-  EXPECT_NE(r.out.find("\nlaterhang  (ABI"), std::string::npos) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env, 30);
+  EXPECT_NE(r.out.find("\nlaterhang  (ABI"), std::string::npos) << zltest::describe(r);
 
-  hostile::spit(hang, "");
-  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "laterhang"}, tmp.path(), env, 30);
-  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
+  zltest::spit(hang, "");
+  r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "laterhang"}, tmp.path(), env, 30);
+  ASSERT_FALSE(r.timed_out) << zltest::describe(r);
   // No answer is not "no devices": exit 1, said once on stderr.
-  EXPECT_EQ(r.exit_code, 1) << hostile::describe(r);
-  EXPECT_EQ(r.out, "") << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 1) << zltest::describe(r);
+  EXPECT_EQ(r.out, "") << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: devices: laterhang could not list its devices: no answer in 1 s from enumerate_devices\n")
-      << hostile::describe(r);
+      << zltest::describe(r);
   std::printf("  devices with a hanging enumerate: %.3f s\n", r.seconds);
 
-  r = hostile::zlcore({"--backend-dir", dir.string(), "run", "--backend", "laterhang", "--flaggems-dir",
-                       ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--out", (tmp / "R").string()},
-                      tmp.path(), env, 30);
-  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  r = zltest::zlcore({"--backend-dir", dir.string(), "run", "--backend", "laterhang", "--flaggems-dir",
+                      ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--out", (tmp / "R").string()},
+                     tmp.path(), env, 30);
+  ASSERT_FALSE(r.timed_out) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_EQ(r.err,
             "PREFLIGHT_FAILED check=device backend 'laterhang' reports no devices: no answer in 1 s from "
             "enumerate_devices\n")
-      << hostile::describe(r);
+      << zltest::describe(r);
 
-  r = hostile::zlcore({"--backend-dir", dir.string(), "batch", "--backend", "laterhang", "--flaggems-dir",
-                       ZL_EXAMPLE_SUITE, "--ops", "abs", "--python", "/usr/bin/python3", "--out", (tmp / "B").string()},
-                      tmp.path(), env, 30);
-  ASSERT_FALSE(r.timed_out) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  r = zltest::zlcore({"--backend-dir", dir.string(), "batch", "--backend", "laterhang", "--flaggems-dir",
+                      ZL_EXAMPLE_SUITE, "--ops", "abs", "--python", "/usr/bin/python3", "--out", (tmp / "B").string()},
+                     tmp.path(), env, 30);
+  ASSERT_FALSE(r.timed_out) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   // The same line as run's: one mistake, one message, whichever command met it.
   EXPECT_EQ(r.err,
             "PREFLIGHT_FAILED check=device backend 'laterhang' reports no devices: no answer in 1 s from "
             "enumerate_devices\n")
-      << hostile::describe(r);
+      << zltest::describe(r);
 }
 
 // Passed its probe, crashes later in process: one line naming the backend,
@@ -170,24 +175,24 @@ TEST(PluginFaults, ACrashAfterTheProbeIsNamedWithItsOwnExitCode) {
   const std::string who = "backend 'latercrash' (" + (dir / "a_later_crash.so").string() + ")";
   std::map<std::string, std::string> env{{"ZL_FAKE_CRASH_FILE", crash.string()}};
 
-  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
-  EXPECT_NE(r.out.find("\nlatercrash  (ABI"), std::string::npos) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
+  EXPECT_NE(r.out.find("\nlatercrash  (ABI"), std::string::npos) << zltest::describe(r);
 
-  hostile::spit(crash, "enumerate");
-  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "latercrash", "--json"}, tmp.path(), env);
-  EXPECT_EQ(r.exit_code, 9) << hostile::describe(r);
-  EXPECT_EQ(r.out, "") << hostile::describe(r);
-  EXPECT_EQ(r.err, "zlcore: " + who + " crashed in enumerate_devices: killed by SIGSEGV\n") << hostile::describe(r);
+  zltest::spit(crash, "enumerate");
+  r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "latercrash", "--json"}, tmp.path(), env);
+  EXPECT_EQ(r.exit_code, 9) << zltest::describe(r);
+  EXPECT_EQ(r.out, "") << zltest::describe(r);
+  EXPECT_EQ(r.err, "zlcore: " + who + " crashed in enumerate_devices: killed by SIGSEGV\n") << zltest::describe(r);
 
-  hostile::spit(crash, "state");
-  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "latercrash", "--json"}, tmp.path(), env);
-  EXPECT_EQ(r.exit_code, 9) << hostile::describe(r);
-  EXPECT_EQ(r.out, "") << hostile::describe(r);
-  EXPECT_EQ(r.err, "zlcore: " + who + " crashed in query_device_state: killed by SIGSEGV\n") << hostile::describe(r);
+  zltest::spit(crash, "state");
+  r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "latercrash", "--json"}, tmp.path(), env);
+  EXPECT_EQ(r.exit_code, 9) << zltest::describe(r);
+  EXPECT_EQ(r.out, "") << zltest::describe(r);
+  EXPECT_EQ(r.err, "zlcore: " + who + " crashed in query_device_state: killed by SIGSEGV\n") << zltest::describe(r);
 
-  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good", "--json"}, tmp.path(), env);
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  EXPECT_NE(r.out.find("\"backend\": \"good\""), std::string::npos) << hostile::describe(r);
+  r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good", "--json"}, tmp.path(), env);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  EXPECT_NE(r.out.find("\"backend\": \"good\""), std::string::npos) << zltest::describe(r);
 }
 
 // In process: a call that ran out of time blocks new calls until it returns,
@@ -205,7 +210,7 @@ TEST(PluginFaults, AnOverdueEnumerationHoldsBackNewCallsUntilItReturns) {
   ASSERT_NE(later, nullptr);
   EXPECT_EQ(later->enumerate().devices.size(), 2u);
 
-  hostile::spit(hang, "");
+  zltest::spit(hang, "");
   EXPECT_EQ(later->enumerate().error, "no answer in 0.5 s from enumerate_devices");
   EXPECT_EQ(later->enumerate().error, "enumerate_devices has not returned from a call that ran out of time");
   fs::remove(hang);
@@ -224,22 +229,22 @@ TEST(PluginFaults, AChangedFileIsProbedAgain) {
   TempDir tmp;
   const fs::path dir = plugin_dir(tmp, {});
   std::map<std::string, std::string> env{{"ZL_DEBUG_LOADER", "1"}};
-  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
-  EXPECT_NE(r.err.find("probe " + (dir / "z_good.so").string() + ": ok"), std::string::npos) << hostile::describe(r);
-  r = hostile::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
+  EXPECT_NE(r.err.find("probe " + (dir / "z_good.so").string() + ": ok"), std::string::npos) << zltest::describe(r);
+  r = zltest::zlcore({"--backend-dir", dir.string(), "backends"}, tmp.path(), env);
   EXPECT_NE(r.err.find("cached verdict for " + (dir / "z_good.so").string() + ": ok"), std::string::npos)
-      << hostile::describe(r);
+      << zltest::describe(r);
   // Same name, another file: a fault now.
   fs::remove(dir / "z_good.so");
   fs::copy_file(fs::path(ZL_FAULTS_DIR) / "fault_abort_entry.so", dir / "z_good.so");
-  r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
+  r = zltest::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
   Listing l = parse_listing(r.out);
-  EXPECT_TRUE(l.loaded.empty()) << hostile::describe(r);
-  EXPECT_EQ(l.rejected["z_good.so"], "aborted (SIGABRT) in the entry point") << hostile::describe(r);
+  EXPECT_TRUE(l.loaded.empty()) << zltest::describe(r);
+  EXPECT_EQ(l.rejected["z_good.so"], "aborted (SIGABRT) in the entry point") << zltest::describe(r);
   // A cache that is not JSON is ignored, and rewritten.
-  for (const auto& e : fs::directory_iterator(tmp / ".zlcache")) hostile::spit(e.path(), std::string(5000, '['));
-  r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  for (const auto& e : fs::directory_iterator(tmp / ".zlcache")) zltest::spit(e.path(), std::string(5000, '['));
+  r = zltest::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_EQ(parse_listing(r.out).rejected["z_good.so"], "aborted (SIGABRT) in the entry point");
 }
 
@@ -249,17 +254,17 @@ TEST(PluginFaults, AHangVerdictIsProbedAgainWithALongerLimit) {
   TempDir tmp;
   const fs::path dir = plugin_dir(tmp, {"fault_hang_entry"});
   const std::string file = (dir / "a_fault_hang_entry.so").string();
-  auto reason_with = [&](const std::string& limit, hostile::Ran* ran) {
-    *ran = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(),
-                           {{"ZL_BACKEND_TIMEOUT", limit}, {"ZL_DEBUG_LOADER", "1"}}, 30);
+  auto reason_with = [&](const std::string& limit, zltest::Ran* ran) {
+    *ran = zltest::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path(),
+                          {{"ZL_BACKEND_TIMEOUT", limit}, {"ZL_DEBUG_LOADER", "1"}}, 30);
     return parse_listing(ran->out).rejected["a_fault_hang_entry.so"];
   };
-  hostile::Ran r;
-  EXPECT_EQ(reason_with("1", &r), "no answer in 1 s in the entry point") << hostile::describe(r);
-  EXPECT_EQ(reason_with("0.5", &r), "no answer in 1 s in the entry point") << hostile::describe(r);
-  EXPECT_NE(r.err.find("cached verdict for " + file), std::string::npos) << hostile::describe(r);
-  EXPECT_EQ(reason_with("1.5", &r), "no answer in 1.5 s in the entry point") << hostile::describe(r);
-  EXPECT_NE(r.err.find("probe " + file + ": no answer"), std::string::npos) << hostile::describe(r);
+  zltest::Ran r;
+  EXPECT_EQ(reason_with("1", &r), "no answer in 1 s in the entry point") << zltest::describe(r);
+  EXPECT_EQ(reason_with("0.5", &r), "no answer in 1 s in the entry point") << zltest::describe(r);
+  EXPECT_NE(r.err.find("cached verdict for " + file), std::string::npos) << zltest::describe(r);
+  EXPECT_EQ(reason_with("1.5", &r), "no answer in 1.5 s in the entry point") << zltest::describe(r);
+  EXPECT_NE(r.err.find("probe " + file + ": no answer"), std::string::npos) << zltest::describe(r);
 }
 
 }  // namespace

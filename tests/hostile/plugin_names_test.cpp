@@ -7,26 +7,29 @@
 #include <gtest/gtest.h>
 
 #include "backends_json.hpp"
-#include "hostile_util.hpp"
+#include "zltest/child.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
+#include "zltest/zlcore_cli.hpp"
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
-using hostile::rejected;
+using zltest::rejected;
 
-hostile::Ran backends(const TempDir& tmp, const std::vector<std::pair<std::string, std::string>>& files) {
+zltest::Ran backends(const TempDir& tmp, const std::vector<std::pair<std::string, std::string>>& files) {
   const fs::path dir = tmp / "plugins";
   fs::create_directories(dir);
   for (const auto& [from, to] : files) fs::copy_file(fs::path(ZL_FAULTS_DIR) / from, dir / to);
-  return hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
+  return zltest::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
 }
 
 TEST(PluginNames, ANameNotInLowerCaseIsRejected) {
   TempDir tmp;
-  hostile::Ran r = backends(tmp, {{"shouty.so", "a_shouty.so"}, {"good.so", "z_good.so"}});
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  zltest::Ran r = backends(tmp, {{"shouty.so", "a_shouty.so"}, {"good.so", "z_good.so"}});
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   std::vector<std::string> loaded;
   auto why = rejected(r.out, &loaded);
   EXPECT_EQ(loaded, std::vector<std::string>{"good"}) << r.out;
@@ -41,8 +44,8 @@ TEST(PluginNames, AnAliasNeverShadowsAnotherBackendsName) {
     SCOPED_TRACE(first);
     TempDir tmp;
     const std::string shadow = first + "shadow.so", good = first == "a_" ? "m_good.so" : "b_good.so";
-    hostile::Ran r = backends(tmp, {{"shadow.so", shadow}, {"good.so", good}});
-    EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+    zltest::Ran r = backends(tmp, {{"shadow.so", shadow}, {"good.so", good}});
+    EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
     std::vector<std::string> loaded;
     auto why = rejected(r.out, &loaded);
     EXPECT_EQ(loaded, std::vector<std::string>{"good"}) << r.out;
@@ -50,9 +53,9 @@ TEST(PluginNames, AnAliasNeverShadowsAnotherBackendsName) {
                                "); an alias may not shadow another backend's name")
         << r.out;
     // And `--backend good` reaches good itself.
-    hostile::Ran d = hostile::zlcore(
+    zltest::Ran d = zltest::zlcore(
         {"--backend-dir", (tmp / "plugins").string(), "devices", "--backend", "good", "--json"}, tmp.path());
-    EXPECT_EQ(d.exit_code, 0) << hostile::describe(d);
+    EXPECT_EQ(d.exit_code, 0) << zltest::describe(d);
     EXPECT_NE(d.out.find("\"backend\": \"good\""), std::string::npos) << d.out;
   }
 }

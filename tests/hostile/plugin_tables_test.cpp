@@ -7,14 +7,18 @@
 // reads a table or a list the same bounded way, so even a backend loaded
 // without a probe gives a reason, not a crash.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "backends_json.hpp"
-#include "hostile_util.hpp"
 #include "zlcore/loader.hpp"
+#include "zltest/child.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
+#include "zltest/zlcore_cli.hpp"
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 struct Lie {
@@ -41,7 +45,7 @@ const std::vector<Lie> kLies = {
 // gtest names a failing case by its file, not by the struct's bytes.
 void PrintTo(const Lie& lie, std::ostream* os) { *os << lie.file; }
 
-using hostile::rejected;
+using zltest::rejected;
 
 void expect_reason(const std::string& reason, const Lie& lie) {
   EXPECT_EQ(reason.rfind(lie.reason, 0), 0u) << reason;
@@ -64,20 +68,20 @@ TEST_P(LyingBackend, IsRejectedWithTheReasonWhileAGoodOneLoads) {
   // Cold (probed), then warm (the cached verdict): the same rejection.
   for (const char* pass : {"cold", "warm"}) {
     SCOPED_TRACE(pass);
-    hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
-    ASSERT_FALSE(r.timed_out) << hostile::describe(r);
-    EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+    zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "backends", "--json"}, tmp.path());
+    ASSERT_FALSE(r.timed_out) << zltest::describe(r);
+    EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
     std::vector<std::string> loaded;
     auto why = rejected(r.out, &loaded);
-    EXPECT_EQ(loaded, std::vector<std::string>{"good"}) << hostile::describe(r);
+    EXPECT_EQ(loaded, std::vector<std::string>{"good"}) << zltest::describe(r);
     expect_reason(why["a_" + lie.file + ".so"], lie);
   }
-  hostile::Ran r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good"}, tmp.path());
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
-  EXPECT_EQ(r.out.rfind("good: 2 device(s) via fake\n", 0), 0u) << hostile::describe(r);
-  r = hostile::zlcore({"--backend-dir", dir.string(), "devices", "--backend", lie.name}, tmp.path());
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-  EXPECT_EQ(r.term_signal, 0) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "good"}, tmp.path());
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  EXPECT_EQ(r.out.rfind("good: 2 device(s) via fake\n", 0), 0u) << zltest::describe(r);
+  r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", lie.name}, tmp.path());
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
 }
 
 // Without a probe (a loader given no probe program), the core's own reads

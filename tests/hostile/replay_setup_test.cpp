@@ -5,25 +5,28 @@
 // fails before its identity exists leaves no directory.
 #include <gtest/gtest.h>
 
-#include "hostile_util.hpp"
+#include "zltest/child.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
+#include "zltest/zlcore_cli.hpp"
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 fs::path source_with_manifest(const TempDir& tmp, const std::string& manifest) {
   const fs::path run = tmp / "A";
   fs::remove_all(run);
-  hostile::spit(run / "autotune_records" / "manifest.json", manifest);
+  zltest::spit(run / "autotune_records" / "manifest.json", manifest);
   return run;
 }
 
-hostile::Ran replay(const TempDir& tmp, const fs::path& source) {
-  return hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                          ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--dtypes", "float32",
-                          "--replay-from", source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
-                         tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
+zltest::Ran replay(const TempDir& tmp, const fs::path& source) {
+  return zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                         ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--dtypes", "float32",
+                         "--replay-from", source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
+                        tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
 }
 
 TEST(ReplaySetup, ABadManifestIsRefusedInOneLineAndLeavesNoDirectory) {
@@ -37,28 +40,28 @@ TEST(ReplaySetup, ABadManifestIsRefusedInOneLineAndLeavesNoDirectory) {
   for (const auto& [manifest, says] : cases) {
     SCOPED_TRACE(says);
     const fs::path source = source_with_manifest(tmp, manifest);
-    hostile::Ran r = replay(tmp, source);
-    EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+    zltest::Ran r = replay(tmp, source);
+    EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
     EXPECT_EQ(r.err.rfind("PREFLIGHT_FAILED check=replay_from cannot replay " +
                               (source / "autotune_records" / "manifest.json").string() + ": " + says,
                           0),
               0u)
-        << hostile::describe(r);
-    EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
+        << zltest::describe(r);
+    EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
     EXPECT_FALSE(fs::exists(tmp / "B")) << "a refused replay left its run directory behind";
   }
   // The same --out is free for the next try.
-  hostile::Ran r = replay(tmp, source_with_manifest(tmp, whole));
-  EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+  zltest::Ran r = replay(tmp, source_with_manifest(tmp, whole));
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_TRUE(fs::exists(tmp / "B" / "run_identity.json"));
 }
 
 TEST(ReplaySetup, ARefusedRecordLeavesNoDirectory) {
   TempDir tmp;
   const fs::path source = source_with_manifest(tmp, "{\"schema\": 1, \"run_id\": \"x\"}\n");
-  hostile::spit(source / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json", "{\"schema\": ");
-  hostile::Ran r = replay(tmp, source);
-  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
+  zltest::spit(source / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json", "{\"schema\": ");
+  zltest::Ran r = replay(tmp, source);
+  EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_FALSE(fs::exists(tmp / "B"));
 }
 

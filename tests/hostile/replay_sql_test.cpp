@@ -8,11 +8,14 @@
 #include <cstdio>
 
 #include "../../core/src/autotune/libtuner_schema.hpp"
-#include "hostile_util.hpp"
+#include "zltest/child.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
+#include "zltest/zlcore_cli.hpp"
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 const std::string kTable = "mm_kernel_" + std::string(32, 'a') + "-" + std::string(32, 'b');
@@ -36,32 +39,32 @@ std::string json_string(const std::string& s) {
 fs::path records_with(const TempDir& tmp, const std::string& table, const std::string& column,
                       const std::string& type) {
   const fs::path run = tmp / "A";
-  hostile::spit(run / "autotune_records" / "manifest.json", "{\"schema\": 1, \"run_id\": \"hostile\"}\n");
-  hostile::spit(run / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json",
-                "{\"schema\": 1, \"kind\": \"libtuner\", \"db_file\": \"TunedConfig_host_numgems_0_1.db\","
-                " \"table\": " +
-                    json_string(table) +
-                    ", \"kernel\": \"mm_kernel\","
-                    " \"columns\": [{\"name\": \"key_0\", \"type\": \"BIGINT\", \"pk\": 1},"
-                    " {\"name\": " +
-                    json_string(column) + ", \"type\": " + json_string(type) +
-                    ", \"pk\": 0}],"
-                    " \"entries\": [{\"key_string\": \"1\", \"key\": [1], \"config\": {\"BLOCK_M\": 64}}]}\n");
+  zltest::spit(run / "autotune_records" / "manifest.json", "{\"schema\": 1, \"run_id\": \"hostile\"}\n");
+  zltest::spit(run / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json",
+               "{\"schema\": 1, \"kind\": \"libtuner\", \"db_file\": \"TunedConfig_host_numgems_0_1.db\","
+               " \"table\": " +
+                   json_string(table) +
+                   ", \"kernel\": \"mm_kernel\","
+                   " \"columns\": [{\"name\": \"key_0\", \"type\": \"BIGINT\", \"pk\": 1},"
+                   " {\"name\": " +
+                   json_string(column) + ", \"type\": " + json_string(type) +
+                   ", \"pk\": 0}],"
+                   " \"entries\": [{\"key_string\": \"1\", \"key\": [1], \"config\": {\"BLOCK_M\": 64}}]}\n");
   return run;
 }
 
-hostile::Ran replay(const TempDir& tmp, const fs::path& source) {
-  return hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                          ZL_EXAMPLE_SUITE, "--op", "mm", "--python", "/usr/bin/python3", "--replay-from",
-                          source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
-                         tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
+zltest::Ran replay(const TempDir& tmp, const fs::path& source) {
+  return zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                         ZL_EXAMPLE_SUITE, "--op", "mm", "--python", "/usr/bin/python3", "--replay-from",
+                         source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
+                        tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
 }
 
-void expect_refused(const TempDir& tmp, const hostile::Ran& r, const std::string& mentions) {
-  EXPECT_EQ(r.exit_code, 3) << hostile::describe(r);
-  EXPECT_EQ(r.err.rfind("PREFLIGHT_FAILED check=replay_from cannot replay ", 0), 0u) << hostile::describe(r);
-  EXPECT_NE(r.err.find(mentions), std::string::npos) << hostile::describe(r);
-  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
+void expect_refused(const TempDir& tmp, const zltest::Ran& r, const std::string& mentions) {
+  EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
+  EXPECT_EQ(r.err.rfind("PREFLIGHT_FAILED check=replay_from cannot replay ", 0), 0u) << zltest::describe(r);
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << zltest::describe(r);
+  EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
   EXPECT_FALSE(fs::exists(tmp / "B" / "results.jsonl")) << "pytest ran";
 }
 
@@ -70,7 +73,7 @@ TEST(ReplaySql, ColumnTypeThatAttachesADatabaseRunsNothing) {
   const fs::path canary = tmp / "canary.db";
   const std::string type = "BIGINT); COMMIT; ATTACH DATABASE '" + canary.string() +
                            "' AS p; CREATE TABLE p.t(x); DETACH DATABASE p; BEGIN; --";
-  hostile::Ran r = replay(tmp, records_with(tmp, kTable, "BLOCK_M", type));
+  zltest::Ran r = replay(tmp, records_with(tmp, kTable, "BLOCK_M", type));
   EXPECT_FALSE(fs::exists(canary)) << "the record's type ran as SQL";
   expect_refused(tmp, r, "column 2 ('BLOCK_M') type 'BIGINT); COMMIT;");
 }
@@ -79,14 +82,14 @@ TEST(ReplaySql, MaliciousTableNameIsRefused) {
   TempDir tmp;
   const fs::path canary = tmp / "canary2.db";
   const std::string table = "x\" (a); ATTACH DATABASE '" + canary.string() + "' AS p; --";
-  hostile::Ran r = replay(tmp, records_with(tmp, table, "BLOCK_M", "BIGINT"));
+  zltest::Ran r = replay(tmp, records_with(tmp, table, "BLOCK_M", "BIGINT"));
   EXPECT_FALSE(fs::exists(canary));
   expect_refused(tmp, r, "is not a LibTuner table name");
 }
 
 TEST(ReplaySql, MaliciousColumnNameIsRefused) {
   TempDir tmp;
-  hostile::Ran r = replay(tmp, records_with(tmp, kTable, "BLOCK_M\" BIGINT, \"evil\nline", "BIGINT"));
+  zltest::Ran r = replay(tmp, records_with(tmp, kTable, "BLOCK_M\" BIGINT, \"evil\nline", "BIGINT"));
   expect_refused(tmp, r, "column 2 name 'BLOCK_M\" BIGINT, \"evil\\x0aline' is not an identifier");
 }
 

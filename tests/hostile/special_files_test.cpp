@@ -15,7 +15,7 @@
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 void make_fifo(const fs::path& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0) << p; }
@@ -42,7 +42,7 @@ TEST(SpecialFiles, TheSharedReaderRefusesWhatIsNotARegularFileWithoutBlocking) {
 
 TEST(SpecialFiles, TheSharedReaderStopsAtItsBound) {
   TempDir tmp;
-  hostile::spit(tmp / "big", std::string(3 << 20, 'x'));
+  zltest::spit(tmp / "big", std::string(3 << 20, 'x'));
   const std::string big = (tmp / "big").string();
   EXPECT_EQ(message_of([&] { zl::read_regular_file(big, 1 << 20); }),
             big + " is larger than 1 MiB, more than zlcore reads from one file");
@@ -57,14 +57,14 @@ TEST(SpecialFiles, AnOpsFileThatIsAFifoADeviceOrADirectoryIsNamedAsSuch) {
                                                                {"/dev/zero", "a character device"},
                                                                {(tmp / "dir").string(), "a directory"}};
   for (const auto& [path, what] : cases) {
-    std::vector<std::string> args = hostile::batch_args(tmp / "b", "ok1", {"--cold"});
+    std::vector<std::string> args = zltest::batch_args(tmp / "b", "ok1", {"--cold"});
     // --ops-file in place of --ops.
     const auto ops = std::find(args.begin(), args.end(), "--ops");
     *ops = "--ops-file";
     *(ops + 1) = path;
-    hostile::Ran r = hostile::zlcore(args, tmp.path(), hostile::batch_env(tmp, hostile::new_tag()), 30);
-    EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-    EXPECT_EQ(r.err, "zlcore: --ops-file: " + path + " is " + what + "\n") << hostile::describe(r);
+    zltest::Ran r = zltest::zlcore(args, tmp.path(), zltest::batch_env(tmp, zltest::new_tag()), 30);
+    EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+    EXPECT_EQ(r.err, "zlcore: --ops-file: " + path + " is " + what + "\n") << zltest::describe(r);
     EXPECT_FALSE(fs::exists(tmp / "b"));
   }
 }
@@ -74,12 +74,12 @@ TEST(SpecialFiles, ABatchResumeWithAFifoForItsStatusFileStopsAtOnce) {
   const fs::path out = tmp / "b";
   fs::create_directories(out);
   make_fifo(out / "ops_status.csv");
-  hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1", {"--cold", "--resume"}), tmp.path(),
-                                   hostile::batch_env(tmp, hostile::new_tag()), 30);
-  EXPECT_FALSE(r.timed_out) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  zltest::Ran r = zltest::zlcore(zltest::batch_args(out, "ok1", {"--cold", "--resume"}), tmp.path(),
+                                 zltest::batch_env(tmp, zltest::new_tag()), 30);
+  EXPECT_FALSE(r.timed_out) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   const std::string csv = (out / "ops_status.csv").string();
-  EXPECT_EQ(r.err, "zlcore: cannot start on " + csv + ": " + csv + " is a FIFO (named pipe)\n") << hostile::describe(r);
+  EXPECT_EQ(r.err, "zlcore: cannot start on " + csv + ": " + csv + " is a FIFO (named pipe)\n") << zltest::describe(r);
   EXPECT_FALSE(fs::exists(out / "runs"));
 }
 
@@ -89,13 +89,13 @@ TEST(SpecialFiles, CompareWithAFifoForResultsIsOneLine) {
   fs::copy(fs::path(ZL_COMPARE_DATA) / "report" / "b" / "runs" / "abs", b, fs::copy_options::recursive);
   fs::remove(b / "results.jsonl");
   make_fifo(b / "results.jsonl");
-  hostile::Ran r =
-      hostile::zlcore({"compare", (fs::path(ZL_COMPARE_DATA) / "report" / "a" / "runs" / "abs").string(), b.string()},
-                      tmp.path(), {}, 30);
-  EXPECT_FALSE(r.timed_out) << hostile::describe(r);
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
+  zltest::Ran r =
+      zltest::zlcore({"compare", (fs::path(ZL_COMPARE_DATA) / "report" / "a" / "runs" / "abs").string(), b.string()},
+                     tmp.path(), {}, 30);
+  EXPECT_FALSE(r.timed_out) << zltest::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_EQ(r.err, "zlcore: compare: " + (b / "results.jsonl").string() + " is a FIFO (named pipe)\n")
-      << hostile::describe(r);
+      << zltest::describe(r);
 }
 
 TEST(SpecialFiles, AProbeCacheThatIsAFifoOrALinkToADeviceIsProbedAfresh) {
@@ -103,8 +103,8 @@ TEST(SpecialFiles, AProbeCacheThatIsAFifoOrALinkToADeviceIsProbedAfresh) {
   const fs::path cache = tmp / "cache";
   const std::map<std::string, std::string> env{{"ZL_CACHE_DIR", cache.string()}};
   const std::vector<std::string> backends{"--backend-dir", ZL_BUILD_PLUGIN_DIR, "backends"};
-  hostile::Ran first = hostile::zlcore(backends, tmp.path(), env, 60);
-  ASSERT_EQ(first.exit_code, 0) << hostile::describe(first);
+  zltest::Ran first = zltest::zlcore(backends, tmp.path(), env, 60);
+  ASSERT_EQ(first.exit_code, 0) << zltest::describe(first);
   fs::path file;
   for (const auto& e : fs::directory_iterator(cache)) {
     if (e.path().filename().string().rfind("probes-", 0) == 0) file = e.path();
@@ -114,9 +114,9 @@ TEST(SpecialFiles, AProbeCacheThatIsAFifoOrALinkToADeviceIsProbedAfresh) {
     fs::remove(file);
     if (planted == 0) make_fifo(file);
     if (planted == 1) fs::create_symlink("/dev/zero", file);
-    hostile::Ran r = hostile::zlcore(backends, tmp.path(), env, 60);
-    EXPECT_FALSE(r.timed_out) << hostile::describe(r);
-    EXPECT_EQ(r.exit_code, 0) << hostile::describe(r);
+    zltest::Ran r = zltest::zlcore(backends, tmp.path(), env, 60);
+    EXPECT_FALSE(r.timed_out) << zltest::describe(r);
+    EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
     EXPECT_EQ(r.out, first.out);
   }
 }

@@ -9,9 +9,9 @@
 
 namespace {
 
-using hostile::TempDir;
 using zl::batch::OpRow;
 using zl::batch::Status;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
 OpRow passed_row(const std::string& op) {
@@ -32,7 +32,7 @@ OpRow passed_row(const std::string& op) {
 }
 
 struct Resumed {
-  hostile::Ran ran;
+  zltest::Ran ran;
   std::vector<OpRow> rows;
   std::string backup;  // the copy kept before the repair
 };
@@ -40,13 +40,13 @@ struct Resumed {
 // A batch whose ops_status.csv is `csv`, resumed over ok1, ok2, ok3, ok4.
 Resumed resume_with(const TempDir& tmp, const std::string& csv) {
   const fs::path out = tmp / "b";
-  hostile::spit(out / "ops_status.csv", csv);
+  zltest::spit(out / "ops_status.csv", csv);
   Resumed r;
-  r.ran = hostile::zlcore(hostile::batch_args(out, "ok1,ok2,ok3,ok4", {"--resume", "--cold"}), tmp.path(),
-                          hostile::batch_env(tmp, hostile::new_tag()), 120);
-  r.rows = hostile::rows_of(out);
+  r.ran = zltest::zlcore(zltest::batch_args(out, "ok1,ok2,ok3,ok4", {"--resume", "--cold"}), tmp.path(),
+                         zltest::batch_env(tmp, zltest::new_tag()), 120);
+  r.rows = zltest::rows_of(out);
   for (const auto& e : fs::directory_iterator(out)) {
-    if (e.path().filename().string().rfind("ops_status.csv.bak-", 0) == 0) r.backup = hostile::slurp(e.path());
+    if (e.path().filename().string().rfind("ops_status.csv.bak-", 0) == 0) r.backup = zltest::slurp(e.path());
   }
   return r;
 }
@@ -75,7 +75,7 @@ TEST(StatusRepair, AStrayQuoteInTheFirstRowCostsThatRowOnly) {
   first.insert(first.size() - 1, "\"stray");
   const std::string csv = header() + first + rec("ok2") + rec("ok3");
   Resumed r = resume_with(tmp, csv);
-  EXPECT_EQ(r.ran.exit_code, 0) << hostile::describe(r.ran);
+  EXPECT_EQ(r.ran.exit_code, 0) << zltest::describe(r.ran);
   EXPECT_EQ(r.backup, csv) << "the file as it was must be kept";
   // ok2 and ok3 stay passed and are not run again; ok1 runs again, ok4 runs.
   ASSERT_GE(r.rows.size(), 2u);
@@ -87,7 +87,7 @@ TEST(StatusRepair, AStrayQuoteInTheFirstRowCostsThatRowOnly) {
   EXPECT_NE(r.ran.out.find("ops_status.csv repaired: kept 2 row(s); left out 1 record(s) that could not be read "
                            "(line 2: a quoted field that never closes)"),
             std::string::npos)
-      << hostile::describe(r.ran);
+      << zltest::describe(r.ran);
 }
 
 TEST(StatusRepair, AQuoteInsideAFieldIsText) {
@@ -96,7 +96,7 @@ TEST(StatusRepair, AQuoteInsideAFieldIsText) {
   std::string line = zl::batch::csv_record(quoted);
   line.insert(reason_end(line), "he said \"no\" twice");
   Resumed r = resume_with(tmp, header() + line + rec("ok2") + rec("ok3"));
-  EXPECT_EQ(r.ran.exit_code, 0) << hostile::describe(r.ran);
+  EXPECT_EQ(r.ran.exit_code, 0) << zltest::describe(r.ran);
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_EQ(r.rows[0].reason, "he said \"no\" twice");
   EXPECT_EQ(ops_run(r, 3), std::vector<std::string>{"ok4"});
@@ -107,13 +107,13 @@ TEST(StatusRepair, BlankLinesAreDroppedAndNothingElse) {
   TempDir tmp;
   const std::string csv = header() + rec("ok1") + "\n   \n" + rec("ok2") + "\r\n" + rec("ok3");
   Resumed r = resume_with(tmp, csv);
-  EXPECT_EQ(r.ran.exit_code, 0) << hostile::describe(r.ran);
+  EXPECT_EQ(r.ran.exit_code, 0) << zltest::describe(r.ran);
   EXPECT_EQ(r.backup, csv);
   EXPECT_EQ(ops_run(r, 3), std::vector<std::string>{"ok4"});
   EXPECT_NE(r.ran.out.find("ops_status.csv repaired: kept 3 row(s); dropped 3 blank line(s); the file as it was is "
                            "in ops_status.csv.bak-"),
             std::string::npos)
-      << hostile::describe(r.ran);
+      << zltest::describe(r.ran);
 }
 
 TEST(StatusRepair, AnExtraColumnKeepsTheRow) {
@@ -122,11 +122,11 @@ TEST(StatusRepair, AnExtraColumnKeepsTheRow) {
   second.insert(second.size() - 1, ",a note someone added");
   const std::string csv = header() + rec("ok1") + second + rec("ok3");
   Resumed r = resume_with(tmp, csv);
-  EXPECT_EQ(r.ran.exit_code, 0) << hostile::describe(r.ran);
+  EXPECT_EQ(r.ran.exit_code, 0) << zltest::describe(r.ran);
   EXPECT_EQ(r.backup, csv);
   EXPECT_EQ(ops_run(r, 3), std::vector<std::string>{"ok4"});
   EXPECT_NE(r.ran.out.find("kept 3 row(s); dropped the extra fields of 1 row(s)"), std::string::npos)
-      << hostile::describe(r.ran);
+      << zltest::describe(r.ran);
   // A header with a column of someone's own: rows read by column name.
   TempDir tmp2;
   std::string wider = header();
@@ -134,7 +134,7 @@ TEST(StatusRepair, AnExtraColumnKeepsTheRow) {
   std::string row = rec("ok1");
   row.insert(row.size() - 1, ",fine");
   Resumed h = resume_with(tmp2, wider + row);
-  EXPECT_EQ(h.ran.exit_code, 0) << hostile::describe(h.ran);
+  EXPECT_EQ(h.ran.exit_code, 0) << zltest::describe(h.ran);
   ASSERT_FALSE(h.rows.empty());
   EXPECT_EQ(h.rows[0].op, "ok1");
   EXPECT_EQ(h.rows[0].status, Status::passed);
@@ -145,8 +145,8 @@ TEST(StatusRepair, AMalformedMiddleRowCostsThatRowOnly) {
   TempDir tmp;
   const std::string csv = header() + rec("ok1") + "ok2,this,is,not,a,row\n" + "ok9,x,pased,0\n" + rec("ok3");
   Resumed r = resume_with(tmp, csv);
-  EXPECT_EQ(r.ran.exit_code, 0) << hostile::describe(r.ran);
-  EXPECT_EQ(r.ran.err.find("internal error"), std::string::npos) << hostile::describe(r.ran);
+  EXPECT_EQ(r.ran.exit_code, 0) << zltest::describe(r.ran);
+  EXPECT_EQ(r.ran.err.find("internal error"), std::string::npos) << zltest::describe(r.ran);
   EXPECT_EQ(r.backup, csv);
   std::vector<std::string> ran = ops_run(r, 2);
   std::sort(ran.begin(), ran.end());
@@ -154,14 +154,14 @@ TEST(StatusRepair, AMalformedMiddleRowCostsThatRowOnly) {
   EXPECT_NE(r.ran.out.find("kept 2 row(s); left out 2 record(s) that could not be read (line 3: 6 field(s), the "
                            "header has 26; line 4: 4 field(s), the header has 26)"),
             std::string::npos)
-      << hostile::describe(r.ran);
+      << zltest::describe(r.ran);
 }
 
 TEST(StatusRepair, ATornLastLineIsKeptInTheCopy) {
   TempDir tmp;
   const std::string csv = header() + rec("ok1") + rec("ok2") + "ok3,benchmark/te";
   Resumed r = resume_with(tmp, csv);
-  EXPECT_EQ(r.ran.exit_code, 0) << hostile::describe(r.ran);
+  EXPECT_EQ(r.ran.exit_code, 0) << zltest::describe(r.ran);
   EXPECT_EQ(r.backup, csv);
   std::vector<std::string> ran = ops_run(r, 2);
   std::sort(ran.begin(), ran.end());
@@ -172,13 +172,13 @@ TEST(StatusRepair, SomebodyElsesCsvIsRefusedInOneLine) {
   TempDir tmp;
   const std::string csv = "name,size\nalpha,1\n";
   const fs::path out = tmp / "b";
-  hostile::spit(out / "ops_status.csv", csv);
-  hostile::Ran r = hostile::zlcore(hostile::batch_args(out, "ok1", {"--resume"}), tmp.path(),
-                                   hostile::batch_env(tmp, hostile::new_tag()), 60);
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
-  EXPECT_NE(r.err.find("is not a zlcore batch's ops_status.csv"), std::string::npos) << hostile::describe(r);
-  EXPECT_EQ(hostile::slurp(out / "ops_status.csv"), csv) << "somebody else's file must stay as it was";
+  zltest::spit(out / "ops_status.csv", csv);
+  zltest::Ran r = zltest::zlcore(zltest::batch_args(out, "ok1", {"--resume"}), tmp.path(),
+                                 zltest::batch_env(tmp, zltest::new_tag()), 60);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
+  EXPECT_NE(r.err.find("is not a zlcore batch's ops_status.csv"), std::string::npos) << zltest::describe(r);
+  EXPECT_EQ(zltest::slurp(out / "ops_status.csv"), csv) << "somebody else's file must stay as it was";
 }
 
 }  // namespace

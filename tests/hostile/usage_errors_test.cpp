@@ -15,12 +15,12 @@
 
 namespace {
 
-using hostile::TempDir;
+using zltest::TempDir;
 namespace fs = std::filesystem;
 
-void expect_one_line(const hostile::Ran& r, int code, const std::string& line) {
-  EXPECT_EQ(r.exit_code, code) << hostile::describe(r);
-  EXPECT_EQ(r.err, line + "\n") << hostile::describe(r);
+void expect_one_line(const zltest::Ran& r, int code, const std::string& line) {
+  EXPECT_EQ(r.exit_code, code) << zltest::describe(r);
+  EXPECT_EQ(r.err, line + "\n") << zltest::describe(r);
 }
 
 const std::string kNoShapeFile = "zlcore: --shape-mode file needs a shape file: give --shape-file F (or SHAPE_FILE)";
@@ -28,28 +28,28 @@ const std::string kNoShapeFileEnv = "zlcore: SHAPE_MODE=file needs a shape file:
 
 TEST(UsageErrors, ShapeModeFileWithoutAFile) {
   TempDir tmp;
-  hostile::Ran r = hostile::zlcore(
+  zltest::Ran r = zltest::zlcore(
       {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE, "--op",
        "ok1", "--python", "/usr/bin/python3", "--shape-mode", "file", "--out", (tmp / "r").string()},
       tmp.path());
   expect_one_line(r, 2, kNoShapeFile);
   EXPECT_FALSE(fs::exists(tmp / "r"));
-  r = hostile::zlcore(hostile::batch_args(tmp / "b", "ok1", {"--shape-mode", "file"}), tmp.path());
+  r = zltest::zlcore(zltest::batch_args(tmp / "b", "ok1", {"--shape-mode", "file"}), tmp.path());
   expect_one_line(r, 2, kNoShapeFile);
-  r = hostile::zlcore(hostile::batch_args(tmp / "b", "ok1"), tmp.path(), {{"SHAPE_MODE", "file"}});
+  r = zltest::zlcore(zltest::batch_args(tmp / "b", "ok1"), tmp.path(), {{"SHAPE_MODE", "file"}});
   expect_one_line(r, 2, kNoShapeFileEnv);
   EXPECT_FALSE(fs::exists(tmp / "b")) << "a batch that cannot run created its directory";
 }
 
 TEST(UsageErrors, ABatchOutThatIsAFile) {
   TempDir tmp;
-  hostile::spit(tmp / "taken", "a file\n");
-  hostile::Ran r = hostile::zlcore(hostile::batch_args(tmp / "taken", "ok1"), tmp.path());
+  zltest::spit(tmp / "taken", "a file\n");
+  zltest::Ran r = zltest::zlcore(zltest::batch_args(tmp / "taken", "ok1"), tmp.path());
   expect_one_line(r, 2,
                   "zlcore: --out " + (tmp / "taken").string() + " is a file, not a directory; choose another --out");
-  r = hostile::zlcore(hostile::batch_args(tmp / "taken" / "b", "ok1"), tmp.path());
+  r = zltest::zlcore(zltest::batch_args(tmp / "taken" / "b", "ok1"), tmp.path());
   expect_one_line(r, 2, "zlcore: cannot create --out " + (tmp / "taken" / "b").string() + ": Not a directory");
-  EXPECT_EQ(hostile::slurp(tmp / "taken"), "a file\n");
+  EXPECT_EQ(zltest::slurp(tmp / "taken"), "a file\n");
 }
 
 // Root writes anywhere it has a file system to write: a read-only mount is
@@ -61,8 +61,8 @@ TEST(UsageErrors, ABatchOutThatCannotBeWritten) {
   if (::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=1m") != 0) {
     GTEST_SKIP() << "cannot mount a read-only tmpfs here (" << std::strerror(errno) << "); needs root";
   }
-  hostile::Ran in_it = hostile::zlcore(hostile::batch_args(ro, "ok1"), tmp.path());
-  hostile::Ran below = hostile::zlcore(hostile::batch_args(ro / "b", "ok1"), tmp.path());
+  zltest::Ran in_it = zltest::zlcore(zltest::batch_args(ro, "ok1"), tmp.path());
+  zltest::Ran below = zltest::zlcore(zltest::batch_args(ro / "b", "ok1"), tmp.path());
   ::umount(ro.c_str());
   expect_one_line(in_it, 2, "zlcore: cannot write in --out " + ro.string() + ": Read-only file system");
   expect_one_line(below, 2, "zlcore: cannot create --out " + (ro / "b").string() + ": Read-only file system");
@@ -85,36 +85,36 @@ std::optional<Closed> closed_to_nobody(const TempDir& tmp) {
   return c;
 }
 
-hostile::Ran as_nobody(const TempDir& tmp, const std::vector<std::string>& args) {
+zltest::Ran as_nobody(const TempDir& tmp, const std::vector<std::string>& args) {
   std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ZL_CLI};
   argv.insert(argv.end(), args.begin(), args.end());
-  return hostile::run(argv, {{"HOME", "/nonexistent"}, {"ZL_CACHE_DIR", "-"}}, 60, tmp.path());
+  return zltest::run(argv, {{"HOME", "/nonexistent"}, {"ZL_CACHE_DIR", "-"}}, 60, tmp.path());
 }
 
 TEST(UsageErrors, ABatchOutThatMayNotBeEnteredIsOneLineNamingIt) {
   TempDir tmp;
   const auto closed = closed_to_nobody(tmp);
   if (!closed) GTEST_SKIP() << "needs root and setpriv to run zlcore as nobody";
-  hostile::Ran r = as_nobody(tmp, hostile::batch_args(closed->shown, "ok1"));
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
-  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << hostile::describe(r);
-  EXPECT_NE(r.err.find(closed->shown.string()), std::string::npos) << hostile::describe(r);
-  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << hostile::describe(r);
+  zltest::Ran r = as_nobody(tmp, zltest::batch_args(closed->shown, "ok1"));
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << zltest::describe(r);
+  EXPECT_NE(r.err.find(closed->shown.string()), std::string::npos) << zltest::describe(r);
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << zltest::describe(r);
 }
 
 TEST(UsageErrors, AnAbOutThatMayNotBeEnteredIsOneLineNamingIt) {
   TempDir tmp;
   const auto closed = closed_to_nobody(tmp);
   if (!closed) GTEST_SKIP() << "needs root and setpriv to run zlcore as nobody";
-  hostile::Ran r =
+  zltest::Ran r =
       as_nobody(tmp, {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "ab", "--backend", "host", "--a", ZL_FAULT_SUITE, "--b",
                       ZL_FAULT_SUITE, "--ops", "ok1", "--a-python", "/usr/bin/python3", "--b-python",
                       "/usr/bin/python3", "--out", closed->shown.string()});
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
-  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << hostile::describe(r);
-  EXPECT_NE(r.err.find(closed->shown.string()), std::string::npos) << hostile::describe(r);
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << zltest::describe(r);
+  EXPECT_NE(r.err.find(closed->shown.string()), std::string::npos) << zltest::describe(r);
 }
 
 TEST(UsageErrors, ACalibrationOutThatMayNotBeWrittenIsOneLineNamingIt) {
@@ -122,10 +122,10 @@ TEST(UsageErrors, ACalibrationOutThatMayNotBeWrittenIsOneLineNamingIt) {
   const auto closed = closed_to_nobody(tmp);
   if (!closed) GTEST_SKIP() << "needs root and setpriv to run zlcore as nobody";
   const std::string run = ZL_COMPARE_DATA "/verdicts/a", other = ZL_COMPARE_DATA "/verdicts/b";
-  hostile::Ran r = as_nobody(tmp, {"compare", "--calibrate", run, other, "--out", (closed->shown / "f.json").string()});
-  EXPECT_EQ(r.exit_code, 2) << hostile::describe(r);
-  EXPECT_EQ(hostile::count_lines(r.err), 1u) << hostile::describe(r);
-  EXPECT_NE(r.err.find((closed->shown / "f.json").string()), std::string::npos) << hostile::describe(r);
+  zltest::Ran r = as_nobody(tmp, {"compare", "--calibrate", run, other, "--out", (closed->shown / "f.json").string()});
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
+  EXPECT_NE(r.err.find((closed->shown / "f.json").string()), std::string::npos) << zltest::describe(r);
 }
 
 // The default run directory goes under runs/ in the working directory: a
@@ -137,9 +137,9 @@ TEST(UsageErrors, AReadOnlyWorkingDirectoryIsNamedAsSuch) {
   if (::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=1m") != 0) {
     GTEST_SKIP() << "cannot mount a read-only tmpfs here (" << std::strerror(errno) << "); needs root";
   }
-  hostile::Ran r = hostile::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                                    ZL_FAULT_SUITE, "--op", "ok1", "--python", "/usr/bin/python3"},
-                                   tmp.path(), {}, 60, ro);
+  zltest::Ran r = zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
+                                  ZL_FAULT_SUITE, "--op", "ok1", "--python", "/usr/bin/python3"},
+                                 tmp.path(), {}, 60, ro);
   ::umount(ro.c_str());
   expect_one_line(r, 2,
                   "zlcore: cannot create " + (ro / "runs").string() +
