@@ -13,8 +13,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "batch_util.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

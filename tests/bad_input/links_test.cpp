@@ -12,9 +12,9 @@
 #include <functional>
 
 #include "../../core/src/util/dir_links.hpp"
-#include "batch_util.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/shared_dir.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 
@@ -237,9 +237,9 @@ TEST(Links, ABatchStartsNoOpAfterALinkAppearsInsideItsOut) {
                "import os\n\nimport pytest\n\nfrom . import faults\n\n\n"
                "@pytest.mark.linker\n"
                "def test_linker():\n"
-               "    out = os.environ['HOSTILE_OUT']\n"
-               "    os.rename(os.path.join(out, 'runs'), os.environ['HOSTILE_ELSEWHERE'])\n"
-               "    os.symlink(os.environ['HOSTILE_ELSEWHERE'], os.path.join(out, 'runs'))\n"
+               "    out = os.environ['LINKER_OUT']\n"
+               "    os.rename(os.path.join(out, 'runs'), os.environ['LINKER_ELSEWHERE'])\n"
+               "    os.symlink(os.environ['LINKER_ELSEWHERE'], os.path.join(out, 'runs'))\n"
                "    faults.TrivialBenchmark(op_name='linker', torch_op=faults.negate, "
                "dtypes=faults.FAULT_DTYPES).run()\n");
   std::vector<std::string> args = zltest::batch_args(out, "linker,ok1", {"--cold"});
@@ -247,7 +247,7 @@ TEST(Links, ABatchStartsNoOpAfterALinkAppearsInsideItsOut) {
   zltest::Ran r =
       zltest::zlcore(args, tmp.path(),
                      zltest::batch_env(tmp, zltest::new_tag(),
-                                       {{"HOSTILE_OUT", out.string()}, {"HOSTILE_ELSEWHERE", elsewhere.string()}}),
+                                       {{"LINKER_OUT", out.string()}, {"LINKER_ELSEWHERE", elsewhere.string()}}),
                      180);
   EXPECT_EQ(r.exit_code, 1) << zltest::describe(r);
   EXPECT_NE(r.out.find("--out " + out.string() + " now holds a symbolic link where zlcore keeps a directory: " +

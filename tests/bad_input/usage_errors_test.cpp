@@ -11,7 +11,7 @@
 #include <cstring>
 #include <optional>
 
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "../../core/src/ab/runner_parts.hpp"
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

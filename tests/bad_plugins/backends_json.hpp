@@ -1,4 +1,4 @@
-// `zlcore backends --json` as the hostile tests read it: which backends
+// `zlcore backends --json` as the plugin tests read it: which backends
 // loaded, and why each rejected one was (by its file name).
 #pragma once
 

@@ -6,7 +6,7 @@
 #include <signal.h>
 #include <thread>
 
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

@@ -40,7 +40,7 @@ const char* const kEscapedName = "Fake\\n\\x1b[31mRed\\x1b[0m \\xff\\xfe";
 
 TEST(PluginText, DeviceNamesIdsAndAttributesAreEscapedOnTheTerminal) {
   TempDir tmp;
-  const fs::path dir = one_backend(tmp, "hostile_text.so");
+  const fs::path dir = one_backend(tmp, "odd_text.so");
   zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "oddtext"}, tmp.path());
   EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_FALSE(has_byte(r.out, '\x1b')) << zltest::describe(r);
@@ -57,7 +57,7 @@ TEST(PluginText, DeviceNamesIdsAndAttributesAreEscapedOnTheTerminal) {
 
 TEST(PluginText, DevicesJsonStaysValidUtf8WithTheSameEscapes) {
   TempDir tmp;
-  const fs::path dir = one_backend(tmp, "hostile_text.so");
+  const fs::path dir = one_backend(tmp, "odd_text.so");
   zltest::Ran r =
       zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "oddtext", "--json"}, tmp.path());
   EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);

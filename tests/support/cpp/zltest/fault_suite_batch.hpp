@@ -1,6 +1,12 @@
-// What the batch tests of this folder share: a batch on the host backend
-// over the fault suite (tests/fixtures/fault_suite), and its rows.
+// A batch on the host backend over the fault suite
+// (tests/fixtures/fault_suite), and its rows. Header-only, like
+// zlcore_cli.hpp: the including target links zl_core and defines ZL_CLI,
+// ZL_BUILD_PLUGIN_DIR and ZL_FAULT_SUITE.
 #pragma once
+
+#if !defined(ZL_BUILD_PLUGIN_DIR) || !defined(ZL_FAULT_SUITE)
+#error "define ZL_BUILD_PLUGIN_DIR and ZL_FAULT_SUITE for the batch of the fault suite"
+#endif
 
 #include <map>
 #include <string>

@@ -4,7 +4,7 @@
 // line run and batch print now escapes control characters.
 #include <gtest/gtest.h>
 
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 // runs (preflight, exit 3), which is earlier and says more.
 #include <gtest/gtest.h>
 
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

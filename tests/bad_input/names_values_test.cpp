@@ -5,7 +5,7 @@
 // once, up front: exit 2, one line, nothing written.
 #include <gtest/gtest.h>
 
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 
@@ -66,7 +66,7 @@ TEST(NamesValues, TimeoutsMustBeFiniteAndNotNegative) {
 
 TEST(NamesValues, AnOpNameNeverMovesRunsDefaultDirectory) {
   TempDir tmp;
-  const std::string escape_to = "zl-hostile-" + zltest::new_tag();
+  const std::string escape_to = "zl-escaped-" + zltest::new_tag();
   zltest::Ran r = zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
                                   ZL_EXAMPLE_SUITE, "--op", "/../../../" + escape_to, "--python", "/usr/bin/python3"},
                                  tmp.path(), {}, 60, tmp.path());

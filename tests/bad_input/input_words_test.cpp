@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 
@@ -122,7 +122,7 @@ TEST(InputWords, ALoaderDebugSwitchThatIsNoBooleanIsSaidAndReadAsOff) {
 }
 
 // An op name holding ESC, a newline and a NUL, on both sides of a compare.
-fs::path run_with_hostile_text(const TempDir& tmp, const std::string& side) {
+fs::path run_with_odd_op_name(const TempDir& tmp, const std::string& side) {
   const fs::path run = tmp / side;
   fs::copy(fs::path(ZL_COMPARE_DATA) / "report" / side / "runs" / "abs", run, fs::copy_options::recursive);
   std::string rows = zltest::slurp(run / "results.jsonl");
@@ -136,7 +136,7 @@ fs::path run_with_hostile_text(const TempDir& tmp, const std::string& side) {
 
 TEST(InputWords, CompareEscapesControlCharactersOfRecordsInEveryFormat) {
   TempDir tmp;
-  const fs::path a = run_with_hostile_text(tmp, "a"), b = run_with_hostile_text(tmp, "b");
+  const fs::path a = run_with_odd_op_name(tmp, "a"), b = run_with_odd_op_name(tmp, "b");
   for (const std::string& format : {std::string("table"), std::string("md"), std::string("csv")}) {
     zltest::Ran r = zltest::zlcore({"compare", a.string(), b.string(), "--format", format}, tmp.path(), {}, 60);
     EXPECT_EQ(r.exit_code, 0) << format << zltest::describe(r);

@@ -10,8 +10,8 @@
 #include <functional>
 
 #include "../../core/src/util/file_kind.hpp"
-#include "batch_util.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 // is copied aside before any repair, and the batch says what it dropped.
 #include <gtest/gtest.h>
 
-#include "batch_util.hpp"
+#include "zltest/fault_suite_batch.hpp"
 
 namespace {
 

@@ -39,7 +39,7 @@ std::string json_string(const std::string& s) {
 fs::path records_with(const TempDir& tmp, const std::string& table, const std::string& column,
                       const std::string& type) {
   const fs::path run = tmp / "A";
-  zltest::spit(run / "autotune_records" / "manifest.json", "{\"schema\": 1, \"run_id\": \"hostile\"}\n");
+  zltest::spit(run / "autotune_records" / "manifest.json", "{\"schema\": 1, \"run_id\": \"planted\"}\n");
   zltest::spit(run / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json",
                "{\"schema\": 1, \"kind\": \"libtuner\", \"db_file\": \"TunedConfig_host_numgems_0_1.db\","
                " \"table\": " +
