@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "zltest/fault_suite_batch.hpp"
+#include "zltest/suites.hpp"
 
 namespace {
 
@@ -13,14 +14,11 @@ namespace fs = std::filesystem;
 
 // The example suite plus an op whose failure message is made of escapes.
 fs::path evil_suite(const TempDir& tmp) {
-  const fs::path suite = tmp / "suite";
-  fs::copy(ZL_EXAMPLE_SUITE, suite, fs::copy_options::recursive);
-  zltest::spit(suite / "benchmark" / "test_evil.py",
-               "import pytest\n\n\n"
-               "@pytest.mark.evil\n"
-               "def test_evil():\n"
-               "    raise RuntimeError('\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mred\\x1b[0m \\x9b31m')\n");
-  return suite;
+  return zltest::suite_with_op(ZL_EXAMPLE_SUITE, tmp / "suite", "evil",
+                               "import pytest\n\n\n"
+                               "@pytest.mark.evil\n"
+                               "def test_evil():\n"
+                               "    raise RuntimeError('\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mred\\x1b[0m \\x9b31m')\n");
 }
 
 TEST(Escapes, ABatchPrintsWhatAnOpReportsEscaped) {

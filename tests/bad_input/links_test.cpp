@@ -15,6 +15,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/shared_dir.hpp"
 #include "zltest/fault_suite_batch.hpp"
+#include "zltest/suites.hpp"
 
 namespace {
 
@@ -227,21 +228,16 @@ TEST(Links, DirectoryLinksAreFoundOnlyWhereZlcoreKeepsDirectories) {
 TEST(Links, ABatchStartsNoOpAfterALinkAppearsInsideItsOut) {
   TempDir tmp;
   const fs::path suite = tmp / "suite", out = tmp / "out", elsewhere = tmp / "elsewhere";
-  fs::copy(ZL_FAULT_SUITE, suite, fs::copy_options::recursive);
-  // The copy finds the example's library by an absolute path, and knows the new mark.
-  std::string ini = zltest::slurp(suite / "pytest.ini");
-  const std::string rel = "../../../examples/suite/src";
-  ini.replace(ini.find(rel), rel.size(), std::string(ZL_EXAMPLE_SUITE) + "/src");
-  zltest::spit(suite / "pytest.ini", ini + "    linker: operator linker (replaces <out>/runs by a link)\n");
-  zltest::spit(suite / "benchmark" / "test_linker.py",
-               "import os\n\nimport pytest\n\nfrom . import faults\n\n\n"
-               "@pytest.mark.linker\n"
-               "def test_linker():\n"
-               "    out = os.environ['LINKER_OUT']\n"
-               "    os.rename(os.path.join(out, 'runs'), os.environ['LINKER_ELSEWHERE'])\n"
-               "    os.symlink(os.environ['LINKER_ELSEWHERE'], os.path.join(out, 'runs'))\n"
-               "    faults.TrivialBenchmark(op_name='linker', torch_op=faults.negate, "
-               "dtypes=faults.FAULT_DTYPES).run()\n");
+  zltest::suite_with_op(ZL_FAULT_SUITE, suite, "linker",
+                        "import os\n\nimport pytest\n\nfrom . import faults\n\n\n"
+                        "@pytest.mark.linker\n"
+                        "def test_linker():\n"
+                        "    out = os.environ['LINKER_OUT']\n"
+                        "    os.rename(os.path.join(out, 'runs'), os.environ['LINKER_ELSEWHERE'])\n"
+                        "    os.symlink(os.environ['LINKER_ELSEWHERE'], os.path.join(out, 'runs'))\n"
+                        "    faults.TrivialBenchmark(op_name='linker', torch_op=faults.negate, "
+                        "dtypes=faults.FAULT_DTYPES).run()\n",
+                        "linker (replaces <out>/runs by a link)");
   std::vector<std::string> args = zltest::batch_args(out, "linker,ok1", {"--cold"});
   args[std::find(args.begin(), args.end(), std::string(ZL_FAULT_SUITE)) - args.begin()] = suite.string();
   zltest::Ran r =
