@@ -13,6 +13,8 @@ Over every file git tracks:
           `lint-manual: allow` on it.
   files   data archives and images (.tar.xz, .tgz, .png, ...): results go into docs/results.md
           as small tables; the data stays in the repository's history.
+  names   a test file numbered in the order it was written (test_03_shapes.py, 12_test.cpp):
+          a test file is named after the behaviour it checks.
   docs    the tracked files under docs/ total at most --docs-limit bytes (400000).
 Prints file:line: text for every hit and a one-line summary; exit 1 on any hit, 0 otherwise.
 """
@@ -35,6 +37,9 @@ ALLOW = "lint-manual: allow"
 LEAD = re.compile(r"^\s*(?:#+|//+|/?\*+|\"\"\"|>)?\s*")
 BINARY_EXT = re.compile(r"\.(tar|tgz|gz|xz|bz2|zst|zip|7z|png|jpe?g|gif|bmp|webp|svg|pdf|npz|npy|pkl)$", re.I)
 SELF = "scripts/lint_manual.py"
+# A number leading a test file's name, or following its test_ prefix, is the
+# order the tests were written in, not what they check.
+NUMBERED_TEST = re.compile(r"(?:^|/)(?:test_[0-9]+(?:_[^/]*)?|[0-9]+_[^/]*test[^/]*)\.(?:py|cpp|cc|c|hpp|h)$")
 
 
 def tracked(root):
@@ -77,6 +82,8 @@ def main(argv=None):
         if BINARY_EXT.search(path):
             hits.append(f"{path}:0: a data archive or image  [files]")
             continue
+        if NUMBERED_TEST.search(path):
+            hits.append(f"{path}:0: a test file numbered, not named after what it checks  [names]")
         if path == SELF:
             continue
         data = full.read_bytes()

@@ -16,9 +16,12 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/run.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace zl;
+using zltest::spit;
 
 TEST(AbOrder, ConsecutiveRoundsReadABBA) {
   std::string seq;
@@ -35,24 +38,14 @@ TEST(AbOrder, CalibrateKeepsAAndA2SymmetricAroundB) {
 
 class AbDir : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zl_ab_unit_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  fs::path dir_;
+  zltest::TempDir tmp_{"zl-ab-unit"};
+  const fs::path dir_ = tmp_.path();
 };
 
 TEST_F(AbDir, RoundsCsvRoundTripsAndDropsATornLastRecord) {
   ab::RoundLine l{"abs", 3, 2, "B", "crashed", 1, 1.5, "runs/abs/r3-t2/B", "worker died, \"signal 11\"\nagain"};
   const fs::path csv = dir_ / "rounds.csv";
-  write(csv, ab::rounds_csv_header() + ab::rounds_csv_record(l) + "abs,4,1,A,pas");
+  spit(csv, ab::rounds_csv_header() + ab::rounds_csv_record(l) + "abs,4,1,A,pas");
   const auto lines = ab::read_rounds_csv(csv.string());
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].op, "abs");
@@ -70,7 +63,7 @@ TEST_F(AbDir, ATornLastRecordIsCutOffBeforeAResumeAppendsAndTheFileKeptAside) {
   ab::RoundLine l{"abs", 1, 1, "A", "passed", 0, 1.5, "runs/abs/r1-t1/A", ""};
   const fs::path csv = dir_ / "rounds.csv";
   const std::string torn = ab::rounds_csv_header() + ab::rounds_csv_record(l) + "abs,1,1,B,failed,0,0.5,x,\"No sp";
-  write(csv, torn);
+  spit(csv, torn);
   const std::string note = ab::repair_rounds_csv(csv.string());
   EXPECT_NE(note.find("torn last line"), std::string::npos) << note;
   EXPECT_EQ(zl::read_file(csv.string()), ab::rounds_csv_header() + ab::rounds_csv_record(l));
@@ -95,7 +88,7 @@ TEST_F(AbDir, ATornLastRecordIsCutOffBeforeAResumeAppendsAndTheFileKeptAside) {
 // as with ops_status.csv it is repaired: the header back, the file kept.
 TEST_F(AbDir, AnEmptyRoundsCsvIsRepairedWithItsHeaderAndKeptAside) {
   const fs::path csv = dir_ / "rounds.csv";
-  write(csv, "");
+  spit(csv, "");
   const std::string note = ab::repair_rounds_csv(csv.string());
   EXPECT_NE(note.find("it was empty"), std::string::npos) << note;
   EXPECT_EQ(zl::read_file(csv.string()), ab::rounds_csv_header());
@@ -109,7 +102,7 @@ TEST_F(AbDir, AnEmptyRoundsCsvIsRepairedWithItsHeaderAndKeptAside) {
 }
 
 TEST_F(AbDir, RoundsCsvOfAnotherToolIsRefused) {
-  write(dir_ / "rounds.csv", "op,status\nabs,passed\n");
+  spit(dir_ / "rounds.csv", "op,status\nabs,passed\n");
   EXPECT_THROW(ab::read_rounds_csv((dir_ / "rounds.csv").string()), UsageError);
 }
 
@@ -142,7 +135,7 @@ TEST_F(AbDir, ALineWithAStatusZlcoreNeverWritesIsLeftOutAloneAndKeptAside) {
   std::string bad = whole_round(2);
   bad.replace(bad.rfind(",done,"), 6, ",finished,");
   const std::string text = ab::rounds_csv_header() + whole_round(1) + bad + whole_round(3);
-  write(csv, text);
+  spit(csv, text);
   const ab::RoundsFile f = ab::parse_rounds_text(text, csv.string());
   ASSERT_EQ(f.unreadable.size(), 1u);
   EXPECT_EQ(f.unreadable[0], "line 7: status 'finished' is not one zlcore writes for a round");
@@ -175,7 +168,7 @@ TEST_F(AbDir, AQuoteThatNeverClosesCostsOnlyItsOwnLine) {
   const fs::path csv = dir_ / "rounds.csv";
   const std::string text =
       ab::rounds_csv_header() + whole_round(1) + "abs,2,1,A,passed,0,1.500,\"runs/abs/r2-t1/A,\n" + whole_round(3);
-  write(csv, text);
+  spit(csv, text);
   const ab::RoundsFile f = ab::parse_rounds_text(text, csv.string());
   ASSERT_EQ(f.unreadable.size(), 1u);
   EXPECT_EQ(f.unreadable[0], "line 5: a quoted field that never closes");
@@ -268,17 +261,17 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
   const std::vector<std::vector<double>> rounds = {{1, 2, 3, 4, 100}, {5, 6, 7, 8, 9}};
   for (size_t r = 0; r < rounds.size(); ++r) {
     const fs::path run = dir_ / ("r" + std::to_string(r + 1)) / "A";
-    write(run / "run_identity.json", R"({"op": "abs", "status": "passed"})");
+    spit(run / "run_identity.json", R"({"op": "abs", "status": "passed"})");
     std::string placements;
     double sum = 0;
     for (double v : rounds[r]) {
       placements += (placements.empty() ? "" : ", ") + std::to_string(v);
       sum += v;
     }
-    write(run / "results.jsonl",
-          R"({"op": "abs", "dtype": "float32", "shape": "[64]", "timer": "host", "latency_ms": )" +
-              std::to_string(sum / 5) + R"(, "placements_ms": [)" + placements + "]" +
-              (r == 0 ? R"(, "sustained": "device reports sw_power_cap under load")" : "") + "}\n");
+    spit(run / "results.jsonl",
+         R"({"op": "abs", "dtype": "float32", "shape": "[64]", "timer": "host", "latency_ms": )" +
+             std::to_string(sum / 5) + R"(, "placements_ms": [)" + placements + "]" +
+             (r == 0 ? R"(, "sustained": "device reports sw_power_cap under load")" : "") + "}\n");
     dirs.push_back(run.string());
   }
   const compare::Side by_round = ab::pool_side("A", "x", {{"abs", dirs}}, ab::Samples::rounds);
@@ -341,18 +334,18 @@ class AbMerge : public AbDir {
       const std::string rel = "runs/" + op + "/r" + std::to_string(r) + "-t1";
       for (const auto& [side, ms] :
            {std::pair<std::string, double>{"A", 1.0 + 0.01 * r}, {"B", (1.0 + 0.01 * r) * ratio}}) {
-        write(sd / rel / side / "run_identity.json", R"({"op": ")" + op + R"(", "status": "passed"})");
-        write(sd / rel / side / "results.jsonl", R"({"op": ")" + op +
-                                                     R"(", "dtype": "float32", "shape": "[64]", "timer": "host", )"
-                                                     R"("latency_ms": )" +
-                                                     std::to_string(ms) + R"(, "placements_ms": [)" +
-                                                     std::to_string(ms) + "]}\n");
+        spit(sd / rel / side / "run_identity.json", R"({"op": ")" + op + R"(", "status": "passed"})");
+        spit(sd / rel / side / "results.jsonl", R"({"op": ")" + op +
+                                                    R"(", "dtype": "float32", "shape": "[64]", "timer": "host", )"
+                                                    R"("latency_ms": )" +
+                                                    std::to_string(ms) + R"(, "placements_ms": [)" +
+                                                    std::to_string(ms) + "]}\n");
         csv += ab::rounds_csv_record({op, r, 1, side, "passed", 0, 1, rel + "/" + side, ""});
       }
       csv += ab::rounds_csv_record({op, r, 1, "*", "done", 0, 0, rel, ""});
     }
     std::ofstream(sd / "rounds.csv", std::ios::app) << csv;
-    write(sd / "ab_identity.json", R"({"kind": "zlcore-ab", "status": ")" + status + R"(", "caliber": "fair"})");
+    spit(sd / "ab_identity.json", R"({"kind": "zlcore-ab", "status": ")" + status + R"(", "caliber": "fair"})");
   }
   ab::Options options() const {
     ab::Options o;
@@ -394,7 +387,7 @@ TEST_F(AbMerge, AnUnfinishedShardFailsTheMergeAndARefusedOneIsACaliberMismatch) 
   EXPECT_NE(m.text.find("AB_INCOMPLETE: shard(s) 1 "), std::string::npos) << m.text;
   EXPECT_NE(m.text.find("shard 1 (add): interrupted, ops with rounds to run: add"), std::string::npos) << m.text;
 
-  write(fs::path(ab::ab_shard_dir(dir_.string(), 1)) / "ab_identity.json", R"({"status": "refused"})");
+  spit(fs::path(ab::ab_shard_dir(dir_.string(), 1)) / "ab_identity.json", R"({"status": "refused"})");
   m = ab::merge_shards(options(), dir_.string(), {{"abs"}, {"add"}});
   EXPECT_EQ(m.exit_code, 3);
   EXPECT_NE(m.text.find("CALIBER_MISMATCH"), std::string::npos) << m.text;
@@ -406,8 +399,8 @@ TEST_F(AbMerge, AResumeRerunsOnlyUnfinishedShardsAndRefusesOtherSettings) {
   ab::Options o = options();
   o.settings = {{"a", "/fg"}, {"a-python", "/usr/bin/python3"}};
   for (int i : {0, 1}) {
-    write(fs::path(ab::ab_shard_dir(dir_.string(), i)) / "ab_identity.json",
-          R"({"status": "done", "settings": {"a": "/fg", "a-python": "/opt/py/bin/python3"}})");
+    spit(fs::path(ab::ab_shard_dir(dir_.string(), i)) / "ab_identity.json",
+         R"({"status": "done", "settings": {"a": "/fg", "a-python": "/opt/py/bin/python3"}})");
   }
   // The interpreter the shards chose on their node is theirs to check.
   EXPECT_EQ(ab::shards_to_rerun(o, dir_.string(), {{"abs"}, {"add"}}, {"a-python"}), (std::vector<int>{1}));
@@ -439,8 +432,8 @@ TEST_F(AbMerge, ARefusedResumeNamesTheFlagsThatMeasureLikeTheRoundsBefore) {
     ab::Options o = options();
     o.shards = 1;
     o.settings = now;
-    write(fs::path(ab::ab_shard_dir(dir_.string(), 0)) / "ab_identity.json",
-          R"({"status": "done", "settings": )" + before + "}");
+    spit(fs::path(ab::ab_shard_dir(dir_.string(), 0)) / "ab_identity.json",
+         R"({"status": "done", "settings": )" + before + "}");
     try {
       ab::shards_to_rerun(o, dir_.string(), {{"abs"}});
       ADD_FAILURE() << before << " resumed";

@@ -7,7 +7,6 @@ retried and reported, an interrupted A/B continued), and print the numbers.
 """
 
 import json
-import shutil
 import signal
 import subprocess
 import time
@@ -17,7 +16,7 @@ import pytest
 
 import zltest
 from zltest import EXAMPLE_SUITE, KNOWN_EFFECT_SUITE as SUITE, VENDOR, ZLCORE, clean_env
-from zltest import ab_rounds as rounds, ab_rows as rows, ab_verdicts as verdicts
+from zltest import ab_rounds as rounds, ab_rows as rows, ab_verdicts as verdicts, suite_with_op
 
 COMMON = ["--backend", "host", "--dtypes", "float32"]
 # What an A/B must not inherit: zlcore's knobs, FlagGems' selectors and a replay or suite from the caller.
@@ -156,15 +155,10 @@ def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path)
 
 
 def crashing_suite(tmp_path):
-    suite = tmp_path / "suite"
-    shutil.copytree(SUITE, suite)
-    ini = suite / "pytest.ini"
-    ini.write_text(ini.read_text() + "    crash_loop: operator crash_loop\n")
-    shapes = suite / "benchmark" / "core_shapes.yaml"
-    shapes.write_text(shapes.read_text()
-                      + "\ncrash_loop:\n  shapes: [[64, 100], [256, 100]]\n  shape_desc: \"N, ITERS\"\n")
-    (suite / "benchmark" / "test_crash_loop.py").write_text(
-        "import os\n\nimport pytest\n\nimport knowneffect\n\nfrom . import base\n\n\n"
+    return suite_with_op(
+        SUITE, tmp_path / "suite", "crash_loop",
+        shapes="crash_loop:\n  shapes: [[64, 100], [256, 100]]\n  shape_desc: \"N, ITERS\"\n",
+        test_source="import os\n\nimport pytest\n\nimport knowneffect\n\nfrom . import base\n\n\n"
         "@pytest.mark.crash_loop\n"
         "def test_crash_loop():\n"
         "    how = os.environ.get('AB_TEST_CRASH', '')\n"
@@ -182,7 +176,6 @@ def crashing_suite(tmp_path):
         "        open(how, 'w').close()\n"
         "        os.abort()\n"
         "    base.Benchmark('crash_loop', knowneffect.reference('fma_loop'), knowneffect.measured('fma_loop')).run()\n")
-    return suite
 
 
 # The crashing suite's switch is a variable side B sets: part of the caliber,
@@ -353,21 +346,16 @@ def sleeping_suite(tmp_path):
     """The known-effect suite with sleep_loop: it sleeps for the seconds the
     file $AB_TEST_SLEEP_FILE holds (saying so in $AB_TEST_SLEEP_FILE.read),
     then times fma_loop."""
-    suite = tmp_path / "suite"
-    shutil.copytree(SUITE, suite)
-    ini = suite / "pytest.ini"
-    ini.write_text(ini.read_text() + "    sleep_loop: operator sleep_loop\n")
-    shapes = suite / "benchmark" / "core_shapes.yaml"
-    shapes.write_text(shapes.read_text() + "\nsleep_loop:\n  shapes: [[64, 100]]\n  shape_desc: \"N, ITERS\"\n")
-    (suite / "benchmark" / "test_sleep_loop.py").write_text(
-        "import os\nimport time\n\nimport pytest\n\nimport knowneffect\n\nfrom . import base\n\n\n"
+    return suite_with_op(
+        SUITE, tmp_path / "suite", "sleep_loop",
+        shapes="sleep_loop:\n  shapes: [[64, 100]]\n  shape_desc: \"N, ITERS\"\n",
+        test_source="import os\nimport time\n\nimport pytest\n\nimport knowneffect\n\nfrom . import base\n\n\n"
         "@pytest.mark.sleep_loop\n"
         "def test_sleep_loop():\n"
         "    seconds = float(open(os.environ['AB_TEST_SLEEP_FILE']).read())\n"
         "    open(os.environ['AB_TEST_SLEEP_FILE'] + '.read', 'w').close()\n"
         "    time.sleep(seconds)\n"
         "    base.Benchmark('sleep_loop', knowneffect.reference('fma_loop'), knowneffect.measured('fma_loop')).run()\n")
-    return suite
 
 
 def pytest_of(run_dir):

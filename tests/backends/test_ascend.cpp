@@ -154,7 +154,7 @@ TEST_F(AscendModule, DriverMissingIsAReason) {
 
 TEST_F(AscendModule, NoToolReasonNamesLibraryAndTool) {
   TempDir empty;
-  env.set("PATH", empty.path());
+  env.set("PATH", empty.path().string());
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   ASSERT_TRUE(a.reason.has_value());

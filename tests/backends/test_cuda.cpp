@@ -182,7 +182,7 @@ TEST_F(CudaModule, NoDriverAndNoToolReasonNamesBoth) {
   TempDir empty;
   env.set("ZL_CUDA_NO_NVML", std::nullopt);
   env.set("ZL_CUDA_NVML_LIB", "/nonexistent/libnvidia-ml.so.1");
-  env.set("PATH", empty.path());
+  env.set("PATH", empty.path().string());
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   EXPECT_TRUE(a.devices.empty());

@@ -146,7 +146,7 @@ TEST_F(MusaModule, DriverMissingIsAReason) {
 
 TEST_F(MusaModule, NoToolReasonNamesLibraryAndTool) {
   TempDir empty;
-  env.set("PATH", empty.path());
+  env.set("PATH", empty.path().string());
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   EXPECT_TRUE(a.devices.empty());

@@ -249,7 +249,7 @@ TEST_F(RocmModule, NoToolsReasonNamesEachOneTried) {
   TempDir empty;
   env.set("ZL_AMD_SMI", std::nullopt);
   env.set("ZL_ROCM_SMI", std::nullopt);
-  env.set("PATH", empty.path());
+  env.set("PATH", empty.path().string());
   Answer a = enumerate(api);
   ASSERT_FALSE(a.error) << a.message;
   EXPECT_TRUE(a.devices.empty());

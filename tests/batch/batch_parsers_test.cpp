@@ -13,6 +13,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace zl::batch;
@@ -28,13 +29,6 @@ std::string usage_message(const std::function<void()>& f) {
     return e.what();
   }
   return "";
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("zl_batch_unit_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
 }
 
 }  // namespace
@@ -108,7 +102,8 @@ TEST(OpList, YamlWithPerOpSettings) {
 }
 
 TEST(OpList, FilesByExtensionAndChecks) {
-  fs::path d = temp_dir("ops");
+  const zltest::TempDir tmp("zl-batch-ops");
+  const fs::path d = tmp.path();
   std::ofstream(d / "ops.txt") << "abs\nadd\n";
   std::ofstream(d / "ops.yaml") << "ops: [abs, {name: mm, shape_file: s.yaml}]\n";
   std::ofstream(d / "dup.txt") << "abs\nabs\n";
@@ -127,11 +122,11 @@ TEST(OpList, FilesByExtensionAndChecks) {
             std::string::npos);
   EXPECT_EQ(op_dir_name("benchmark/test_mm.py::test_mm"), "benchmark_test_mm.py__test_mm");
   EXPECT_EQ(op_dir_name(".."), "_..");
-  fs::remove_all(d);
 }
 
 TEST(OpList, ANulByteInAnOpsFileIsNamedByLineAndByte) {
-  fs::path d = temp_dir("ops_nul");
+  const zltest::TempDir tmp("zl-batch-ops_nul");
+  const fs::path d = tmp.path();
   const std::string text = std::string("abs\nsoft") + '\0' + "max\nmm\n";
   std::ofstream(d / "ops.txt", std::ios::binary) << text;
   std::ofstream(d / "ops.yaml", std::ios::binary) << "ops: [abs, " << text.substr(4) << "]\n";
@@ -143,7 +138,6 @@ TEST(OpList, ANulByteInAnOpsFileIsNamedByLineAndByte) {
   EXPECT_NE(
       usage_message([&] { load_ops_file((d / "ops.yaml").string()); }).find(": line 1 holds a NUL byte (byte 16)"),
       std::string::npos);
-  fs::remove_all(d);
 }
 
 TEST(OpList, AnEntryWithControlBytesIsQuotedEscaped) {
@@ -152,7 +146,8 @@ TEST(OpList, AnEntryWithControlBytesIsQuotedEscaped) {
 }
 
 TEST(StatusCsv, RoundTripWithQuoting) {
-  fs::path d = temp_dir("csv");
+  const zltest::TempDir tmp("zl-batch-csv");
+  const fs::path d = tmp.path();
   const std::string path = (d / "ops_status.csv").string();
   prepare_status_csv(path, nullptr);
   EXPECT_EQ(zl::read_file(path), csv_header());
@@ -197,11 +192,11 @@ TEST(StatusCsv, RoundTripWithQuoting) {
   EXPECT_EQ(r.attempt, 2);
   EXPECT_EQ(r.reason, a.reason);
   EXPECT_EQ(f.rows[1].status, Status::passed);
-  fs::remove_all(d);
 }
 
 TEST(StatusCsv, TimeColumnsRoundTripAndAnUnknownTimeStaysEmpty) {
-  fs::path d = temp_dir("time");
+  const zltest::TempDir tmp("zl-batch-time");
+  const fs::path d = tmp.path();
   const std::string path = (d / "ops_status.csv").string();
   prepare_status_csv(path, nullptr);
   OpRow timed;
@@ -229,11 +224,11 @@ TEST(StatusCsv, TimeColumnsRoundTripAndAnUnknownTimeStaysEmpty) {
   for (const zl::TimePart& p : zl::time_parts()) {
     EXPECT_NE(csv_header().find(std::string(",t_") + p.name), std::string::npos) << p.name;
   }
-  fs::remove_all(d);
 }
 
 TEST(StatusCsv, AnOlderZlcoresFileIsReadAndItsHeaderUpgradedOnResume) {
-  fs::path d = temp_dir("older");
+  const zltest::TempDir tmp("zl-batch-older");
+  const fs::path d = tmp.path();
   const std::string path = (d / "ops_status.csv").string();
   // ops_status.csv as a zlcore without the time columns wrote it.
   const std::string older =
@@ -261,11 +256,11 @@ TEST(StatusCsv, AnOlderZlcoresFileIsReadAndItsHeaderUpgradedOnResume) {
   f = read_status_csv(path);
   ASSERT_EQ(f.rows.size(), 1u);
   EXPECT_EQ(f.header_problem, "it was missing");
-  fs::remove_all(d);
 }
 
 TEST(StatusCsv, TornLastLineIsDroppedAndCut) {
-  fs::path d = temp_dir("torn");
+  const zltest::TempDir tmp("zl-batch-torn");
+  const fs::path d = tmp.path();
   const std::string path = (d / "ops_status.csv").string();
   prepare_status_csv(path, nullptr);
   OpRow a;
@@ -292,7 +287,6 @@ TEST(StatusCsv, TornLastLineIsDroppedAndCut) {
   // Somebody else's CSV is refused rather than appended to.
   zl::write_file_atomic(path, "a,b\n1,2\n");
   EXPECT_THROW(read_status_csv(path), std::runtime_error);
-  fs::remove_all(d);
 }
 
 TEST(StatusCsv, ParseCsvFields) {
@@ -322,7 +316,8 @@ TEST(Outcome, ExitCodes) {
 }
 
 TEST(Outcome, WithoutAnIdentity) {
-  fs::path d = temp_dir("outcome");
+  const zltest::TempDir tmp("zl-batch-outcome");
+  const fs::path d = tmp.path();
   ExitFacts f;
   f.started = true;
   f.exit_code = 0;
@@ -377,12 +372,11 @@ TEST(Outcome, WithoutAnIdentity) {
   EXPECT_TRUE(o.disk_full);
   f.log_reason = "zlcore: some other fault";
   EXPECT_FALSE(make_outcome(f, d.string()).disk_full);
-  fs::remove_all(d);
 }
 
 TEST(BatchReplay, SourceIsTheOpsRunInALocalOrSlurmBatch) {
-  fs::path d = fs::temp_directory_path() / ("zl_replay_src_" + std::to_string(getpid()));
-  fs::remove_all(d);
+  const zltest::TempDir tmp("zl-replay-src");
+  const fs::path d = tmp.path();
   fs::create_directories(d / "local" / "runs" / "mm");
   fs::create_directories(d / "slurm" / "shards" / "1" / "runs" / "mm");
   fs::create_directories(d / "slurm" / "shards" / "0" / "runs" / "abs");
@@ -392,5 +386,4 @@ TEST(BatchReplay, SourceIsTheOpsRunInALocalOrSlurmBatch) {
   // Not there at all: the source as given, for run's preflight to judge.
   EXPECT_EQ(zl::batch::replay_source_for((d / "local").string(), "addmm"), (d / "local").string());
   EXPECT_EQ(zl::batch::replay_source_for("/some/run/dir", "mm"), "/some/run/dir");
-  fs::remove_all(d);
 }

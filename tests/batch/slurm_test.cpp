@@ -12,10 +12,12 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace zl::batch;
 using namespace zl::batch::slurm;
+using zltest::TempDir;
 
 namespace {
 
@@ -27,21 +29,6 @@ std::string usage_message(const std::function<void()>& f) {
   }
   return "(no UsageError)";
 }
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("zl_slurm_test_" + std::to_string(getpid()) + "_" + std::to_string(next_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  static inline int next_ = 0;
-  fs::path path_;
-};
 
 OpSpec op_with_every_field(const std::string& n) {
   OpSpec op;

@@ -12,7 +12,7 @@ import pytest
 
 from test_batch_e2e import batch_argv, env_for, run_batch
 from zltest import (EXAMPLE_SUITE, SRC as SOURCE, VENDOR, ZLCORE, batch_identity, by_op, clean_env, fake_tool,
-                    identity, ops_status_rows, zl)
+                    identity, ops_status_rows, suite_without_harness, zl)
 
 pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through ctest (needs ZLCORE, ZL_VENDOR_DIR)")
 
@@ -104,13 +104,6 @@ def test_an_interpreter_without_torch_fails_preflight_once_before_anything_is_wr
     assert not (tmp_path / "b").exists()
 
 
-def not_a_flaggems_suite(root):
-    """benchmark/test_*.py without the conftest.py that registers FlagGems' options."""
-    (root / "benchmark").mkdir(parents=True)
-    (root / "benchmark" / "test_abs.py").write_text((EXAMPLE_SUITE / "benchmark" / "test_abs.py").read_text())
-    return root
-
-
 @pytest.mark.parametrize("case,check", [
     ("missing suite", "flaggems_dir"),
     ("not laid out like FlagGems", "flaggems_dir"),
@@ -122,7 +115,7 @@ def test_batch_checks_suite_python_and_devices_once_as_run_does(tmp_path, case, 
     if case == "missing suite":
         suite = tmp_path / "gone"
     elif case == "not laid out like FlagGems":
-        suite = not_a_flaggems_suite(tmp_path / "suite")
+        suite = suite_without_harness(tmp_path / "suite")
     elif case == "no such python":
         python = str(tmp_path / "no-python3")
     else:

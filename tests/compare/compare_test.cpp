@@ -15,6 +15,7 @@
 #include "zlcore/compare_calibrate.hpp"
 #include "zlcore/compare_stats.hpp"
 #include "zlcore/errors.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace zc = zl::compare;
 
@@ -58,13 +59,6 @@ double mean(const std::vector<double>& v) {
 zc::Verdict verdict(const std::vector<double>& a, const std::vector<double>& b, double threshold = 0.02,
                     double bar = 0.02) {
   return zc::decide({mean(a) / mean(b), a, b, threshold, bar}).verdict;
-}
-
-std::string scratch(const std::string& name) {
-  const std::string dir = (std::filesystem::temp_directory_path() / ("zl_compare_test_" + name)).string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
 }
 
 }  // namespace
@@ -283,7 +277,8 @@ TEST(Match, RowsOfOlderRunsAreTestedOnRepeatsAndSaySo) {
 }
 
 TEST(Load, PlacementsAreReadAndUnusableValuesCounted) {
-  const std::string dir = scratch("load");
+  const zltest::TempDir tmp("zl-compare-load");
+  const std::string dir = tmp.path().string();
   zl::write_file_atomic(dir + "/run_identity.json", "{\"run_id\": \"r\", \"op\": \"abs\"}\n");
   zl::write_file_atomic(dir + "/results.jsonl",
                         "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0, "
@@ -305,7 +300,6 @@ TEST(Load, PlacementsAreReadAndUnusableValuesCounted) {
   EXPECT_TRUE(old.sustained);
   EXPECT_FALSE(placed.timed_call_by_call);
   EXPECT_TRUE(old.timed_call_by_call);  // the direct timer because a capture failed
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Match, RowsOnOneSideAreListedNotDropped) {
@@ -588,10 +582,10 @@ const zc::CalibrationRow& floor_row(const zc::Calibration& c, const std::string&
   throw std::runtime_error("no floor row " + op + " " + shape);
 }
 
-std::string write_noise_file(const zc::Calibration& c, const std::string& name) {
+std::string write_noise_file(const zc::Calibration& c, const zltest::TempDir& dir) {
   std::ostringstream text;
   zc::write_calibration_json(text, c);
-  const std::string path = scratch(name) + "/noise.json";
+  const std::string path = (dir / "noise.json").string();
   zl::write_file_atomic(path, text.str());
   return path;
 }
@@ -640,7 +634,8 @@ TEST(Calibrate, AHugeBarIsPrintedAsAPercentage) {
 }
 
 TEST(NoiseFloor, WidensTheBarOfKnownRowsOnly) {
-  const std::string path = write_noise_file(calibrate_aa({"b1", "b2", "b3"}), "floor");
+  const zltest::TempDir tmp("zl-compare-floor");
+  const std::string path = write_noise_file(calibrate_aa({"b1", "b2", "b3"}), tmp);
   zc::Options opt;
   opt.noise_floor = std::make_shared<const zc::NoiseFloor>(zc::load_noise_floor(path));
   EXPECT_EQ(opt.noise_floor->rows.size(), 7u);
@@ -674,11 +669,11 @@ TEST(NoiseFloor, WidensTheBarOfKnownRowsOnly) {
   zc::Report other = report("caliber/base", "caliber/env_only", opt);
   EXPECT_EQ(other.rows_with_floor, 0u);
   for (const zc::Compared& c : other.rows) EXPECT_EQ(c.bar, 0.02);
-  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 TEST(NoiseFloor, AFileThatIsNotOneIsAUsageError) {
-  const std::string dir = scratch("bad_floor");
+  const zltest::TempDir tmp("zl-compare-bad-floor");
+  const std::string dir = tmp.path().string();
   auto refused = [&](const std::string& text, const std::string& says) {
     zl::write_file_atomic(dir + "/f.json", text);
     try {
@@ -697,7 +692,6 @@ TEST(NoiseFloor, AFileThatIsNotOneIsAUsageError) {
       "\"shape\": \"c\", \"runs\": 1, \"max_log_ratio\": 0.1}]}",
       "rows[0]");
   EXPECT_THROW(zc::load_noise_floor(dir + "/missing.json"), zl::UsageError);
-  std::filesystem::remove_all(dir);
 }
 
 // Fallback reasons differ run to run in counts and addresses only.

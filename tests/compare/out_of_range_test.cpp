@@ -15,18 +15,12 @@
 #include "../../core/src/util/json_read.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/errors.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace zc = zl::compare;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("zl_out_of_range_test_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string number(double v) {
   char buf[40];
@@ -74,7 +68,8 @@ void expect_valid_outputs(const zc::Report& r) {
 }  // namespace
 
 TEST(OutOfRange, ASpeedupThatOverflowsIsAnErrorRowThatSaysWhy) {
-  const fs::path dir = scratch("overflow");
+  const zltest::TempDir tmp("zl-out-of-range-overflow");
+  const fs::path dir = tmp.path();
   const zc::Report r = compared(dir, 1e308, 1e-3);
   ASSERT_EQ(r.rows.size(), 2u);
   for (const zc::Compared& c : r.rows) {
@@ -87,11 +82,11 @@ TEST(OutOfRange, ASpeedupThatOverflowsIsAnErrorRowThatSaysWhy) {
   }
   EXPECT_EQ(r.overall.rows, 0u);
   expect_valid_outputs(r);
-  fs::remove_all(dir);
 }
 
 TEST(OutOfRange, HugeButEqualLatenciesKeepAFiniteGeomeanAndInterval) {
-  const fs::path dir = scratch("huge_equal");
+  const zltest::TempDir tmp("zl-out-of-range-huge-equal");
+  const fs::path dir = tmp.path();
   const zc::Report r = compared(dir, 1e308, 1e308);
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(r.overall.rows, 2u);
@@ -104,11 +99,11 @@ TEST(OutOfRange, HugeButEqualLatenciesKeepAFiniteGeomeanAndInterval) {
   std::ostringstream md;
   zc::write_markdown(md, r);
   EXPECT_NE(md.str().find("| all | 1.000 |"), std::string::npos) << md.str();
-  fs::remove_all(dir);
 }
 
 TEST(OutOfRange, AnIntervalWhoseRatiosOverflowIsLeftOutWithAReason) {
-  const fs::path dir = scratch("interval");
+  const zltest::TempDir tmp("zl-out-of-range-interval");
+  const fs::path dir = tmp.path();
   // The rows' latencies are equal; their placements' ratios (1e308 / 1e-3) are no finite number.
   const zc::Report r = compared(dir, 1.0, 1.0, 1e308, 1e-3);
   ASSERT_EQ(r.rows.size(), 2u);
@@ -120,11 +115,11 @@ TEST(OutOfRange, AnIntervalWhoseRatiosOverflowIsLeftOutWithAReason) {
         << c.note;
   }
   expect_valid_outputs(r);
-  fs::remove_all(dir);
 }
 
 TEST(OutOfRange, ANoiseFloorWhoseBarOverflowsIsRefusedNamingTheRow) {
-  const fs::path dir = scratch("floor_bar");
+  const zltest::TempDir tmp("zl-out-of-range-floor-bar");
+  const fs::path dir = tmp.path();
   std::ofstream(dir / "f.json") << "{\"kind\": \"zlcore-noise-floor\", \"version\": 1, \"rows\": [{\"op\": \"abs\", "
                                    "\"dtype\": \"float16\", \"shape\": \"[[64, 64]]\", \"runs\": 2, "
                                    "\"max_log_ratio\": 1e300}]}";
@@ -135,7 +130,6 @@ TEST(OutOfRange, ANoiseFloorWhoseBarOverflowsIsRefusedNamingTheRow) {
     EXPECT_NE(std::string(e.what()).find("rows[0] needs"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("whose bar is a finite number"), std::string::npos) << e.what();
   }
-  fs::remove_all(dir);
 }
 
 // ---- what a --noise-floor path names ----------------------------------------
@@ -150,55 +144,56 @@ std::string refusal(const std::string& path) {
 }
 
 TEST(NoiseFloorPath, AFifoIsNamedAsOneAndNotOpened) {
-  const fs::path dir = scratch("fifo");
+  const zltest::TempDir tmp("zl-out-of-range-fifo");
+  const fs::path dir = tmp.path();
   const std::string fifo = (dir / "floor.json").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   // No writer ever opens it: a reader that opened it blocking would hang here.
   EXPECT_EQ(refusal(fifo), "compare: --noise-floor " + fifo +
                                ": a FIFO (named pipe); expected a regular file written by 'zlcore compare "
                                "--calibrate A1 A2 ... --out FILE'");
-  fs::remove_all(dir);
 }
 
 TEST(NoiseFloorPath, ADirectoryIsNamedAsOne) {
-  const fs::path dir = scratch("dir");
+  const zltest::TempDir tmp("zl-out-of-range-dir");
+  const fs::path dir = tmp.path();
   EXPECT_EQ(refusal(dir.string()), "compare: --noise-floor " + dir.string() +
                                        ": a directory; expected a regular file written by 'zlcore compare "
                                        "--calibrate A1 A2 ... --out FILE'");
-  fs::remove_all(dir);
 }
 
 TEST(NoiseFloorPath, ALinkToADeviceNamesTheDevice) {
-  const fs::path dir = scratch("link");
+  const zltest::TempDir tmp("zl-out-of-range-link");
+  const fs::path dir = tmp.path();
   fs::create_symlink("/dev/zero", dir / "floor.json");
   EXPECT_EQ(refusal((dir / "floor.json").string()),
             "compare: --noise-floor " + (dir / "floor.json").string() +
                 ": a link to a character device (/dev/zero); expected a regular file written by 'zlcore compare "
                 "--calibrate A1 A2 ... --out FILE'");
-  fs::remove_all(dir);
 }
 
 TEST(NoiseFloorPath, AMissingFileIsSaidToBeMissing) {
-  const fs::path dir = scratch("missing");
+  const zltest::TempDir tmp("zl-out-of-range-missing");
+  const fs::path dir = tmp.path();
   EXPECT_EQ(refusal((dir / "none.json").string()),
             "compare: --noise-floor " + (dir / "none.json").string() +
                 ": no such file; expected a regular file written by 'zlcore compare --calibrate A1 A2 ... --out "
                 "FILE'");
-  fs::remove_all(dir);
 }
 
 TEST(NoiseFloorPath, DeepNestingIsRefusedWithoutRecursing) {
-  const fs::path dir = scratch("deep");
+  const zltest::TempDir tmp("zl-out-of-range-deep");
+  const fs::path dir = tmp.path();
   std::ofstream(dir / "f.json") << std::string(300000, '[');
   EXPECT_EQ(refusal((dir / "f.json").string()),
             "compare: --noise-floor " + (dir / "f.json").string() +
                 ": not JSON (nesting deeper than 128 levels at offset 128); expected a regular file written by "
                 "'zlcore compare --calibrate A1 A2 ... --out FILE'");
-  fs::remove_all(dir);
 }
 
 TEST(OutOfRange, ARepeatsCountOutsideIntsRangeIsNoCount) {
-  const fs::path dir = scratch("repeats");
+  const zltest::TempDir tmp("zl-out-of-range-repeats");
+  const fs::path dir = tmp.path();
   const fs::path a = run(dir / "A", 1.0);
   {
     std::ofstream out(a / "results.jsonl");
@@ -212,5 +207,4 @@ TEST(OutOfRange, ARepeatsCountOutsideIntsRangeIsNoCount) {
   ASSERT_EQ(side.runs[0].rows.size(), 2u);
   // Not INT_MIN from an out-of-range conversion: the default of a row that says none.
   for (const zc::ResultRow& r : side.runs[0].rows) EXPECT_EQ(r.repeats, 1) << r.shape;
-  fs::remove_all(dir);
 }

@@ -1,11 +1,10 @@
 """A mistyped option, dtype or suite is refused in one line that says what was
 meant, before anything is written or pytest starts."""
-import shutil
 
 import pytest
 
 import zltest
-from zltest import EXAMPLE_SUITE as SUITE, PY
+from zltest import EXAMPLE_SUITE as SUITE, PY, suite_without_harness
 
 STRIP = ("ZL_", "BENCH_LEVEL", "OP", "SHAPE_", "TEST_NODE", "FLAGGEMS_DIR")
 
@@ -80,16 +79,8 @@ def test_the_benchmark_directory_given_as_the_suite_names_its_parent(tmp_path):
     assert f"did you mean --flaggems-dir {SUITE}?" in line, line
 
 
-def not_a_flaggems_suite(tmp_path):
-    """benchmark/test_*.py without the conftest.py that registers FlagGems' options."""
-    suite = tmp_path / "suite"
-    (suite / "benchmark").mkdir(parents=True)
-    shutil.copy(SUITE / "benchmark" / "test_abs.py", suite / "benchmark")
-    return suite
-
-
 def test_a_directory_not_laid_out_like_flaggems_fails_preflight_not_pytest(tmp_path):
-    r = zl(*run_args(tmp_path / "r", suite=not_a_flaggems_suite(tmp_path)))
+    r = zl(*run_args(tmp_path / "r", suite=suite_without_harness(tmp_path / "suite")))
     assert r.returncode == 3, r.stdout + r.stderr
     line = one_line(r)
     assert line.startswith("PREFLIGHT_FAILED check=flaggems_dir ") and "not a FlagGems-layout suite" in line, line

@@ -34,7 +34,7 @@
 extern int zl_fake_symbol_that_does_not_exist(void);
 #endif
 
-/* Faults (tests/hostile): FAKE_FAULT is what goes wrong, FAKE_FAULT_AT where:
+/* Faults (tests/bad_plugins): FAKE_FAULT is what goes wrong, FAKE_FAULT_AT where:
  * in a constructor (while the library loads), in the entry point, in
  * enumerate_devices, or in query_device_state. */
 #define FAKE_EXIT 1
@@ -78,7 +78,7 @@ static void fake_maybe_crash(const char* call) {
 }
 #endif
 
-/* Lies (tests/hostile): memory that ends where a lying count or pointer
+/* Lies (tests/bad_plugins): memory that ends where a lying count or pointer
  * says it goes on. `bytes` are placed at the very end of a readable page
  * followed by one that is not, so reading one element past them faults. */
 #if defined(FAKE_LIE_CAPABILITY_COUNT) || defined(FAKE_LIE_DEVICE_COUNT) || defined(FAKE_LIE_ATTRIBUTE_COUNT)
@@ -220,7 +220,7 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
 #ifdef FAKE_NO_VIS_VALUE
     if (i == 1) d->visibility_value = NULL; /* breaks the pin rule: the core must reject it */
 #endif
-#ifdef FAKE_HOSTILE_TEXT
+#ifdef FAKE_ODD_TEXT
     /* What a terminal would act on, and bytes that are not UTF-8: shown
      * escaped. An id like that cannot travel, so device 1 is rejected. */
     d->name = "Fake\n\x1b[31mRed\x1b[0m \xff\xfe";
@@ -236,7 +236,7 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
     d->attribute_count = sizeof kAttributes / sizeof kAttributes[0];
     d->attributes = kAttributes;
 #endif
-#ifdef FAKE_HOSTILE_TEXT
+#ifdef FAKE_ODD_TEXT
     d->attribute_count = sizeof kHostileAttributes / sizeof kHostileAttributes[0];
     d->attributes = kHostileAttributes;
 #endif

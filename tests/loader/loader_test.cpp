@@ -11,6 +11,7 @@
 
 #include "zlcore/loader.hpp"
 #include "zlcore/registry.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace {
 
@@ -63,9 +64,8 @@ TEST(LoaderMatrix, ProbingGivesTheSameVerdicts) {
 // probes starting at once took over 1 s, and the good backend was rejected
 // "no answer in 1 s before loading".
 TEST(LoaderMatrix, TheLimitCountsFromTheChildsFirstWordNotItsStart) {
-  char dir_template[] = "/tmp/zl-slow-start-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  const std::string wrapper = std::string(dir_template) + "/slow-zlcore";
+  const zltest::TempDir tmp("zl-slow-start");
+  const std::string wrapper = (tmp / "slow-zlcore").string();
   {
     std::FILE* f = std::fopen(wrapper.c_str(), "w");
     ASSERT_NE(f, nullptr);
@@ -84,8 +84,6 @@ TEST(LoaderMatrix, TheLimitCountsFromTheChildsFirstWordNotItsStart) {
   for (const auto& [file, reason] : rejected_by_file(probed.rejected())) {
     EXPECT_EQ(reason.find("no answer"), std::string::npos) << file << ": " << reason;
   }
-  std::remove(wrapper.c_str());
-  ::rmdir(dir_template);
 }
 
 TEST(LoaderMatrix, OlderAndNewerMinorsNegotiate) {

@@ -14,6 +14,7 @@
 #include "zlcore/autotune.hpp"
 #include "zlcore/provider.hpp"
 #include "zlcore/tuner_cache.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -114,13 +115,11 @@ std::vector<std::string> rows_of(SQLite::Database& db, const std::string& table)
 class AutotuneRoundTrip : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("zl-autotune-rt-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
     fs::create_directories(root_ / "A");
     fs::create_directories(root_ / "B");
   }
-  void TearDown() override { fs::remove_all(root_); }
-  fs::path root_;
+  zltest::TempDir tmp_{"zl-autotune-rt"};
+  const fs::path root_ = tmp_.path();
 };
 
 }  // namespace

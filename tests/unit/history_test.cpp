@@ -16,6 +16,7 @@
 
 #include "zlcore/errors.hpp"
 #include "zlcore/history.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace zl::history;
@@ -75,14 +76,8 @@ Entry batch(size_t b, const Scenario& sc, std::mt19937& rng, double pace) {
 }
 
 struct TempDb {
-  fs::path dir;
-  TempDb() {
-    dir = fs::temp_directory_path() / ("zl_history_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TempDb() { fs::remove_all(dir); }
+  zltest::TempDir tmp{"zl-history"};
+  const fs::path dir = tmp.path();
   std::string db() const { return (dir / "history.db").string(); }
 };
 

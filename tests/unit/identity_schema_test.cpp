@@ -4,14 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "run/identity.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/identity_schema.hpp"
+#include "zltest/files.hpp"
 
 namespace {
 
@@ -37,16 +36,13 @@ TEST(IdentitySchema, DocsTableIsTheSchema) {
   const std::string path = std::string(ZL_SOURCE_DIR) + "/docs/run-directory.md";
   const std::string begin = "<!-- identity-schema:begin -->\n";
   const std::string end = "<!-- identity-schema:end -->";
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = zltest::slurp(path);
   if (const char* update = std::getenv("ZL_UPDATE_DOCS"); update != nullptr && std::string(update) == "1") {
     const size_t a = text.find(begin);
     const size_t b = text.find(end);
     ASSERT_TRUE(a != std::string::npos && b != std::string::npos && b > a);
     text.replace(a + begin.size(), b - a - begin.size(), schema_table());
-    std::ofstream(path) << text;
+    zltest::spit(path, text);
   }
   EXPECT_EQ(between(text, begin, end), schema_table())
       << "run: ZL_UPDATE_DOCS=1 build/bin/unit_tests --gtest_filter=IdentitySchema.DocsTableIsTheSchema";

@@ -10,29 +10,20 @@
 
 #include "util/proc_stat.hpp"
 #include "zlcore/process.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using zl::ChildResult;
 using zl::ChildSpec;
+using zltest::slurp;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class Process : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zl-process-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  zltest::TempDir tmp_{"zl-process"};
+  const fs::path dir_ = tmp_.path();
 };
 
 // A child that starts `sleep 60` in a session of its own (so no signal to

@@ -11,36 +11,33 @@
 
 #include "zlcore/errors.hpp"
 #include "zlcore/provider.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using zl::FlagGemsProvider;
 using zl::TargetRequest;
 using zl::TestTarget;
+using zltest::spit;
 
 namespace {
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
 
 class ProviderResolve : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("zl-provider-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
+    root_ = tmp_.path();
     // The index cache goes under the test's own directory, not the user's.
     if (const char* v = std::getenv("ZL_CACHE_DIR")) saved_cache_ = v;
     ::setenv("ZL_CACHE_DIR", (root_ / "cache").c_str(), 1);
-    write(root_ / "benchmark" / "test_mm.py", "import pytest\n@pytest.mark.mm\ndef test_mm(): pass\n");
-    write(root_ / "benchmark" / "test_blas_perf_parallel.py",
-          "import pytest\n@pytest.mark.mm\ndef test_mm_par(): pass\n@pytest.mark.bmm\ndef test_bmm(): pass\n");
-    write(root_ / "benchmark" / "test_div.py", "import pytest\n@pytest.mark.div_tensor\ndef test_div(): pass\n");
-    write(root_ / "benchmark" / "test_true_divide.py",
-          "import pytest\n@pytest.mark.div_tensor\ndef test_true_div(): pass\n");
-    write(root_ / "benchmark" / "test_bitwise.py",
-          "import pytest\n@pytest.mark.bitwise_and_tensor\ndef test_a(): pass\n"
-          "@pytest.mark.bitwise_and_scalar\ndef test_b(): pass\n");
+    spit(root_ / "benchmark" / "test_mm.py", "import pytest\n@pytest.mark.mm\ndef test_mm(): pass\n");
+    spit(root_ / "benchmark" / "test_blas_perf_parallel.py",
+         "import pytest\n@pytest.mark.mm\ndef test_mm_par(): pass\n@pytest.mark.bmm\ndef test_bmm(): pass\n");
+    spit(root_ / "benchmark" / "test_div.py", "import pytest\n@pytest.mark.div_tensor\ndef test_div(): pass\n");
+    spit(root_ / "benchmark" / "test_true_divide.py",
+         "import pytest\n@pytest.mark.div_tensor\ndef test_true_div(): pass\n");
+    spit(root_ / "benchmark" / "test_bitwise.py",
+         "import pytest\n@pytest.mark.bitwise_and_tensor\ndef test_a(): pass\n"
+         "@pytest.mark.bitwise_and_scalar\ndef test_b(): pass\n");
   }
   void TearDown() override {
     if (saved_cache_) {
@@ -48,13 +45,13 @@ class ProviderResolve : public ::testing::Test {
     } else {
       ::unsetenv("ZL_CACHE_DIR");
     }
-    fs::remove_all(root_);
   }
   TestTarget resolve(const std::string& op) const {
     TargetRequest req;
     req.op = op;
     return FlagGemsProvider(root_.string()).resolve(req);
   }
+  zltest::TempDir tmp_{"zl-provider"};
   fs::path root_;
   std::optional<std::string> saved_cache_;
 };

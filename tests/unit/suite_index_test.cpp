@@ -7,25 +7,14 @@
 #include <thread>
 
 #include "zlcore/suite_index.hpp"
+#include "zltest/files.hpp"
+#include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using zl::SuiteIndex;
+using zltest::spit;
 
-namespace {
-
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("zl-index-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(SuiteIndex, ScanFindsOpMarksNotPytestsOwnNorComments) {
   const std::string text =
@@ -68,12 +57,13 @@ TEST(SuiteIndex, HomeFileWinsElseEveryFileThatMarksIt) {
 }
 
 TEST(SuiteIndex, BuildScansSubdirectoriesAndCachesByStamp) {
-  const fs::path root = temp_dir("build");
+  const zltest::TempDir tmp("zl-index-build");
+  const fs::path root = tmp.path();
   const fs::path cache = root / "cache";
-  write(root / "benchmark" / "test_abs.py", "@pytest.mark.abs\n");
-  write(root / "benchmark" / "test_FLA" / "test_chunk.py", "@pytest.mark.chunk_rule\n");
-  write(root / "benchmark" / "helpers.py", "@pytest.mark.not_a_test_file\n");
-  write(root / "benchmark" / "__pycache__" / "test_x.py", "@pytest.mark.cached_junk\n");
+  spit(root / "benchmark" / "test_abs.py", "@pytest.mark.abs\n");
+  spit(root / "benchmark" / "test_FLA" / "test_chunk.py", "@pytest.mark.chunk_rule\n");
+  spit(root / "benchmark" / "helpers.py", "@pytest.mark.not_a_test_file\n");
+  spit(root / "benchmark" / "__pycache__" / "test_x.py", "@pytest.mark.cached_junk\n");
 
   SuiteIndex first = SuiteIndex::build(root.string(), "benchmark", cache.string());
   EXPECT_FALSE(first.from_cache());
@@ -88,7 +78,7 @@ TEST(SuiteIndex, BuildScansSubdirectoriesAndCachesByStamp) {
 
   // An edited file changes the key: the index is read afresh.
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  write(root / "benchmark" / "test_abs.py", "@pytest.mark.abs\n@pytest.mark.absolute\n");
+  spit(root / "benchmark" / "test_abs.py", "@pytest.mark.abs\n@pytest.mark.absolute\n");
   SuiteIndex third = SuiteIndex::build(root.string(), "benchmark", cache.string());
   EXPECT_FALSE(third.from_cache());
   EXPECT_EQ(third.files_of("absolute"), (std::vector<std::string>{"benchmark/test_abs.py"}));
@@ -100,12 +90,11 @@ TEST(SuiteIndex, BuildScansSubdirectoriesAndCachesByStamp) {
   SuiteIndex fourth = SuiteIndex::build(root.string(), "benchmark", cache.string());
   EXPECT_FALSE(fourth.from_cache());
   EXPECT_EQ(fourth.marks(), third.marks());
-  fs::remove_all(root);
 }
 
 TEST(SuiteIndex, MissingBenchmarkDirIsEmpty) {
-  const fs::path root = temp_dir("missing");
+  const zltest::TempDir tmp("zl-index-missing");
+  const fs::path root = tmp.path();
   SuiteIndex index = SuiteIndex::build(root.string(), "benchmark", "");
   EXPECT_TRUE(index.marks().empty());
-  fs::remove_all(root);
 }

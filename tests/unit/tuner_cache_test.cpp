@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "zlcore/tuner_cache.hpp"
+#include "zltest/temp_dir.hpp"
 
 TEST(TunerCache, OnlyVersionedBenchmarkTablesAreTimingTables) {
   // A winners table under a non-default timing protocol carries
@@ -34,8 +35,8 @@ void make_entry(const std::filesystem::path& root, const std::string& hash, cons
 
 TEST(TunerCache, LauncherStubsAreNotCountedAsCompiledVariants) {
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / ("zl_tuner_cache_" + std::to_string(::getpid()));
-  fs::remove_all(root);
+  const zltest::TempDir tmp("zl-tuner-cache");
+  const fs::path root = tmp.path();
   zl::CacheDirs dirs;
   dirs.triton = (root / "triton").string();
   dirs.flaggems = (root / "flaggems").string();
@@ -56,5 +57,4 @@ TEST(TunerCache, LauncherStubsAreNotCountedAsCompiledVariants) {
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels[0].name, "mm_kernel");
   EXPECT_EQ(kernels[0].num_warps, 8);
-  fs::remove_all(root);
 }

@@ -7,3 +7,4 @@ from .paths import (EXAMPLE_SUITE, FAKEGEMS_SUITE, FAULT_SUITE, KNOWN_EFFECT_SUI
                     TUNE_SUITE, VENDOR, ZLCORE)
 from .records import (OPS_STATUS_COLUMNS, ab_rounds, ab_rows, ab_verdicts, batch_identity, by_op,  # noqa: F401
                       identity, ops_status, ops_status_rows, read_jsonl, tagged_pids)
+from .suites import suite_with_op, suite_without_harness  # noqa: F401
