@@ -16,8 +16,8 @@
 #include "../util/text.hpp"
 #include "zlcore/ab.hpp"
 #include "zlcore/atomic_file.hpp"
-#include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/ops_status.hpp"
 
 namespace zl::ab {
 namespace {

@@ -7,8 +7,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include "../loader/named_value_json.hpp"
 #include "../util/json.hpp"
-#include "../util/named_value_json.hpp"
 #include "../util/printable.hpp"
 #include "command.hpp"
 #include "zlcore/errors.hpp"

@@ -18,10 +18,10 @@
 #include "../util/json_read.hpp"
 #include "../util/printable.hpp"
 #include "provenance.hpp"
-#include "zlcore/batch.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/identity_schema.hpp"
+#include "zlcore/ops_status.hpp"
 
 namespace fs = std::filesystem;
 

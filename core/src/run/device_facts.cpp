@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "../loader/named_value_json.hpp"
 #include "../util/json.hpp"
-#include "../util/named_value_json.hpp"
 
 namespace zl {
 namespace {

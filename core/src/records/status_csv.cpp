@@ -7,7 +7,7 @@
 
 #include "../util/csv.hpp"
 #include "zlcore/atomic_file.hpp"
-#include "zlcore/batch.hpp"
+#include "zlcore/ops_status.hpp"
 
 namespace zl::batch {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "../util/csv_scan.hpp"
 #include "zlcore/atomic_file.hpp"
-#include "zlcore/batch.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/ops_status.hpp"
 
 namespace zl::batch {
 namespace {

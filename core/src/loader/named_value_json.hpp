@@ -2,7 +2,7 @@
 // as the backend gave them: {"architecture": "hopper", "compute_units": 132}.
 #pragma once
 
-#include "json.hpp"
+#include "../util/json.hpp"
 #include "zlcore/named_value.hpp"
 
 namespace zl::json {
