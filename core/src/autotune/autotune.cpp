@@ -22,6 +22,7 @@
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
 #include "libtuner_schema.hpp"
+#include "record_fields.hpp"
 #include "used_winners.hpp"
 #include "winners_digest.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -32,8 +33,11 @@ namespace zl {
 namespace {
 
 namespace fs = std::filesystem;
+using autotune_internal::int_member;
 using autotune_internal::Lookups;
+using autotune_internal::member;
 using autotune_internal::read_lookups;
+using autotune_internal::str_member;
 using autotune_internal::UsedRow;
 using autotune_internal::UsedTable;
 using json::Alloc;
@@ -41,15 +45,6 @@ using json::Value;
 
 constexpr int kSchema = 1;
 constexpr size_t kMissExamples = 5;
-
-std::string quote_ident(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // Parsed JSON of a file, or an empty object when it is missing or unreadable:
 // side files are bookkeeping, never a reason to fail a finished run. A file
@@ -67,22 +62,6 @@ rapidjson::Document load_json(const fs::path& file) {
   }
   if (!d.IsObject()) d.SetObject();
   return d;
-}
-
-const Value* member(const Value& v, const char* key) {
-  if (!v.IsObject()) return nullptr;
-  auto it = v.FindMember(key);
-  return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string str_member(const Value& v, const char* key) {
-  const Value* m = member(v, key);
-  return m != nullptr && m->IsString() ? m->GetString() : std::string();
-}
-
-int int_member(const Value& v, const char* key, int fallback) {
-  const Value* m = member(v, key);
-  return m != nullptr && m->IsInt() ? m->GetInt() : fallback;
 }
 
 std::string safe_file_name(const std::string& name) {

@@ -38,8 +38,6 @@ namespace {
 
 constexpr const char* kStatusFile = "ops_status.csv";
 
-std::string device_label(const Device& d) { return std::to_string(d.index) + " (" + d.id + ")"; }
-
 // Moves an earlier attempt's directory aside (dir.attempt1, .attempt2, ...):
 // a rerun never overwrites what an earlier one left.
 std::string move_aside(const fs::path& dir) {

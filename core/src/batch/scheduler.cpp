@@ -26,9 +26,9 @@ struct Slot {
   pid_t pid = -1;  // the process the op's lease names
 };
 
-std::string device_label(const Device& d) { return std::to_string(d.index) + " (" + d.id + ")"; }
-
 }  // namespace
+
+std::string device_label(const Device& d) { return std::to_string(d.index) + " (" + d.id + ")"; }
 
 std::string busy_reason(const Device& d, const IdlePolicy& p) {
   std::string why;

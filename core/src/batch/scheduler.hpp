@@ -66,6 +66,9 @@ struct QueueResult {
 // exactly one finished() call.
 QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& config, Executor& executor, QueueEvents& events);
 
+// A device as the batch's lines name it: "0 (GPU-8f2c...)".
+std::string device_label(const Device& d);
+
 // Why a device does not count as idle; empty when it does.
 std::string busy_reason(const Device& now, const IdlePolicy& policy);
 

@@ -1,0 +1,22 @@
+// Reading one field of a record or a child's report (JSON someone else
+// wrote) without trusting its shape: a missing member, or one of another
+// type, reads as absent or as the fallback, never as an error.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <string>
+
+namespace zl::autotune_internal {
+
+// The member `key` of an object, or nullptr (no such member, or `v` is not
+// an object).
+const rapidjson::Value* member(const rapidjson::Value& v, const char* key);
+
+// The member as a string; "" when missing or not a string.
+std::string str_member(const rapidjson::Value& v, const char* key);
+
+// The member as an int; `fallback` when missing or not an int.
+int int_member(const rapidjson::Value& v, const char* key, int fallback);
+
+}  // namespace zl::autotune_internal
