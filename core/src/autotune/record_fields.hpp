@@ -5,6 +5,7 @@
 
 #include <rapidjson/document.h>
 
+#include <filesystem>
 #include <string>
 
 namespace zl::autotune_internal {
@@ -18,5 +19,10 @@ std::string str_member(const rapidjson::Value& v, const char* key);
 
 // The member as an int; `fallback` when missing or not an int.
 int int_member(const rapidjson::Value& v, const char* key, int fallback);
+
+// Parsed JSON of a file, or an empty object when it is missing or unreadable:
+// side files are bookkeeping, never a reason to fail a finished run. A file
+// that is there but does not parse gets one line on stderr naming it.
+rapidjson::Document load_json(const std::filesystem::path& file);
 
 }  // namespace zl::autotune_internal
