@@ -7,6 +7,9 @@
 #   manual        scripts/lint_manual.py: no tracked line speaks of how the work was
 #                 organised (its patterns say which words), no data archive or
 #                 image, docs/ under 400 KB
+#   code size     scripts/code_size_check.py: no file in core/src over 400 lines,
+#                 no function there over 100 (its short allow-list of data
+#                 tables apart); prints the largest file and longest function
 # `make format` applies clang-format to the tracked C/C++ files.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,5 +44,8 @@ git ls-files -z '*.py' | xargs -0 /usr/bin/python3 -m flake8 --config .flake8 ||
 
 echo "lint: the manual (scripts/lint_manual.py)"
 /usr/bin/python3 scripts/lint_manual.py || fail=1
+
+echo "lint: code size (scripts/code_size_check.py)"
+/usr/bin/python3 scripts/code_size_check.py || fail=1
 
 exit $fail

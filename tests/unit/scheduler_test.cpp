@@ -230,6 +230,8 @@ TEST(RunQueue, OwnOpsEchoInTheUtilizationCounterIsNotABusyDevice) {
   c.idle.check = true;
   c.idle.recheck_s = 60;
   c.idle.give_up_s = 120;
+  c.own_echo_s = 60;  // wide: a loaded machine's stall never ends the window here
+  c.own_echo_poll_s = 0.01;
   int echo_left = 0;
   size_t finished_seen = 0;
   c.probe = [&] {
@@ -262,6 +264,8 @@ TEST(RunQueue, BusyPastTheEchoWindowIsSomebodyElsesAndLogged) {
   c.idle.check = true;
   c.idle.recheck_s = 0.01;
   c.idle.give_up_s = 0.5;
+  c.own_echo_s = 0.05;
+  c.own_echo_poll_s = 0.01;
   c.probe = [&] {
     DeviceQuery q;
     q.devices = c.devices;

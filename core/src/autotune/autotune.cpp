@@ -2,26 +2,23 @@
 // LibTuner side: it reads FlagGems' SQLite winners tables after a recorded run
 // and rebuilds them before a replay. Plain @triton.autotune winners live only
 // in the child's memory, so the Python plugin (zlcore_pytest.autotune) records
-// and pins those; the core hashes its files with the rest.
+// and pins those; the core hashes its files with the rest. This file is the
+// run's side of it (the mode, the counts, the winners digest); records.hpp
+// names the files that write a record and rebuild a replay's cache.
 #include "zlcore/autotune.hpp"
-#include "zlcore/provider.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <rapidjson/document.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <regex>
-#include <set>
-#include <sstream>
 
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
-#include "libtuner_schema.hpp"
+#include "record_fields.hpp"
+#include "records.hpp"
 #include "used_winners.hpp"
 #include "winners_digest.hpp"
 #include "zlcore/atomic_file.hpp"
@@ -32,230 +29,16 @@ namespace zl {
 namespace {
 
 namespace fs = std::filesystem;
+using autotune_internal::int_member;
+using autotune_internal::load_json;
 using autotune_internal::Lookups;
+using autotune_internal::member;
 using autotune_internal::read_lookups;
-using autotune_internal::UsedRow;
+using autotune_internal::str_member;
 using autotune_internal::UsedTable;
-using json::Alloc;
 using json::Value;
 
-constexpr int kSchema = 1;
 constexpr size_t kMissExamples = 5;
-
-std::string quote_ident(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-// Parsed JSON of a file, or an empty object when it is missing or unreadable:
-// side files are bookkeeping, never a reason to fail a finished run. A file
-// that is there but does not parse gets one line naming it.
-rapidjson::Document load_json(const fs::path& file) {
-  rapidjson::Document d;
-  std::error_code ec;
-  if (fs::is_regular_file(file, ec)) {
-    try {
-      const std::string why = json::parse(d, read_file(file.string()));
-      if (!why.empty()) std::cerr << "zlcore: " << file.string() << " is not valid JSON (" << why << "); ignored\n";
-    } catch (const std::exception&) {
-      d.SetNull();
-    }
-  }
-  if (!d.IsObject()) d.SetObject();
-  return d;
-}
-
-const Value* member(const Value& v, const char* key) {
-  if (!v.IsObject()) return nullptr;
-  auto it = v.FindMember(key);
-  return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string str_member(const Value& v, const char* key) {
-  const Value* m = member(v, key);
-  return m != nullptr && m->IsString() ? m->GetString() : std::string();
-}
-
-int int_member(const Value& v, const char* key, int fallback) {
-  const Value* m = member(v, key);
-  return m != nullptr && m->IsInt() ? m->GetInt() : fallback;
-}
-
-std::string safe_file_name(const std::string& name) {
-  std::string out;
-  for (char c : name)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
-  return out.substr(0, 200);
-}
-
-// ------------------------------------------------------------------ record
-
-struct Harvest {
-  int files = 0;
-  int rows = 0;
-  Value kernels{rapidjson::kArrayType};
-};
-
-// Writes libtuner/<db stem>/<table>.json for every winners table with rows
-// the run used (used_winners.hpp says which).
-void harvest_libtuner(const std::vector<UsedTable>& tables, const fs::path& out_dir, Alloc& ma, Harvest* h) {
-  for (const UsedTable& t : tables) {
-    rapidjson::Document doc;
-    doc.SetObject();
-    Alloc& a = doc.GetAllocator();
-    doc.AddMember("schema", kSchema, a);
-    doc.AddMember("kind", "libtuner", a);
-    doc.AddMember("db_file", json::str(t.db_file, a), a);
-    doc.AddMember("table", json::str(t.table, a), a);
-    doc.AddMember("kernel", json::str(t.kernel, a), a);
-    doc.AddMember("kernel_hash", json::str(t.kernel_hash, a), a);
-    Value columns(rapidjson::kArrayType), key_cols(rapidjson::kArrayType), fields(rapidjson::kArrayType);
-    for (const LibTunerColumn& c : t.columns) {
-      Value col(rapidjson::kObjectType);
-      col.AddMember("name", json::str(c.name, a), a);
-      col.AddMember("type", json::str(c.type, a), a);
-      col.AddMember("pk", c.pk, a);
-      columns.PushBack(col, a);
-      (c.name.rfind("key_", 0) == 0 ? key_cols : fields).PushBack(json::str(c.name, a), a);
-    }
-    doc.AddMember("columns", columns, a);
-    doc.AddMember("key_columns", key_cols, a);
-    doc.AddMember("config_fields", fields, a);
-    Value list_v(rapidjson::kArrayType);
-    for (const UsedRow& r : t.rows) {
-      Value e(rapidjson::kObjectType);
-      e.AddMember("key_string", json::str(r.key_string, a), a);
-      e.AddMember("key", Value(r.key, a), a);
-      e.AddMember("config", Value(r.config, a), a);
-      list_v.PushBack(e, a);
-    }
-    doc.AddMember("entries", list_v, a);
-
-    fs::path file = out_dir / "libtuner" / safe_file_name(t.db_stem) / (safe_file_name(t.table) + ".json");
-    fs::create_directories(file.parent_path());
-    write_file_atomic(file.string(), json::pretty(doc));
-    h->files++;
-    h->rows += static_cast<int>(t.rows.size());
-    Value k(rapidjson::kObjectType);
-    k.AddMember("kind", "libtuner", ma);
-    k.AddMember("kernel", json::str(t.kernel, ma), ma);
-    k.AddMember("table", json::str(t.table, ma), ma);
-    k.AddMember("db_file", json::str(t.db_file, ma), ma);
-    k.AddMember("kernel_hash", json::str(t.kernel_hash, ma), ma);
-    k.AddMember("entries", static_cast<int>(t.rows.size()), ma);
-    h->kernels.PushBack(k, ma);
-  }
-}
-
-// Summaries of the plugin's plain-autotune files, for the manifest.
-void summarize_triton_records(const fs::path& out_dir, Alloc& ma, Harvest* h) {
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (fs::directory_iterator it(out_dir / "triton_autotune", ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() == ".json") files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) {
-    rapidjson::Document d = load_json(f);
-    const Value* entries = member(d, "entries");
-    int n = entries != nullptr && entries->IsArray() ? static_cast<int>(entries->Size()) : 0;
-    Value k(rapidjson::kObjectType);
-    k.AddMember("kind", "triton_autotune", ma);
-    k.AddMember("id", json::str(str_member(d, "id"), ma), ma);
-    k.AddMember("kernel", json::str(str_member(d, "kernel"), ma), ma);
-    k.AddMember("source_hash", json::str(str_member(d, "source_hash"), ma), ma);
-    k.AddMember("entries", n, ma);
-    h->kernels.PushBack(k, ma);
-    h->files++;
-    h->rows += n;
-  }
-}
-
-// ------------------------------------------------------------------ replay
-
-// Recreates one recorded table in the replay's LibTuner DB, with the recorded
-// column types and primary key, so FlagGems' SQLAlchemy automap finds it as
-// if LibTuner had written it. The SQL is built from `t` alone, whose names
-// and types checked_libtuner_table has checked and spelled canonically; every
-// value is bound, and each statement is prepared on its own, so nothing in a
-// record is ever run as SQL text.
-// replace: a recorded row wins over one of the same key already in the DB (a
-// cache that outlives one replay holds other records' rows).
-int rebuild_table(const LibTunerTable& t, const Value& entries, const fs::path& config_cache, bool replace) {
-  fs::create_directories(config_cache);
-  SQLite::Database db((config_cache / t.db_file).string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  db.exec("PRAGMA busy_timeout = 5000");
-  std::map<int, std::string> pks;  // PRAGMA table_info's pk: the column's place in the primary key
-  std::string defs;
-  for (const LibTunerColumn& c : t.columns) {
-    if (c.pk > 0) pks[c.pk] = c.name;
-    defs += (defs.empty() ? "" : ", ") + quote_ident(c.name) + (c.type.empty() ? "" : " " + c.type) +
-            (c.pk > 0 ? " NOT NULL" : "");
-  }
-  std::string pk;
-  for (const auto& [place, p] : pks) pk += (pk.empty() ? "" : ", ") + quote_ident(p);
-  SQLite::Transaction tx(db);
-  SQLite::Statement create(db, "CREATE TABLE IF NOT EXISTS " + quote_ident(t.table) + " (" + defs +
-                                   (pk.empty() ? "" : ", PRIMARY KEY (" + pk + ")") + ")");
-  create.exec();
-  std::string marks, cols;
-  for (const LibTunerColumn& c : t.columns) {
-    marks += marks.empty() ? "?" : ", ?";
-    cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
-  }
-  SQLite::Statement ins(db, std::string(replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE") + " INTO " +
-                                quote_ident(t.table) + " (" + cols + ") VALUES (" + marks + ")");
-  int rows = 0;
-  for (const Value& e : entries.GetArray()) {
-    const Value* key = member(e, "key");
-    const Value* config = member(e, "config");
-    if (key == nullptr || !key->IsArray() || config == nullptr || !config->IsObject()) continue;
-    size_t ki = 0;
-    ins.reset();
-    ins.clearBindings();
-    for (size_t i = 0; i < t.columns.size(); ++i) {
-      const std::string& name = t.columns[i].name;
-      const Value* v = nullptr;
-      if (name.rfind("key_", 0) == 0) {
-        v = ki < key->Size() ? &(*key)[static_cast<rapidjson::SizeType>(ki)] : nullptr;
-        ++ki;
-      } else {
-        v = member(*config, name.c_str());
-      }
-      int idx = static_cast<int>(i + 1);
-      if (v == nullptr || v->IsNull()) {
-        ins.bind(idx);
-      } else if (v->IsBool()) {
-        ins.bind(idx, v->GetBool() ? 1 : 0);
-      } else if (v->IsInt64()) {
-        ins.bind(idx, static_cast<int64_t>(v->GetInt64()));
-      } else if (v->IsNumber()) {
-        ins.bind(idx, v->GetDouble());
-      } else if (v->IsString()) {
-        ins.bind(idx, std::string(v->GetString(), v->GetStringLength()));
-      } else {
-        ins.bind(idx, json::compact(*v));
-      }
-    }
-    rows += ins.exec();
-  }
-  tx.commit();
-  return rows;
-}
-
-std::vector<fs::path> json_files_under(const fs::path& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().extension() == ".json") out.push_back(it->path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 }  // namespace
 
@@ -315,81 +98,7 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
   }
   if (s.mode != "replay") return s;
 
-  // Replay: the source, its manifest, and a cache holding nothing but it.
-  fs::path r = fs::absolute(replay_from).lexically_normal();
-  if (r.filename().empty()) r = r.parent_path();
-  fs::path records = r.filename() == "autotune_records" ? r : r / "autotune_records";
-  s.records_dir = records.string();
-  std::error_code ec;
-  if (!fs::is_regular_file(records / "manifest.json", ec)) {
-    throw UsageError(records.string() +
-                     " has no manifest.json: not the records of a zlcore run in record mode "
-                     "(--replay-from / REPLAY_FROM)");
-  }
-  // A manifest that does not read is no record of a run: refused, like a
-  // record that does not read, rather than replayed on trust.
-  rapidjson::Document manifest;
-  {
-    const fs::path file = records / "manifest.json";
-    std::string why;
-    try {
-      why = json::parse(manifest, read_file(file.string()));
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    if (!why.empty())
-      throw PreflightError("replay_from", "cannot replay " + file.string() + ": not valid JSON (" + why + ")");
-    if (!manifest.IsObject())
-      throw PreflightError("replay_from", "cannot replay " + file.string() + ": not a JSON object");
-  }
-  s.source_run_id = str_member(manifest, "run_id");
-  s.manifest_hash = str_member(manifest, "records_hash");
-  s.source_triton = str_member(manifest, "triton_version");
-  s.records_hash = records_hash(s.records_dir);
-  if (!s.manifest_hash.empty() && s.manifest_hash != s.records_hash) {
-    std::cerr << "zlcore: the records in " << s.records_dir << " changed since they were written (records_hash "
-              << s.records_hash.substr(0, 12) << ", manifest says " << s.manifest_hash.substr(0, 12)
-              << "); replaying them as they are now\n";
-  }
-  if (!dirs.isolated && !in_cache) {
-    // run_operator isolates every replay; a shared cache would mix stale winners in.
-    throw UsageError("autotune replay needs an isolated tuner cache");
-  }
-
-  // LibTuner: its winners tables, rebuilt from the records. A key not in
-  // them reaches LibTuner's tuning path, where the plugin's prune hook turns
-  // it into replay_miss.
-  const fs::path config_cache = fs::path(dirs.flaggems) / FlagGemsProvider::tuner_db_subdir();
-  // Every record is read and checked before any is applied: a bad one
-  // stops the replay with nothing of it written.
-  struct Record {
-    fs::path file;
-    rapidjson::Document doc;
-    LibTunerTable table;
-  };
-  std::vector<Record> libtuner;
-  for (const fs::path& f : json_files_under(records / "libtuner")) {
-    Record r;
-    r.file = f;
-    try {
-      const std::string why = json::parse(r.doc, read_file(f.string()));
-      if (!why.empty()) throw std::runtime_error("not valid JSON (" + why + ")");
-      r.table = checked_libtuner_table(r.doc);
-    } catch (const std::exception& e) {
-      throw PreflightError("replay_from", "cannot replay " + f.string() + ": " + e.what());
-    }
-    libtuner.push_back(std::move(r));
-  }
-  for (const Record& r : libtuner) {
-    try {
-      s.replay_rows += rebuild_table(r.table, r.doc["entries"], config_cache, in_cache);
-    } catch (const std::exception& e) {
-      throw PreflightError("replay_from", "cannot replay " + r.file.string() + ": " + e.what());
-    }
-  }
-  s.replay_kernels = static_cast<int>(json_files_under(records / "triton_autotune").size());
-  s.child_env["ZL_REPLAY_RECORDS"] = s.records_dir;
-  if (force) s.child_env["ZL_REPLAY_FORCE"] = "1";
+  autotune_internal::prepare_replay(replay_from, force, dirs, in_cache, s);
   return s;
 }
 
@@ -469,39 +178,7 @@ AutotuneResult finish_autotune(const AutotuneSetup& setup, const CacheDirs& dirs
 
   if (setup.mode != "record") return r;
 
-  const fs::path out = rd / "autotune_records";
-  fs::create_directories(out);
-  rapidjson::Document manifest;
-  manifest.SetObject();
-  Alloc& a = manifest.GetAllocator();
-  Harvest h;
-  harvest_libtuner(tables, out, a, &h);
-  summarize_triton_records(out, a, &h);
-  r.records_written = h.rows;
-  r.record_files = h.files;
-
-  std::map<std::string, std::string> files;
-  r.records_hash = records_hash(out.string(), &files);
-  manifest.AddMember("schema", kSchema, a);
-  manifest.AddMember("run_id", json::str(setup.run_id, a), a);
-  const Value* tv = member(plugin, "triton_version");
-  if (tv != nullptr && tv->IsString()) {
-    manifest.AddMember("triton_version", json::str(tv->GetString(), a), a);
-  } else {
-    manifest.AddMember("triton_version", Value(rapidjson::kNullType), a);
-  }
-  manifest.AddMember("cache_kind", json::str(dirs.isolated ? "isolated" : "shared", a), a);
-  manifest.AddMember("records_hash", json::str(r.records_hash, a), a);
-  manifest.AddMember("records_hash_rule",
-                     "sha256 of the lines '<sha256>  <path>' of every file but manifest.json, sorted by path", a);
-  Value counts(rapidjson::kObjectType);
-  counts.AddMember("files", h.files, a);
-  counts.AddMember("entries", h.rows, a);
-  counts.AddMember("tuning_benchmarks", r.tuning_benchmarks, a);
-  manifest.AddMember("counts", counts, a);
-  manifest.AddMember("kernels", h.kernels, a);
-  manifest.AddMember("files", json::str_map(files, a), a);
-  write_file_atomic((out / "manifest.json").string(), json::pretty(manifest));
+  autotune_internal::write_records(setup, dirs, plugin, tables, rd / "autotune_records", r);
   return r;
 }
 

@@ -214,4 +214,13 @@ LibTunerTable checked_libtuner_table(const rapidjson::Value& record) {
   return t;
 }
 
+std::string quote_ident(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace zl

@@ -34,6 +34,9 @@ LibTunerTable checked_libtuner_table(const rapidjson::Value& record);
 // writes. `*ok` says which (an empty type is allowed: SQLite's typeless column).
 std::string canonical_column_type(const std::string& type, bool* ok);
 
+// `name` as an SQLite identifier: in double quotes, each '"' in it doubled.
+std::string quote_ident(const std::string& name);
+
 // `s` fit for one line of an error message: control characters escaped,
 // at most `max` bytes of it shown.
 std::string printable(const std::string& s, size_t max = 80);

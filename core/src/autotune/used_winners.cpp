@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "../util/json.hpp"
+#include "record_fields.hpp"
 
 namespace zl::autotune_internal {
 namespace {
@@ -15,26 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using json::Alloc;
 using json::Value;
-
-const Value* member(const Value& v, const char* key) {
-  if (!v.IsObject()) return nullptr;
-  auto it = v.FindMember(key);
-  return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string str_member(const Value& v, const char* key) {
-  const Value* m = member(v, key);
-  return m != nullptr && m->IsString() ? m->GetString() : std::string();
-}
-
-std::string quote_ident(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 Value sqlite_value(const SQLite::Column& c, Alloc& a) {
   if (c.isInteger()) return Value(static_cast<int64_t>(c.getInt64()));

@@ -1,5 +1,5 @@
 // The LibTuner winners a run used, read back from its cache's SQLite DBs.
-// Record mode writes them to autotune_records/ (autotune.cpp); every mode
+// Record mode writes them to autotune_records/ (autotune_record.cpp); every mode
 // digests them, with the plugin's plain-autotune winners, into the identity's
 // autotune.winners (winners_digest.cpp), which compare matches across runs.
 #pragma once

@@ -55,6 +55,11 @@ struct QueueConfig {
   double timeout_s = 0;
   double backstop_s = 15;
   double interrupt_grace_s = 10;  // after SIGINT, before SIGKILL
+  // A busy reading this soon after the device's own op ended is that op's
+  // echo in the utilization counter: asked again every own_echo_poll_s,
+  // unlogged (docs/batch.md, "Scheduling").
+  double own_echo_s = 1.5;
+  double own_echo_poll_s = 0.2;
 };
 
 struct QueueResult {
@@ -65,6 +70,9 @@ struct QueueResult {
 // Runs `jobs` to the end (or until interrupted); every started job gets
 // exactly one finished() call.
 QueueResult run_queue(const std::vector<Job>& jobs, const QueueConfig& config, Executor& executor, QueueEvents& events);
+
+// A device as the batch's lines name it: "0 (GPU-8f2c...)".
+std::string device_label(const Device& d);
 
 // Why a device does not count as idle; empty when it does.
 std::string busy_reason(const Device& now, const IdlePolicy& policy);

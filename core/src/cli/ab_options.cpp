@@ -74,6 +74,104 @@ std::string env_text(const std::map<std::string, std::string>& env) {
   return out;
 }
 
+// Which winners each side runs with (--winners, --same-winners), what a
+// sample is (--samples) and how the graph timer keeps its sustained
+// procedure (--sustained).
+void set_methods(const po::variables_map& vm, ab::Options& o) {
+  if (vm.count("same-winners") && vm.count("winners"))
+    throw UsageError("ab: give --same-winners or --winners, not both");
+  if (vm.count("same-winners")) {
+    o.winners = ab::Winners::given;
+    o.same_winners = existing_dir(vm["same-winners"].as<std::string>(), "--same-winners");
+  } else if (vm.count("winners")) {
+    const std::string w = vm["winners"].as<std::string>();
+    if (w == "own")
+      o.winners = ab::Winners::own;
+    else if (w != "record")
+      throw UsageError("ab: --winners '" + w + "' is not allowed; use record or own");
+  }
+
+  if (vm.count("samples")) {
+    const std::string v = vm["samples"].as<std::string>();
+    if (v == "placements")
+      o.samples = ab::Samples::placements;
+    else if (v != "rounds")
+      throw UsageError("ab: --samples '" + v + "' is not allowed; use rounds or placements");
+  }
+
+  if (vm.count("sustained")) {
+    const std::string v = vm["sustained"].as<std::string>();
+    if (v == "per-run")
+      o.sticky_sustained = false;
+    else if (v != "sticky")
+      throw UsageError("ab: --sustained '" + v + "' is not allowed; use sticky or per-run");
+  }
+}
+
+// The report's verdict settings: --threshold, --expect-diff, --noise-floor.
+void set_report(const po::variables_map& vm, ab::Options& o) {
+  const double threshold_pct = vm["threshold"].as<double>();
+  if (!(threshold_pct >= 0 && threshold_pct < 100)) throw UsageError("ab: --threshold is a percentage in [0, 100)");
+  o.compare.threshold = threshold_pct / 100.0;
+  if (vm.count("expect-diff")) o.compare.expect_diff = vm["expect-diff"].as<std::vector<std::string>>();
+  if (vm.count("noise-floor")) {
+    try {
+      o.compare.noise_floor =
+          std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
+    } catch (const UsageError& e) {
+      // compare's reader names compare; the user typed ab.
+      const std::string why = e.what();
+      throw UsageError(why.rfind("compare: ", 0) == 0 ? "ab: " + why.substr(9) : why);
+    }
+  }
+}
+
+// --devices (default: the first device) against the devices the backend
+// offers here, within a visibility variable already set. None on a resume
+// is not an error until a round is left to run.
+void add_devices(const Backend& backend, const po::variables_map& vm, ab::Options& o) {
+  const VisibleDevices visible = visible_devices(backend);
+  if (visible.query.devices.empty()) {
+    const std::string why = "backend '" + backend.name() + "' reports no devices: " +
+                            (visible.query.reason.empty() ? visible.query.error : visible.query.reason);
+    if (!o.resume) throw PreflightError("device", why);
+    o.no_devices_reason = why;
+  }
+  std::vector<int> valid;
+  for (const Device& d : visible.query.devices) valid.push_back(d.index);
+  if (!valid.empty()) {
+    const std::string spec = vm.count("devices") ? vm["devices"].as<std::string>() : std::to_string(valid.front());
+    for (int index : batch::parse_device_list(spec, valid, "--devices")) {
+      for (const Device& d : visible.query.devices) {
+        if (d.index == index) o.devices.push_back(d);
+      }
+    }
+  }
+}
+
+// What --resume must find unchanged. Rounds, ops, devices, retries and the
+// report's options are not here: more rounds or ops extend an A/B, and the
+// report is recomputed from the rounds on every invocation.
+void record_settings(const po::variables_map& vm, ab::Options& o) {
+  o.settings["backend"] = o.backend;
+  for (const ab::SideSpec* s : {&o.a, &o.b}) {
+    const std::string p = s->label == "A" ? "a" : "b";
+    o.settings[p] = s->suite_root;
+    o.settings[p + "-python"] = s->python;
+    o.settings[p + "-env"] = env_text(s->env);
+    o.settings[p + "-replay-from"] = s->replay_from;
+  }
+  o.settings["winners"] = o.winners == ab::Winners::own ? "own" : o.winners == ab::Winners::given ? "given" : "record";
+  o.settings["same-winners"] = o.same_winners;
+  o.settings["calibrate"] = o.calibrate ? "1" : "0";
+  // Only when given, so that an A/B begun before the flag existed resumes.
+  if (o.warm && o.winners != ab::Winners::own) o.settings["warm"] = "1";
+  // The same: an A/B measured before sticky existed resumes with --sustained per-run.
+  if (o.sticky_sustained) o.settings["sustained"] = "sticky";
+  for (const auto& [flag, value] : o.run_flags) o.settings[flag.substr(2)] = value.empty() ? "1" : value;
+  o.settings["dtypes"] = vm.count("dtypes") ? vm["dtypes"].as<std::string>() : "";
+}
+
 }  // namespace
 
 po::options_description ab_description() {
@@ -166,49 +264,9 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
                                  : choose_python("", modules_for_device(backend.torch_device())).command;
   o.a = side_from(vm, "a", python);
   o.b = side_from(vm, "b", python);
-  if (vm.count("same-winners") && vm.count("winners"))
-    throw UsageError("ab: give --same-winners or --winners, not both");
-  if (vm.count("same-winners")) {
-    o.winners = ab::Winners::given;
-    o.same_winners = existing_dir(vm["same-winners"].as<std::string>(), "--same-winners");
-  } else if (vm.count("winners")) {
-    const std::string w = vm["winners"].as<std::string>();
-    if (w == "own")
-      o.winners = ab::Winners::own;
-    else if (w != "record")
-      throw UsageError("ab: --winners '" + w + "' is not allowed; use record or own");
-  }
+  set_methods(vm, o);
 
-  if (vm.count("samples")) {
-    const std::string v = vm["samples"].as<std::string>();
-    if (v == "placements")
-      o.samples = ab::Samples::placements;
-    else if (v != "rounds")
-      throw UsageError("ab: --samples '" + v + "' is not allowed; use rounds or placements");
-  }
-
-  if (vm.count("sustained")) {
-    const std::string v = vm["sustained"].as<std::string>();
-    if (v == "per-run")
-      o.sticky_sustained = false;
-    else if (v != "sticky")
-      throw UsageError("ab: --sustained '" + v + "' is not allowed; use sticky or per-run");
-  }
-
-  const double threshold_pct = vm["threshold"].as<double>();
-  if (!(threshold_pct >= 0 && threshold_pct < 100)) throw UsageError("ab: --threshold is a percentage in [0, 100)");
-  o.compare.threshold = threshold_pct / 100.0;
-  if (vm.count("expect-diff")) o.compare.expect_diff = vm["expect-diff"].as<std::vector<std::string>>();
-  if (vm.count("noise-floor")) {
-    try {
-      o.compare.noise_floor =
-          std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
-    } catch (const UsageError& e) {
-      // compare's reader names compare; the user typed ab.
-      const std::string why = e.what();
-      throw UsageError(why.rfind("compare: ", 0) == 0 ? "ab: " + why.substr(9) : why);
-    }
-  }
+  set_report(vm, o);
 
   const auto flag = [&vm](const char* name) { return vm.count(name) ? &vm[name].as<std::string>() : nullptr; };
   o.ops = batch::ops_from_flags(flag("ops"), flag("ops-file"), "ab");
@@ -219,25 +277,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
     throw UsageError("ab: --ops names ops one by one (the suite's marks); `all` and benchmark files are for batch");
   }
 
-  if (resolve_devices) {
-    const VisibleDevices visible = visible_devices(backend);
-    if (visible.query.devices.empty()) {
-      const std::string why = "backend '" + backend.name() + "' reports no devices: " +
-                              (visible.query.reason.empty() ? visible.query.error : visible.query.reason);
-      if (!o.resume) throw PreflightError("device", why);
-      o.no_devices_reason = why;
-    }
-    std::vector<int> valid;
-    for (const Device& d : visible.query.devices) valid.push_back(d.index);
-    if (!valid.empty()) {
-      const std::string spec = vm.count("devices") ? vm["devices"].as<std::string>() : std::to_string(valid.front());
-      for (int index : batch::parse_device_list(spec, valid, "--devices")) {
-        for (const Device& d : visible.query.devices) {
-          if (d.index == index) o.devices.push_back(d);
-        }
-      }
-    }
-  }
+  if (resolve_devices) add_devices(backend, vm, o);
   o.visibility_env = backend.visibility_env();
   o.framework_vendor = backend.framework_vendor();
 
@@ -248,26 +288,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   if (vm.count("dtypes")) o.dtypes = parse_dtypes(vm["dtypes"].as<std::string>());
   check_dtypes(o.dtypes);
 
-  // What --resume must find unchanged. Rounds, ops, devices, retries and the
-  // report's options are not here: more rounds or ops extend an A/B, and the
-  // report is recomputed from the rounds on every invocation.
-  o.settings["backend"] = o.backend;
-  for (const ab::SideSpec* s : {&o.a, &o.b}) {
-    const std::string p = s->label == "A" ? "a" : "b";
-    o.settings[p] = s->suite_root;
-    o.settings[p + "-python"] = s->python;
-    o.settings[p + "-env"] = env_text(s->env);
-    o.settings[p + "-replay-from"] = s->replay_from;
-  }
-  o.settings["winners"] = o.winners == ab::Winners::own ? "own" : o.winners == ab::Winners::given ? "given" : "record";
-  o.settings["same-winners"] = o.same_winners;
-  o.settings["calibrate"] = o.calibrate ? "1" : "0";
-  // Only when given, so that an A/B begun before the flag existed resumes.
-  if (o.warm && o.winners != ab::Winners::own) o.settings["warm"] = "1";
-  // The same: an A/B measured before sticky existed resumes with --sustained per-run.
-  if (o.sticky_sustained) o.settings["sustained"] = "sticky";
-  for (const auto& [flag, value] : o.run_flags) o.settings[flag.substr(2)] = value.empty() ? "1" : value;
-  o.settings["dtypes"] = vm.count("dtypes") ? vm["dtypes"].as<std::string>() : "";
+  record_settings(vm, o);
   return o;
 }
 

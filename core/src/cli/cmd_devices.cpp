@@ -61,6 +61,89 @@ int serve_state(const Backend& b, const std::vector<Device>& all, const std::str
   return kExitOk;
 }
 
+// --json: every device with its attributes and, where the backend offers
+// it, its state asked now; the devices left out and why.
+void print_json(const Backend& b, const VisibleDevices& v, const std::vector<Device>& all) {
+  const DeviceQuery& q = v.query;
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  json::Value list(rapidjson::kArrayType);
+  for (const Device& d : all) {
+    json::Value o(rapidjson::kObjectType);
+    o.AddMember("index", d.index, a);
+    o.AddMember("id", json::str(d.id, a), a);
+    o.AddMember("name", json::str(d.name, a), a);
+    o.AddMember("memory_total_bytes", d.memory_total_bytes, a);
+    o.AddMember("memory_used_bytes", d.memory_used_bytes, a);
+    o.AddMember("utilization_percent", d.utilization_percent, a);
+    o.AddMember("visibility_value", json::str(d.visibility_value, a), a);
+    o.AddMember("visible", !is_hidden(v, d), a);
+    o.AddMember("attributes", json::named_values(d.attributes, a), a);
+    // State is asked now, per device, only where the backend offers it.
+    if (b.has_state()) {
+      const DeviceState st = b.query_state(d);
+      o.AddMember("state", json::named_values(st.values, a), a);
+      if (!st.error.empty()) o.AddMember("state_error", json::str(st.error, a), a);
+    } else {
+      o.AddMember("state", json::Value(rapidjson::kNullType), a);
+    }
+    list.PushBack(o, a);
+  }
+  json::Value rejected(rapidjson::kArrayType);
+  for (const RejectedDevice& r : q.rejected) {
+    json::Value o(rapidjson::kObjectType);
+    o.AddMember("index", r.device.index, a);
+    o.AddMember("id", json::str(r.device.id, a), a);
+    o.AddMember("reason", json::str(r.reason, a), a);
+    rejected.PushBack(o, a);
+  }
+  doc.AddMember("backend", json::str(b.name(), a), a);
+  doc.AddMember("abi", json::str(b.abi(), a), a);
+  doc.AddMember("devices", list, a);
+  doc.AddMember("rejected_devices", rejected, a);
+  if (all.empty()) {
+    doc.AddMember("reason", json::str(q.reason, a), a);
+  } else {
+    doc.AddMember("reason", json::Value(rapidjson::kNullType), a);
+  }
+  if (q.error.empty()) {
+    doc.AddMember("error", json::Value(rapidjson::kNullType), a);
+  } else {
+    doc.AddMember("error", json::str(q.error, a), a);
+  }
+  doc.AddMember("pinned_by_env", json::str_map(v.pins, a), a);
+  doc.AddMember("source", json::str(q.source, a), a);
+  std::cout << json::pretty(doc);
+}
+
+// One line a device, then its attributes, then what a visibility variable
+// already set leaves to run and batch.
+void print_text(const Backend& b, const VisibleDevices& v, const std::vector<Device>& all,
+                const std::string& pin_error) {
+  const DeviceQuery& q = v.query;
+  if (all.empty() && q.rejected.empty()) {
+    std::cout << b.name() << ": no devices: " << q.reason << "\n";
+    return;
+  }
+  std::cout << b.name() << ": " << all.size() << " device(s) via " << q.source << "\n";
+  for (const Device& d : all) {
+    std::cout << "  [" << d.index << "] " << d.name << "  id " << d.id << "  memory "
+              << mib(static_cast<int64_t>(d.memory_total_bytes)) << " (used " << mib(d.memory_used_bytes) << ")  util "
+              << (d.utilization_percent < 0 ? std::string("?") : std::to_string(d.utilization_percent) + "%")
+              << (is_hidden(v, d) ? "  (left out by " + v.describe() + ")" : "") << "\n";
+  }
+  for (const Device& d : all) {
+    if (d.attributes.empty()) continue;
+    std::string line;
+    for (const NamedValue& nv : d.attributes) line += (line.empty() ? "" : ", ") + nv.name + "=" + nv.display();
+    std::cout << "      [" << d.index << "] " << line << "\n";
+  }
+  if (!v.pins.empty() && pin_error.empty()) {
+    std::cout << v.describe() << " is set in this environment: run and batch use only the " << q.devices.size()
+              << " device(s) it names\n";
+  }
+}
+
 }  // namespace
 
 int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
@@ -97,78 +180,9 @@ int cmd_devices(Context& ctx, const std::vector<std::string>& args) {
   const int code = !q.error.empty() ? kExitFailed : !pin_error.empty() ? kExitUsage : kExitOk;
 
   if (vm.count("json")) {
-    rapidjson::Document doc(rapidjson::kObjectType);
-    auto& a = doc.GetAllocator();
-    json::Value list(rapidjson::kArrayType);
-    for (const Device& d : all) {
-      json::Value o(rapidjson::kObjectType);
-      o.AddMember("index", d.index, a);
-      o.AddMember("id", json::str(d.id, a), a);
-      o.AddMember("name", json::str(d.name, a), a);
-      o.AddMember("memory_total_bytes", d.memory_total_bytes, a);
-      o.AddMember("memory_used_bytes", d.memory_used_bytes, a);
-      o.AddMember("utilization_percent", d.utilization_percent, a);
-      o.AddMember("visibility_value", json::str(d.visibility_value, a), a);
-      o.AddMember("visible", !is_hidden(v, d), a);
-      o.AddMember("attributes", json::named_values(d.attributes, a), a);
-      // State is asked now, per device, only where the backend offers it.
-      if (b.has_state()) {
-        const DeviceState st = b.query_state(d);
-        o.AddMember("state", json::named_values(st.values, a), a);
-        if (!st.error.empty()) o.AddMember("state_error", json::str(st.error, a), a);
-      } else {
-        o.AddMember("state", json::Value(rapidjson::kNullType), a);
-      }
-      list.PushBack(o, a);
-    }
-    json::Value rejected(rapidjson::kArrayType);
-    for (const RejectedDevice& r : q.rejected) {
-      json::Value o(rapidjson::kObjectType);
-      o.AddMember("index", r.device.index, a);
-      o.AddMember("id", json::str(r.device.id, a), a);
-      o.AddMember("reason", json::str(r.reason, a), a);
-      rejected.PushBack(o, a);
-    }
-    doc.AddMember("backend", json::str(b.name(), a), a);
-    doc.AddMember("abi", json::str(b.abi(), a), a);
-    doc.AddMember("devices", list, a);
-    doc.AddMember("rejected_devices", rejected, a);
-    if (all.empty()) {
-      doc.AddMember("reason", json::str(q.reason, a), a);
-    } else {
-      doc.AddMember("reason", json::Value(rapidjson::kNullType), a);
-    }
-    if (q.error.empty()) {
-      doc.AddMember("error", json::Value(rapidjson::kNullType), a);
-    } else {
-      doc.AddMember("error", json::str(q.error, a), a);
-    }
-    doc.AddMember("pinned_by_env", json::str_map(v.pins, a), a);
-    doc.AddMember("source", json::str(q.source, a), a);
-    std::cout << json::pretty(doc);
-  } else if (!q.error.empty()) {
-    // Said once, on stderr, below.
-  } else if (all.empty() && q.rejected.empty()) {
-    std::cout << b.name() << ": no devices: " << q.reason << "\n";
-  } else {
-    std::cout << b.name() << ": " << all.size() << " device(s) via " << q.source << "\n";
-    for (const Device& d : all) {
-      std::cout << "  [" << d.index << "] " << d.name << "  id " << d.id << "  memory "
-                << mib(static_cast<int64_t>(d.memory_total_bytes)) << " (used " << mib(d.memory_used_bytes)
-                << ")  util "
-                << (d.utilization_percent < 0 ? std::string("?") : std::to_string(d.utilization_percent) + "%")
-                << (is_hidden(v, d) ? "  (left out by " + v.describe() + ")" : "") << "\n";
-    }
-    for (const Device& d : all) {
-      if (d.attributes.empty()) continue;
-      std::string line;
-      for (const NamedValue& nv : d.attributes) line += (line.empty() ? "" : ", ") + nv.name + "=" + nv.display();
-      std::cout << "      [" << d.index << "] " << line << "\n";
-    }
-    if (!v.pins.empty() && pin_error.empty()) {
-      std::cout << v.describe() << " is set in this environment: run and batch use only the " << q.devices.size()
-                << " device(s) it names\n";
-    }
+    print_json(b, v, all);
+  } else if (q.error.empty()) {
+    print_text(b, v, all, pin_error);  // an error is said once, on stderr, below
   }
   for (const RejectedDevice& r : q.rejected) {
     std::cerr << "zlcore: devices: " << b.name() << ": left out: " << r.reason << "\n";

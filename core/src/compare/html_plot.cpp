@@ -81,43 +81,34 @@ std::string whisker(double cx, double arm, double lo, double hi, double lim, con
   return out.str();
 }
 
-}  // namespace
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
-
-std::string speedup_plot(const Report& r) {
+// Where everything goes: the scale, the bars' width and step, the groups'
+// extents, and the room the labels under the axis need.
+struct Layout {
   std::vector<const Compared*> bars;
-  for (const Compared& c : r.rows) {
-    if (c.speedup) bars.push_back(&c);
-  }
-  if (bars.empty()) return "<p>No row has a speedup on both sides, so there is nothing to plot.</p>";
+  double span = 0;  // log2 of the speedup at the top of the plot
+  double step = 0, bar_w = 0;
+  std::vector<Group> gs;
+  bool slanted = false;  // op names set at an angle
+  int bar_label_h = 0, label_h = 0, width = 0, height = 0;
+  double y(double s) const { return kTop + kPlotH / 2.0 - std::log2(s) / span * (kPlotH / 2.0); }
+};
 
+Layout layout_of(const std::vector<const Compared*>& bars) {
+  Layout plot;
+  plot.bars = bars;
   // Symmetric log2 range, at least 1.25x each way so small effects still show.
-  double span = std::log2(1.25);
-  for (const Compared* c : bars) span = std::max(span, std::fabs(std::log2(*c->speedup)));
-  span *= 1.1;
-  auto y = [&](double s) { return kTop + kPlotH / 2.0 - std::log2(s) / span * (kPlotH / 2.0); };
+  plot.span = std::log2(1.25);
+  for (const Compared* c : bars) plot.span = std::max(plot.span, std::fabs(std::log2(*c->speedup)));
+  plot.span *= 1.1;
 
   size_t groups = 1;
   for (size_t i = 1; i < bars.size(); ++i) groups += bars[i]->op != bars[i - 1]->op;
   // The widest bar (with its gap) that fits; below kMinBar the plot scrolls.
   const double room = kWidth - kLeft - kRight - static_cast<double>(groups) * kGroupGap;
-  const double step = std::clamp(room / static_cast<double>(bars.size()), kLabelStep, kMaxBar + 4.0);
-  const double bar_w = std::max(static_cast<double>(kMinBar), std::floor(step * 0.8));
+  const double step = plot.step = std::clamp(room / static_cast<double>(bars.size()), kLabelStep, kMaxBar + 4.0);
+  const double bar_w = plot.bar_w = std::max(static_cast<double>(kMinBar), std::floor(step * 0.8));
 
-  std::vector<Group> gs;
+  std::vector<Group>& gs = plot.gs;
   double x = kLeft + kGroupGap / 2.0;
   for (size_t i = 0; i < bars.size(); ++i) {
     if (i == 0 || bars[i]->op != bars[i - 1]->op) {
@@ -132,7 +123,7 @@ std::string speedup_plot(const Report& r) {
   }
   gs.back().x1 = x + kGroupGap / 2.0 - (step - bar_w);
   // An op name that does not fit under its group is set at an angle.
-  bool slanted = false;
+  bool& slanted = plot.slanted;
   size_t longest = 0;
   for (const Group& g : gs) {
     const size_t n = clip(bars[g.begin]->op, 28).size();
@@ -141,16 +132,22 @@ std::string speedup_plot(const Report& r) {
   }
   size_t longest_bar = 0;
   for (const Compared* c : bars) longest_bar = std::max(longest_bar, bar_label(*c).size());
-  const int bar_label_h = 8 + static_cast<int>(std::ceil(static_cast<double>(longest_bar) * kLabelCharW));
+  plot.bar_label_h = 8 + static_cast<int>(std::ceil(static_cast<double>(longest_bar) * kLabelCharW));
   // sin 40 degrees of the longest name, and the space above it.
-  const int label_h = slanted ? 24 + static_cast<int>(std::ceil(longest * kCharW * 0.643)) : 28;
-  const int width = std::max(640, static_cast<int>(std::ceil(gs.back().x1)) + kRight);
-  const int height = kTop + kPlotH + bar_label_h + label_h;
+  plot.label_h = slanted ? 24 + static_cast<int>(std::ceil(longest * kCharW * 0.643)) : 28;
+  plot.width = std::max(640, static_cast<int>(std::ceil(gs.back().x1)) + kRight);
+  plot.height = kTop + kPlotH + plot.bar_label_h + plot.label_h;
 
-  std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" "
-      << "aria-label=\"speedup per shape, grouped by op\">\n";
+  return plot;
+}
+
+// The shaded groups, the threshold's band, the grid, the axis title and the
+// verdict colours.
+void draw_frame(std::ostringstream& svg, const Layout& plot, const Report& r) {
+  const int width = plot.width;
+  const double span = plot.span;
+  const std::vector<Group>& gs = plot.gs;
+  auto y = [&plot](double s) { return plot.y(s); };
   const double right = width - kRight;
   // Every other op's group shaded, so where one op ends is plain without a label per bar.
   for (size_t g = 1; g < gs.size(); g += 2) {
@@ -178,42 +175,81 @@ std::string speedup_plot(const Report& r) {
         << "\"/><text x=\"" << num(lx + 14) << "\" y=\"21\" fill=\"#57606a\">" << verdict_name(v) << "</text>\n";
     lx += 14 + std::string(verdict_name(v)).size() * kCharW + 14;
   }
+}
 
-  const double lim = std::exp2(span);
-  for (const Group& g : gs) {
-    for (size_t i = g.begin; i < g.end; ++i) {
-      const Compared& c = *bars[i];
-      const double bx = g.x0 + kGroupGap / 2.0 + static_cast<double>(i - g.begin) * step;
-      const double top = std::min(y(*c.speedup), y(1.0)), bottom = std::max(y(*c.speedup), y(1.0));
-      svg << "<g><title>" << escape(c.op + "  " + c.dtype + "  " + c.shape) << "\nA " << text::ms(c.a_ms) << " ms, B "
-          << text::ms(c.b_ms) << " ms\nspeedup " << text::ratio(c.speedup) << ", " << kConfidence * 100 << " % CI "
-          << text::interval(c.ci_lo, c.ci_hi) << "\n"
-          << verdict_name(c.verdict) << (c.note.empty() ? "" : "\n" + escape(c.note))
-          << "</title>"
-          // The hover target: the whole column, invisible.
-          << "<rect x=\"" << num(bx - (step - bar_w) / 2) << "\" y=\"" << kTop << "\" width=\"" << num(step)
-          << "\" height=\"" << kPlotH << "\" fill=\"#ffffff\" fill-opacity=\"0\"/>"
-          << "<rect x=\"" << num(bx) << "\" y=\"" << num(top) << "\" width=\"" << num(bar_w) << "\" height=\""
-          << num(std::max(2.0, bottom - top)) << "\" fill=\"" << text::verdict_colour(c.verdict)
-          << "\" shape-rendering=\"crispEdges\"/>";
-      if (c.ci_lo && c.ci_hi) svg << whisker(bx + bar_w / 2.0, std::min(4.0, bar_w / 2.0), *c.ci_lo, *c.ci_hi, lim, y);
-      // The label, set vertically under the axis and read upwards.
-      const double tx = bx + bar_w / 2.0 + 3.5, ty = kTop + kPlotH + 6;
-      svg << "<text class=\"bar-label\" x=\"" << num(tx) << "\" y=\"" << num(ty) << "\" transform=\"rotate(-90 "
-          << num(tx) << " " << num(ty) << ")\" text-anchor=\"end\" font-size=\"10\" fill=\"#24292f\">"
-          << escape(bar_label(c)) << "</text>";
-      svg << "</g>\n";
-    }
-    const double mid = (g.x0 + g.x1) / 2, ly = kTop + kPlotH + bar_label_h + 16;
-    const std::string label = escape(clip(bars[g.begin]->op, 28));
-    if (slanted) {
-      svg << "<text x=\"" << num(mid) << "\" y=\"" << num(ly) << "\" transform=\"rotate(-40 " << num(mid) << " "
-          << num(ly) << ")\" text-anchor=\"end\" font-weight=\"bold\" fill=\"#24292f\">" << label << "</text>\n";
-    } else {
-      svg << "<text x=\"" << num(mid) << "\" y=\"" << num(ly) << "\" text-anchor=\"middle\" font-weight=\"bold\" "
-          << "fill=\"#24292f\">" << label << "</text>\n";
+// One op's bars, each with its whisker, label and hover text, and the op's
+// name under them.
+void draw_group(std::ostringstream& svg, const Layout& plot, const Group& g) {
+  const std::vector<const Compared*>& bars = plot.bars;
+  const double step = plot.step, bar_w = plot.bar_w, lim = std::exp2(plot.span);
+  const bool slanted = plot.slanted;
+  const int bar_label_h = plot.bar_label_h;
+  auto y = [&plot](double s) { return plot.y(s); };
+  for (size_t i = g.begin; i < g.end; ++i) {
+    const Compared& c = *bars[i];
+    const double bx = g.x0 + kGroupGap / 2.0 + static_cast<double>(i - g.begin) * step;
+    const double top = std::min(y(*c.speedup), y(1.0)), bottom = std::max(y(*c.speedup), y(1.0));
+    svg << "<g><title>" << escape(c.op + "  " + c.dtype + "  " + c.shape) << "\nA " << text::ms(c.a_ms) << " ms, B "
+        << text::ms(c.b_ms) << " ms\nspeedup " << text::ratio(c.speedup) << ", " << kConfidence * 100 << " % CI "
+        << text::interval(c.ci_lo, c.ci_hi) << "\n"
+        << verdict_name(c.verdict) << (c.note.empty() ? "" : "\n" + escape(c.note))
+        << "</title>"
+        // The hover target: the whole column, invisible.
+        << "<rect x=\"" << num(bx - (step - bar_w) / 2) << "\" y=\"" << kTop << "\" width=\"" << num(step)
+        << "\" height=\"" << kPlotH << "\" fill=\"#ffffff\" fill-opacity=\"0\"/>"
+        << "<rect x=\"" << num(bx) << "\" y=\"" << num(top) << "\" width=\"" << num(bar_w) << "\" height=\""
+        << num(std::max(2.0, bottom - top)) << "\" fill=\"" << text::verdict_colour(c.verdict)
+        << "\" shape-rendering=\"crispEdges\"/>";
+    if (c.ci_lo && c.ci_hi) svg << whisker(bx + bar_w / 2.0, std::min(4.0, bar_w / 2.0), *c.ci_lo, *c.ci_hi, lim, y);
+    // The label, set vertically under the axis and read upwards.
+    const double tx = bx + bar_w / 2.0 + 3.5, ty = kTop + kPlotH + 6;
+    svg << "<text class=\"bar-label\" x=\"" << num(tx) << "\" y=\"" << num(ty) << "\" transform=\"rotate(-90 "
+        << num(tx) << " " << num(ty) << ")\" text-anchor=\"end\" font-size=\"10\" fill=\"#24292f\">"
+        << escape(bar_label(c)) << "</text>";
+    svg << "</g>\n";
+  }
+  const double mid = (g.x0 + g.x1) / 2, ly = kTop + kPlotH + bar_label_h + 16;
+  const std::string label = escape(clip(bars[g.begin]->op, 28));
+  if (slanted) {
+    svg << "<text x=\"" << num(mid) << "\" y=\"" << num(ly) << "\" transform=\"rotate(-40 " << num(mid) << " "
+        << num(ly) << ")\" text-anchor=\"end\" font-weight=\"bold\" fill=\"#24292f\">" << label << "</text>\n";
+  } else {
+    svg << "<text x=\"" << num(mid) << "\" y=\"" << num(ly) << "\" text-anchor=\"middle\" font-weight=\"bold\" "
+        << "fill=\"#24292f\">" << label << "</text>\n";
+  }
+}
+
+}  // namespace
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += ch;
     }
   }
+  return out;
+}
+
+std::string speedup_plot(const Report& r) {
+  std::vector<const Compared*> bars;
+  for (const Compared& c : r.rows) {
+    if (c.speedup) bars.push_back(&c);
+  }
+  if (bars.empty()) return "<p>No row has a speedup on both sides, so there is nothing to plot.</p>";
+
+  const Layout plot = layout_of(bars);
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << plot.width << "\" height=\"" << plot.height
+      << "\" viewBox=\"0 0 " << plot.width << " " << plot.height
+      << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" "
+      << "aria-label=\"speedup per shape, grouped by op\">\n";
+  draw_frame(svg, plot, r);
+  for (const Group& g : plot.gs) draw_group(svg, plot, g);
   svg << "</svg>\n";
   return svg.str();
 }

@@ -10,7 +10,8 @@
 //   lease         an op in flight, on disk, so --resume finds it after a kill
 //   scheduler     the work queue over devices: idle check, timeouts, SIGINT
 //   progress      the progress line, plain event lines, the summary table
-//   local_launcher the whole batch on this host: directory, resume, passes
+//   local_launcher the whole batch on this host (batch_run.hpp: directory,
+//                  resume, orphans, passes, op events, batch_identity.json)
 //   launcher_registry  --launcher NAME -> a Launcher (local, slurm)
 //   slurm_launcher the batch sharded over a Slurm cluster (job array + merge;
 //                  its parts: slurm.hpp)
