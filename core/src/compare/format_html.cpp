@@ -51,8 +51,10 @@ const char* caliber_class(const Caliber& c) {
 // interval, and whether the numbers may be compared at all.
 void answer_section(std::ostream& out, const Report& r) {
   out << "<div class=\"answer\">\n<div><span class=\"big\">" << text::geo(r.overall) << "</span> geomean speedup<br>"
-      << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << " over " << r.overall.rows
-      << " rows<br><span class=\"exp\">torch control " << text::ratio(r.overall.control)
+      << kConfidence * 100 << " % CI " << text::geo_interval(r.overall) << " over " << r.overall.rows << " rows"
+      << (r.overall.host_paced == 0 ? ""
+                                    : " (" + std::to_string(r.overall.host_paced) + " timed call by call left out)")
+      << "<br><span class=\"exp\">torch control " << text::ratio(r.overall.control)
       << ": the same A/B of torch's own kernel, which neither side changed; far from 1, the machine moved, not the "
          "code</span></div>\n";
   for (Verdict v : kVerdicts) {

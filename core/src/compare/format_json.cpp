@@ -62,6 +62,8 @@ json::Value geomean_json(const Geomean& g, json::Alloc& a) {
   json::Value o(rapidjson::kObjectType);
   o.AddMember("group", json::str(g.group, a), a);
   o.AddMember("rows", static_cast<uint64_t>(g.rows), a);
+  // Rows timed call by call with no noise floor, which the geomean leaves out.
+  o.AddMember("rows_host_paced", static_cast<uint64_t>(g.host_paced), a);
   o.AddMember("speedup", g.rows == 0 ? json::Value(rapidjson::kNullType) : json::Value(text::round_sig(g.speedup)), a);
   o.AddMember("ci_low", opt(g.lo), a);
   o.AddMember("ci_high", opt(g.hi), a);

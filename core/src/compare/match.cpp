@@ -128,6 +128,7 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
     guards.call_by_call_a = a.timed_call_by_call;
     guards.call_by_call_b = b.timed_call_by_call;
     guards.floor_known = c.floor.has_value();
+    c.host_paced = (guards.call_by_call_a || guards.call_by_call_b) && !guards.floor_known;
   }
   guards.control = c.control;
   guards.a_ms = *a.latency_ms;

@@ -195,6 +195,13 @@ std::string counts_line(const Report& r) {
 
 std::string headline(const Report& r) {
   const Geomean& g = r.overall;
+  const std::string left_out =
+      g.host_paced == 0 ? ""
+                        : "; " + std::to_string(g.host_paced) + (g.host_paced == 1 ? " row" : " rows") +
+                              " timed call by call left out (docs/compare.md, \"The guards\")";
+  if (g.rows == 0 && g.host_paced > 0) {
+    return "answer: cannot tell from these runs: every row with a speedup was timed call by call" + left_out;
+  }
   if (g.rows == 0) return "answer: no row was compared";
   const auto count = [&r](Verdict v) {
     auto it = r.counts.find(v);
@@ -204,7 +211,7 @@ std::string headline(const Report& r) {
   std::snprintf(level, sizeof level, "%g", kConfidence * 100);
   const std::string numbers = "geomean speedup " + geo(g) + " (" + level + " % interval " + geo_interval(g) +
                               ") over " + std::to_string(g.rows) + " rows; FASTER on " + count(Verdict::Faster) +
-                              ", SLOWER on " + count(Verdict::Slower);
+                              ", SLOWER on " + count(Verdict::Slower) + left_out;
   // Rows the test could not judge (too few samples, no work, an error) say
   // nothing either way: where no row could be judged, "no difference" would
   // read as a finding.

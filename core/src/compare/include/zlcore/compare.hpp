@@ -234,6 +234,10 @@ struct Compared {
   std::optional<double> floor;         // noise floor of the row (fraction), when known
   Verdict verdict = Verdict::Unconfirmed;
   std::string note;  // errors, timer changes, samples that are no placements
+  // A side was timed call by call after its capture failed and no noise
+  // floor measured the row: its move between processes is the host's, so it
+  // carries no verdict (verdict.cpp) and stays out of the geomeans too.
+  bool host_paced = false;
   // % of the device's peak bandwidth / compute per side, where the runs say.
   std::optional<double> a_pct_bw, b_pct_bw, a_pct_fp, b_pct_fp;
 };
@@ -250,6 +254,7 @@ struct Geomean {
   double speedup = 1;
   std::optional<double> lo, hi;   // kConfidence two-stage bootstrap interval
   std::optional<double> control;  // torch's A/B, when every row has it
+  size_t host_paced = 0;          // rows left out: timed call by call, no floor (Compared::host_paced)
 };
 
 // The geometric mean of the rows' speedups and its interval: a two-stage
