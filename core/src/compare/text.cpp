@@ -195,10 +195,10 @@ std::string counts_line(const Report& r) {
 
 std::string headline(const Report& r) {
   const Geomean& g = r.overall;
-  const std::string left_out =
-      g.host_paced == 0 ? ""
-                        : "; " + std::to_string(g.host_paced) + (g.host_paced == 1 ? " row" : " rows") +
-                              " timed call by call left out (docs/compare.md, \"The guards\")";
+  const std::string left_out = g.host_paced == 0
+                                   ? ""
+                                   : "; " + std::to_string(g.host_paced) + (g.host_paced == 1 ? " row" : " rows") +
+                                         " timed call by call left out (docs/compare.md, \"The guards\")";
   if (g.rows == 0 && g.host_paced > 0) {
     return "answer: cannot tell from these runs: every row with a speedup was timed call by call" + left_out;
   }
