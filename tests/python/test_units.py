@@ -510,7 +510,7 @@ def test_holders_name_where_a_large_leftover_hangs():
     small = Buffer(1 * _holders.MIB)  # under the floor: not reported
     sys.modules[suite.__name__] = suite
     try:
-        lines = _holders.largest_holders(describe, top=3)
+        lines = _holders.largest_holders(describe, top=5)  # room for more: the 1 MiB one must not be there
     finally:
         del sys.modules[suite.__name__]
     assert len(lines) == 3, lines
@@ -518,7 +518,7 @@ def test_holders_name_where_a_large_leftover_hangs():
     assert lines[1].startswith("512 MiB buffer held by class ") and lines[1].endswith("Timer.previous"), lines[1]
     assert lines[2].startswith("256 MiB buffer held by module zl_fake_suite_cache.callback"), lines[2]
     assert "(closure cell)" in lines[2]
-    assert small.nbytes == _holders.MIB
+    del small
 
 
 def test_the_worker_lets_go_of_what_a_failed_test_held(tmp_path):

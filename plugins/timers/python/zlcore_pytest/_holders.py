@@ -18,11 +18,9 @@ import types
 MIB = 1 << 20
 
 
-def _module_of_dict(d):
-    for name, module in list(sys.modules.items()):
-        if getattr(module, "__dict__", None) is d:
-            return name
-    return None
+def _module_globals():
+    """id of each module's globals -> the module's name, read once a search."""
+    return {id(vars(m)): name for name, m in list(sys.modules.items()) if hasattr(m, "__dict__")}
 
 
 def _step_name(holder, child):
@@ -62,12 +60,10 @@ def _ours(obj):
     return isinstance(obj, types.FrameType) and obj.f_code.co_filename == __file__
 
 
-def _root_name(obj):
+def _root_name(obj, modules):
     """A name for a referrer that ends a chain, or None to keep walking."""
-    if isinstance(obj, dict):
-        module = _module_of_dict(obj)
-        if module is not None:
-            return f"module {module}"
+    if isinstance(obj, dict) and id(obj) in modules:
+        return f"module {modules[id(obj)]}"
     if isinstance(obj, types.FrameType):
         code = obj.f_code
         return f"a running frame of {code.co_name} ({code.co_filename.rsplit('/', 1)[-1]}:{obj.f_lineno})"
@@ -86,6 +82,7 @@ def chain_to_root(target, ignore, depth=8, deadline=None):
     count as holders."""
     frame = sys._getframe()
     ignore = set(ignore) | {id(frame)}
+    modules = _module_globals()
     parents = {id(target): None}
     keep = {id(target): target}
     level = [target]
@@ -102,7 +99,7 @@ def chain_to_root(target, ignore, depth=8, deadline=None):
                     continue
                 parents[hid] = child
                 keep[hid] = holder
-                root = _root_name(holder)
+                root = _root_name(holder, modules)
                 if root is not None:
                     path = []
                     node = holder
