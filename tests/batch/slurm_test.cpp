@@ -52,7 +52,7 @@ BatchOptions options_with_every_field() {
   // Every field by name, as above: a new BatchOptions field stops this
   // compiling until it has a value here (and the plan holds it).
   auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices, cold,
-         orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] = o;
+         standby, orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] = o;
   auto& [check, max_util_percent, max_mem_used_mib, recheck_s, give_up_s] = idle;
   auto& [flags, dtypes, replay_from] = run;
   backend = "fakegpu";
@@ -65,6 +65,7 @@ BatchOptions options_with_every_field() {
   backstop_s = 7.25;
   warmup_devices = 2;
   cold = true;
+  standby = true;
   orphans = "kill";
   check = false;
   max_util_percent = 42;
@@ -95,7 +96,8 @@ void expect_same(const OpSpec& a, const OpSpec& b) {
 
 void expect_same(const BatchOptions& a, const BatchOptions& b) {
   const auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices, cold,
-               orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] = a;
+               standby, orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] =
+      a;
   EXPECT_EQ(backend, b.backend);
   EXPECT_EQ(backend_dir, b.backend_dir);
   EXPECT_EQ(device_indices, b.device_indices);
@@ -107,6 +109,7 @@ void expect_same(const BatchOptions& a, const BatchOptions& b) {
   EXPECT_EQ(backstop_s, b.backstop_s);
   EXPECT_EQ(warmup_devices, b.warmup_devices);
   EXPECT_EQ(cold, b.cold);
+  EXPECT_EQ(standby, b.standby);
   EXPECT_EQ(orphans, b.orphans);
   const auto& [check, max_util_percent, max_mem_used_mib, recheck_s, give_up_s] = idle;
   EXPECT_EQ(check, b.idle.check);

@@ -789,3 +789,14 @@ def test_compile_ahead_setting():
     for bad in ("-1", "lots", "65", "1.5"):
         with pytest.raises(_precompile.SettingError, match="ZL_COMPILE_AHEAD"):
             _precompile.threads_from_env({"ZL_COMPILE_AHEAD": bad})
+
+
+def test_a_standby_imports_only_what_touches_no_device_before_it_takes_over():
+    from zlcore_pytest import worker
+
+    names = ["torch", "triton", "flag_gems", "numpy"]
+    assert worker.standby_split(names, {}) == (["torch", "triton"], ["flag_gems", "numpy"])
+    assert worker.standby_split(names, {"ZL_WORKER_STANDBY_PREIMPORT": "numpy, torch"}) == \
+        (["torch", "numpy"], ["triton", "flag_gems"])
+    # Nothing early: the standby still waits, and imports everything when it takes over.
+    assert worker.standby_split(names, {"ZL_WORKER_STANDBY_PREIMPORT": ""}) == ([], names)

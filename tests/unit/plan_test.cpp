@@ -135,4 +135,21 @@ TEST(Plan, RulesAreDataAndALaterFileReplacesARuleByName) {
   EXPECT_THROW(zl::parse_rules("pytest_plugins:\n  - {name: nomodule}\n", "bad.yaml", r), zl::UsageError);
 }
 
+// Where a timer's clock runs decides whether a batch may start a standby
+// worker beside it: the installed rules put only the host timer on the host.
+TEST(Plan, TheChosenTimersClockComesFromItsRule) {
+  EXPECT_EQ(plan_for(*all().find("cuda"), {}).timer_clock, "device");
+  EXPECT_EQ(plan_for(*all().find("cuda"), {}, "host").timer_clock, "host");
+  zl::Rules r;
+  zl::parse_rules("timers:\n  - {name: t, priority: 1, requires: [], clock: host}\n", "a.yaml", r);
+  EXPECT_EQ(r.timers.at(0).clock, "host");
+  try {
+    zl::parse_rules("timers:\n  - {name: t, priority: 1, requires: [], clock: wall}\n", "c.yaml", r);
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("timer 't' clock must be device or host, not 'wall'"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace

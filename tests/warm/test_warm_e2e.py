@@ -22,7 +22,8 @@ pytestmark = pytest.mark.skipif(not (ZLCORE and VENDOR), reason="run through cte
 
 def run_batch(out, ops, suite=FAULT_SUITE, extra=(), devices=1, **env):
     """A batch on `devices` fake devices, none busy, no parallel warm-up, the worker's default pre-imports."""
-    env = clean_env(strip_names=("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS", "ZL_WORKER_PREIMPORT"),
+    env = clean_env(strip_names=("ZL_FAKE_BUSY", "PARALLEL_WARMUP_GPUS", "ZL_WORKER_PREIMPORT", "ZL_WORKER_STANDBY",
+                                 "ZL_WORKER_STANDBY_PREIMPORT"),
                     **{"ZL_FAKE_DEVICE_COUNT": devices, **env})
     return zltest.zl("batch", "--backend", "fakegpu", "--ops", ops, "--flaggems-dir", suite, "--python",
                      "/usr/bin/python3", "--level", "core", "--timer", "host", "--out", out, *extra, env=env,
@@ -148,6 +149,53 @@ def test_isolated_tuner_cache_runs_cold_and_says_why(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     w = identity(tmp_path / "b", "ok1")["worker"]
     assert w["kind"] == "cold" and "isolated tuner cache" in w["reason"]
+
+
+def worker_log_lines(out, generation):
+    return [json.loads(line) for line in (Path(out) / "workers" / f"device0-{generation}.log").read_text().splitlines()
+            if line.startswith("{")]
+
+
+STANDBY_ENV = dict(ZL_WORKER_STANDBY="1", ZL_WORKER_PREIMPORT="importlog_early,importlog_late",
+                   ZL_WORKER_STANDBY_PREIMPORT="importlog_early")
+
+
+def test_a_retired_worker_is_replaced_by_the_standby_that_waited_imported(tmp_path):
+    log, tag = tmp_path / "imports.log", uuid.uuid4().hex
+    r = run_batch(tmp_path / "b", "ok1,ok2,crash,ok3,ok4", ZL_FAKE_IMPORT_LOG=log, ZL_BATCH_TEST_TAG=tag,
+                  **STANDBY_ENV)
+    assert r.returncode == 1, r.stdout + r.stderr
+    x = rows(tmp_path / "b")
+    assert [x[o]["status"] for o in ("ok1", "ok2", "ok3", "ok4")] == ["passed"] * 4
+    assert x["crash"]["status"] == "crashed"
+    first = identity(tmp_path / "b", "ok1")["worker"]
+    taken = identity(tmp_path / "b", "ok3")["worker"]
+    assert first["standby"] is False and taken["standby"] is True and taken["ops_before"] == 0
+    assert taken["pid"] != first["pid"] == identity(tmp_path / "b", "crash.warm")["worker"]["pid"]
+    # ok2 started the standby (generation 2); it imported the device-free
+    # module while it waited and the rest only once ok3 connected.
+    standby = worker_log_lines(tmp_path / "b", 2)
+    assert standby[0]["worker"] == taken["pid"] and standby[0]["standby"] is True
+    assert standby[0]["imported"] == ["importlog_early"]
+    assert "took_over_after_s" in standby[1] and standby[1]["imported"] == ["importlog_late"]
+    imports = log.read_text().split("\n")
+    assert f"importlog_late {taken['pid']}" in imports and imports.count(f"importlog_early {taken['pid']}") == 1
+    # ok4 ran on the standby turned worker, and no worker outlives the batch.
+    assert identity(tmp_path / "b", "ok4")["worker"]["pid"] == taken["pid"]
+    assert batch_identity(tmp_path / "b")["standby_worker"] is True
+    assert tagged_pids(tag) == []
+
+
+def test_a_host_timed_batch_starts_no_standby_unless_asked(tmp_path):
+    # The host timer's clock is the CPU, which a standby's imports would share.
+    r = run_batch(tmp_path / "b", "ok1,ok2,ok3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(p.name for p in (tmp_path / "b" / "workers").iterdir()) == ["device0-1.log"]
+    assert batch_identity(tmp_path / "b")["standby_worker"] is False
+    r = run_batch(tmp_path / "c", "ok1", ZL_WORKER_STANDBY="sometimes")
+    assert r.returncode == 2
+    assert "ZL_WORKER_STANDBY='sometimes' is not allowed; use auto, 1 (on) or 0 (off)" in r.stderr
+    assert not (tmp_path / "c").exists()
 
 
 def test_zlcore_run_stays_cold(tmp_path):

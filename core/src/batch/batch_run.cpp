@@ -64,6 +64,7 @@ void BatchRun::start_executor() {
     wc.suite_root = fs::absolute(env_root).string();
   wc.visibility_env = backend_.visibility_env();
   wc.framework_vendor = backend_.framework_vendor();
+  wc.standby = o_.standby;
   executor_ = make_warm_executor(wc);
 }
 

@@ -76,7 +76,8 @@ json::Value options_json(const BatchOptions& o, json::Alloc& a) {
   // OpRunFlags) stops this compiling until the plan holds it, since the
   // shards know the batch only through the plan.
   const auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices, cold,
-               orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] = o;
+               standby, orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] =
+      o;
   const auto& [check, max_util_percent, max_mem_used_mib, recheck_s, give_up_s] = idle;
   const auto& [flags, dtypes, replay_from] = run;
   json::Value v(rapidjson::kObjectType);
@@ -94,6 +95,7 @@ json::Value options_json(const BatchOptions& o, json::Alloc& a) {
   v.AddMember("backstop_s", backstop_s, a);
   v.AddMember("warmup_devices", warmup_devices, a);
   v.AddMember("cold", cold, a);
+  v.AddMember("standby", standby, a);
   v.AddMember("orphans", json::str(orphans, a), a);
   json::Value idle_v(rapidjson::kObjectType);
   idle_v.AddMember("check", check, a);
@@ -129,6 +131,7 @@ BatchOptions options_from(const json::Fields& f) {
   o.backstop_s = f.number("backstop_s");
   o.warmup_devices = f.integer("warmup_devices");
   o.cold = f.boolean("cold");
+  o.standby = f.has("standby") && f.boolean("standby");  // absent in plans of older zlcore
   o.orphans = f.str("orphans");
   const json::Fields idle = f.object("idle");
   o.idle.check = idle.boolean("check");

@@ -9,6 +9,10 @@
 // died under it learns the signal. Any op that did not end on its own terms
 // (timeout, crash, interrupt, a kill by the batch) takes its worker with it:
 // the next op on that device gets a fresh one, never a half-reset process.
+//
+// With a standby (WarmExecutorConfig::standby), from a device's second op on a
+// second worker imports what touches no device and waits; a retired worker's
+// successor is that standby, so the next op pays only the rest of the imports.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -47,7 +51,6 @@ bool settled_or_final(Status s) {
 struct Worker {
   pid_t pid = -1;
   std::string socket;
-  int generation = 0;
 };
 
 class WarmExecutor;
@@ -96,6 +99,7 @@ class WarmExecutor : public Executor {
   }
   ~WarmExecutor() override {
     for (auto& [device, w] : workers_) stop(w);
+    for (auto& [device, w] : standbys_) stop(w);
     std::error_code ec;
     if (!sock_dir_.empty()) fs::remove_all(sock_dir_, ec);
   }
@@ -110,7 +114,13 @@ class WarmExecutor : public Executor {
     reap();
     OpLaunch launch = l;
     Worker& w = workers_[l.device.index];
-    if (w.pid <= 0 && !sock_dir_.empty()) spawn(w, l.device);
+    const bool worker_had_ops = w.pid > 0;
+    if (w.pid <= 0 && !sock_dir_.empty()) take_standby_or_spawn(w, l.device);
+    // Its imports run while this op measures: they touch no device.
+    if (worker_had_ops && c_.standby) {
+      Worker& spare = standbys_[l.device.index];
+      if (spare.pid <= 0) spawn(spare, l.device, true);
+    }
     // Without a worker the run simply goes cold (and its identity says why).
     if (w.pid > 0) launch.run_args.insert(launch.run_args.end(), {"--worker-socket", w.socket});
     std::unique_ptr<Execution> inner = cold_->start(launch, error);
@@ -124,13 +134,15 @@ class WarmExecutor : public Executor {
 
   // Reaps dead workers and records how each died for the run waiting on it.
   void reap() {
-    for (auto& [device, w] : workers_) {
-      if (w.pid <= 0) continue;
-      int status = 0;
-      pid_t r = ::waitpid(w.pid, &status, WNOHANG);
-      if (r == w.pid) {
-        ::kill(-w.pid, SIGKILL);  // anything it started dies with it
-        record_exit(w, status);
+    for (auto* pool : {&workers_, &standbys_}) {
+      for (auto& [device, w] : *pool) {
+        if (w.pid <= 0) continue;
+        int status = 0;
+        pid_t r = ::waitpid(w.pid, &status, WNOHANG);
+        if (r == w.pid) {
+          ::kill(-w.pid, SIGKILL);  // anything it started dies with it
+          record_exit(w, status);
+        }
       }
     }
   }
@@ -161,14 +173,24 @@ class WarmExecutor : public Executor {
     record_exit(w, status);
   }
 
-  void spawn(Worker& w, const Device& device) {
-    ++w.generation;
-    w.socket = sock_dir_ + "/d" + std::to_string(device.index) + "-" + std::to_string(w.generation) + ".sock";
+  // A live standby becomes the device's worker; without one, a fresh worker.
+  void take_standby_or_spawn(Worker& w, const Device& device) {
+    auto spare = standbys_.find(device.index);
+    if (spare != standbys_.end() && spare->second.pid > 0) {
+      w = spare->second;
+      standbys_.erase(spare);
+      return;
+    }
+    spawn(w, device, false);
+  }
+
+  void spawn(Worker& w, const Device& device, bool standby) {
+    const std::string generation = std::to_string(++generations_[device.index]);
+    w.socket = sock_dir_ + "/d" + std::to_string(device.index) + "-" + generation + ".sock";
     std::error_code ec;
     fs::create_directories(workers_dir_, ec);
     const std::string log =
-        (workers_dir_ / ("device" + std::to_string(device.index) + "-" + std::to_string(w.generation) + ".log"))
-            .string();
+        (workers_dir_ / ("device" + std::to_string(device.index) + "-" + generation + ".log")).string();
 
     // The device is fixed before the first import: flag_gems initializes it then.
     std::map<std::string, std::string> env;
@@ -193,6 +215,7 @@ class WarmExecutor : public Executor {
     for (std::string& s : env_text) envp.push_back(s.data());
     envp.push_back(nullptr);
     std::vector<std::string> argv = {c_.python, "-m", "zlcore_pytest.worker", "--socket", w.socket};
+    if (standby) argv.push_back("--standby");
     std::vector<char*> av;
     for (std::string& s : argv) av.push_back(s.data());
     av.push_back(nullptr);
@@ -229,6 +252,8 @@ class WarmExecutor : public Executor {
   std::string sock_dir_;
   fs::path workers_dir_;
   std::map<int, Worker> workers_;
+  std::map<int, Worker> standbys_;  // at most one per device, waiting to be a worker
+  std::map<int, int> generations_;  // workers started per device, standbys included
 };
 
 void WarmExecution::pump() {

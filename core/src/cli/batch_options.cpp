@@ -300,6 +300,18 @@ void record_options(const po::variables_map& vm, const std::string& devices_spec
   }
 }
 
+// ZL_WORKER_STANDBY: auto (the default) keeps a standby worker where the
+// timer's clock runs on the device; a host clock times CPU work, which a
+// standby's imports beside it would slow.
+bool standby_wanted(const Plan& plan) {
+  const char* raw = std::getenv("ZL_WORKER_STANDBY");
+  const std::string v = raw != nullptr ? raw : "";
+  if (v.empty() || v == "auto") return plan.timer_clock == "device";
+  if (v == "1" || v == "on") return true;
+  if (v == "0" || v == "off") return false;
+  throw UsageError("ZL_WORKER_STANDBY='" + v + "' is not allowed; use auto, 1 (on) or 0 (off)");
+}
+
 }  // namespace
 
 po::options_description batch_description() {
@@ -342,6 +354,7 @@ batch::BatchOptions batch_options(Context& ctx, const Backend& backend, const po
   o.caliber = batch_caliber(backend, plan, checked, vm);
   set_directory_and_passes(vm, backend, o);
   o.idle = idle_policy(vm);
+  o.standby = !o.cold && standby_wanted(plan);
   set_run_flags(vm, backend, checked, runs_here, o);
   record_options(vm, devices_spec, o);
   return o;

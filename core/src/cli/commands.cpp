@@ -70,6 +70,9 @@ const std::vector<Command>& commands() {
        with(kRunEnv,
             {"PARALLEL_WARMUP_GPUS    --parallel-warmup-gpus",
              "ZL_WORKER_PREIMPORT     modules a warm worker imports once (default torch,triton,flag_gems)",
+             "ZL_WORKER_STANDBY       auto (default: where the timer's clock is on the device), 1 or 0: a standby "
+             "worker that waits, imported, to replace a retired one",
+             "ZL_WORKER_STANDBY_PREIMPORT modules a standby imports while it waits (default torch,triton)",
              "ZL_WORKER_PROFILE       a directory: each warm op runs under cProfile and leaves its statistics there",
              "ZL_WARM_MEMORY_LIMIT_MB device memory (MiB) a warm worker may keep after an op (default 2048)",
              "ZL_WARM_MEMORY_MARGIN_MB device memory (MiB) a warm worker's allocation may stay over its baseline "

@@ -89,6 +89,8 @@ const std::vector<Field>& fields() {
       {key::worker_kind, W::core, true, "`cold` or `warm`"},
       {key::worker_ops_before, W::core, false, "ops the warm worker ran before this one"},
       {key::worker_pid, W::core, false, "the warm worker's pid"},
+      {key::worker_standby, W::core, false,
+       "true: the worker began as a standby, importing what touches no device before it took over"},
       {key::worker_reason, W::core, false, "why a batch op that asked for a worker ran cold"},
       {key::worker_healthy, W::core, false, "the warm worker's check of itself after the op"},
       {key::worker_unhealthy_reason, W::core, false, "why that check failed"},

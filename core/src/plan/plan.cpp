@@ -93,6 +93,7 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
   }
 
   plan.timer = chosen->name;
+  plan.timer_clock = chosen->clock;
   // The child maps timer names to modules through these, so a timer that the
   // rules add needs no change in the child.
   if (!chosen->module.empty()) plan.child_env["ZL_TIMER_MODULE"] = chosen->module;

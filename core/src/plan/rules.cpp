@@ -84,6 +84,9 @@ void parse_rules(const std::string& yaml_text, const std::string& source, Rules&
         }
         r.disabled_by = disabled_by(t["disabled_by"], source);
         r.summary = t["summary"] ? t["summary"].as<std::string>() : "";
+        r.clock = t["clock"] ? t["clock"].as<std::string>() : "device";
+        if (r.clock != "device" && r.clock != "host")
+          bad(source, "timer '" + r.name + "' clock must be device or host, not '" + r.clock + "'");
         r.source = source;
         upsert(into.timers, std::move(r));
       }

@@ -52,6 +52,7 @@ ChildResult execute(const ChildCommand& cmd, const RunOptions& o, const Caches& 
       id.set(key::worker_kind, "warm");
       id.set(key::worker_ops_before, int64_t{worker.ops_before()});
       id.set(key::worker_pid, int64_t{worker.pid()});
+      id.set(key::worker_standby, worker.standby());
       id.write(identity_path);
       const std::vector<std::string> pytest_args(cmd.argv.begin() + 3, cmd.argv.end());  // after `python -m pytest`
       ChildResult child = signals::interrupt_count() > 0 ? interrupted_before_start()

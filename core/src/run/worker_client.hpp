@@ -26,6 +26,7 @@ class WorkerSession {
   bool connect(const std::string& socket_path, double handshake_timeout_s, std::string* error);
   pid_t pid() const { return pid_; }
   int ops_before() const { return ops_before_; }
+  bool standby() const { return standby_; }
   // After run(): the worker's health check of itself once the op was over
   // (docs/warm-workers.md). Unhealthy: the worker exits, and the batch reruns
   // a failed op in a fresh process. Unknown (no reply) counts as healthy:
@@ -52,6 +53,7 @@ class WorkerSession {
   int fd_ = -1;
   pid_t pid_ = -1;
   int ops_before_ = 0;
+  bool standby_ = false;  // the worker began as a standby
   bool healthy_ = true;
   std::string health_reason_;
   Memory memory_;

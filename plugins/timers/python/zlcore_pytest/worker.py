@@ -6,7 +6,7 @@ suite root as its working directory. It imports what is expensive and safe to sh
 (torch, triton, flag_gems by default: ZL_WORKER_PREIMPORT), takes a snapshot of the
 process, and then serves one `zlcore run` at a time over a Unix socket:
 
-    worker -> run   {"pid": P, "ops_before": N}            (once ready)
+    worker -> run   {"pid": P, "ops_before": N, "standby": B}   (once ready)
     run -> worker   {"args": [...], "env": {...}, "cwd": D, "log": F}
     worker -> run   {"exit_code": C, "seconds": S}
 
@@ -15,6 +15,11 @@ cwd a cold child would get, and afterwards the process is put back to the snapsh
 (docs/warm-workers.md lists what is reset). A crash or hang is not handled here: the
 process dies or is killed, the op in flight is recorded as such by `zlcore run`, and
 the batch starts a fresh worker. Ops that need cold caches never come here.
+
+With --standby it imports only what touches no device (ZL_WORKER_STANDBY_PREIMPORT,
+default torch and triton) and waits; the first connection makes it the device's worker,
+and the rest of the imports run then, before its handshake (docs/warm-workers.md,
+"The standby worker").
 
 Why not fork after the imports: `import flag_gems` initializes the device runtime,
 and a process forked after that cannot use it; forking after torch+triton only
@@ -35,6 +40,7 @@ import weakref
 from ._heap import after_op, freeze_imports
 
 DEFAULT_PREIMPORT = "torch,triton,flag_gems"
+DEFAULT_STANDBY_PREIMPORT = "torch,triton"
 
 
 def _die_with_parent():
@@ -303,9 +309,9 @@ def forget_the_last_failure():
             delattr(sys, name)
 
 
-def preimport(names):
+def preimport(names, tracker=None):
     imported, missing = [], {}
-    tracker = _TunerTracker()
+    tracker = tracker or _TunerTracker()
     for name in names:
         if name == "flag_gems" and not tracker.installed:
             tracker.install()
@@ -314,9 +320,39 @@ def preimport(names):
             imported.append(name)
         except Exception as exc:  # absent, or broken: the ops import it themselves
             missing[name] = f"{type(exc).__name__}: {exc}"[:300]
-        if name == "triton" and name in imported:
+        if name == "triton" and name in imported and not tracker.installed:
             tracker.install()
     return imported, missing, tracker
+
+
+def standby_split(names, env=None):
+    """(what a standby imports while it waits, what it imports once it takes over).
+
+    A standby waits beside the worker that is measuring, so it imports only what
+    touches no device: ZL_WORKER_STANDBY_PREIMPORT, default torch and triton, whose
+    runtimes start on first use. flag_gems initializes the device at import, so it
+    waits for the takeover, when the device is between ops."""
+    raw = (env if env is not None else os.environ).get("ZL_WORKER_STANDBY_PREIMPORT", DEFAULT_STANDBY_PREIMPORT)
+    early = {n.strip() for n in raw.split(",") if n.strip()}
+    return [n for n in names if n in early], [n for n in names if n not in early]
+
+
+def _wait_as_standby(server, names):
+    """Import the device-free part, then block until the batch's first connection
+    makes this the device's worker; the rest of the imports run then."""
+    early, late = standby_split(names)
+    started = time.monotonic()
+    imported, missing, tracker = preimport(early)
+    import pytest  # noqa: F401 - shared by every op
+    print(json.dumps({"worker": os.getpid(), "standby": True, "imported": imported, "missing": missing,
+                      "import_seconds": round(time.monotonic() - started, 3)}), flush=True)
+    conn, _ = server.accept()
+    taken = time.monotonic()
+    more, more_missing, tracker = preimport(late, tracker)
+    late_seconds = time.monotonic() - taken
+    print(json.dumps({"worker": os.getpid(), "took_over_after_s": round(taken - started, 3), "imported": more,
+                      "missing": more_missing, "import_seconds": round(late_seconds, 3)}), flush=True)
+    return conn, imported + more, {**missing, **more_missing}, tracker, late_seconds
 
 
 def _send(conn, obj):
@@ -413,6 +449,8 @@ def _profiled(profile_dir, number, call):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="zlcore_pytest.worker")
     parser.add_argument("--socket", required=True)
+    parser.add_argument("--standby", action="store_true",
+                        help="import only what touches no device, and the rest once the batch connects")
     opts = parser.parse_args(argv)
     _die_with_parent()
 
@@ -427,9 +465,13 @@ def main(argv=None):
         if p not in sys.path:
             sys.path.insert(0, p)
     names = [n.strip() for n in os.environ.get("ZL_WORKER_PREIMPORT", DEFAULT_PREIMPORT).split(",") if n.strip()]
-    imported, missing, tracker = preimport(names)
-    import pytest  # noqa: F401 - shared by every op
-    import_seconds = time.monotonic() - started
+    first = None  # a standby's first connection, accepted while it waited
+    if opts.standby:
+        first, imported, missing, tracker, import_seconds = _wait_as_standby(server, names)
+    else:
+        imported, missing, tracker = preimport(names)
+        import pytest  # noqa: F401 - shared by every op
+        import_seconds = time.monotonic() - started
     shared = [n for n in imported if n not in ("torch", "triton")]
     snapshot = Snapshot(shared)
     freeze_imports()  # every op's gc.collect() skips what the imports left
@@ -438,16 +480,17 @@ def main(argv=None):
     if profile_dir and not os.path.isdir(profile_dir):
         print(f"zlcore worker: ZL_WORKER_PROFILE={profile_dir!r} is not a directory; no profiles", file=sys.stderr)
         profile_dir = ""
-    print(json.dumps({"worker": os.getpid(), "imported": imported, "missing": missing,
-                      "import_seconds": round(import_seconds, 3)}), flush=True)
+    if not opts.standby:
+        print(json.dumps({"worker": os.getpid(), "imported": imported, "missing": missing,
+                          "import_seconds": round(import_seconds, 3)}), flush=True)
 
     ops_done = 0
     while True:
-        conn, _ = server.accept()
+        conn, first = (first, None) if first is not None else (server.accept()[0], None)
         with conn:
             try:
                 _send(conn, {"pid": os.getpid(), "ops_before": ops_done, "imported": imported,
-                             "import_seconds": round(import_seconds, 3)})
+                             "import_seconds": round(import_seconds, 3), "standby": opts.standby})
                 request = _recv_line(conn)
             except (OSError, ValueError):
                 continue

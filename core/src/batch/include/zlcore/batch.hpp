@@ -184,6 +184,9 @@ struct WarmExecutorConfig {
   // replaced, and the caller retries as it sees fit (ab reruns the whole
   // round on every side, so no round pairs a cold side with warm ones).
   bool rerun_cold = true;
+  // From a device's second op on, a second worker imports what touches no
+  // device and waits; a retired worker's successor is then that standby.
+  bool standby = false;
 };
 std::unique_ptr<Executor> make_warm_executor(WarmExecutorConfig config);
 
@@ -208,6 +211,9 @@ struct BatchOptions {
   double backstop_s = 15;  // after timeout_s, the batch itself kills the op
   int warmup_devices = 0;  // PARALLEL_WARMUP_GPUS
   bool cold = false;       // --cold: a fresh process per op instead of warm workers
+  // A standby worker per device waits, imported, to replace a retired one
+  // (ZL_WORKER_STANDBY; docs/warm-workers.md, "The standby worker").
+  bool standby = false;
   // What --resume does with an op an earlier batch (killed) left running:
   // "wait" for it and record what it measured, or "kill" its process group.
   std::string orphans = "wait";

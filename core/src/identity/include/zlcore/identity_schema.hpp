@@ -107,6 +107,7 @@ inline constexpr char autotune_plugin[] = "autotune.plugin";
 inline constexpr char worker_kind[] = "worker.kind";
 inline constexpr char worker_ops_before[] = "worker.ops_before";
 inline constexpr char worker_pid[] = "worker.pid";
+inline constexpr char worker_standby[] = "worker.standby";
 inline constexpr char worker_reason[] = "worker.reason";
 inline constexpr char worker_healthy[] = "worker.healthy";
 inline constexpr char worker_unhealthy_reason[] = "worker.unhealthy_reason";

@@ -33,6 +33,9 @@ struct TimerRule {
   std::map<std::string, std::string> env_from;  // child variable -> capability key
   std::optional<DisabledBy> disabled_by;
   std::string summary;
+  // Where its clock runs: "device" (the default) or "host". A host clock
+  // times work on the CPU, so nothing else of ours may run beside it.
+  std::string clock = "device";
   std::string source;
 };
 
@@ -59,7 +62,8 @@ struct Plan {
   std::string backend;
   std::vector<std::string> pytest_plugins;  // modules, for `-p`
   std::string timer;
-  std::string timer_fallback;  // empty: none
+  std::string timer_fallback;          // empty: none
+  std::string timer_clock = "device";  // the chosen timer's TimerRule::clock
   std::map<std::string, std::string> child_env;
   std::vector<PlanReason> reasons;
 };
