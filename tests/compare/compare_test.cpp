@@ -302,6 +302,24 @@ TEST(Load, PlacementsAreReadAndUnusableValuesCounted) {
   EXPECT_TRUE(old.timed_call_by_call);  // the direct timer because a capture failed
 }
 
+// A run the suite declined measured nothing by design: only a run that
+// says it measured is warned about for having no results.
+TEST(Load, OnlyARunThatMeasuredIsMissingItsResults) {
+  const zltest::TempDir tmp("zl-compare-noresults");
+  for (const std::string status : {"unsupported", "no_tests", "skipped", "passed"}) {
+    const std::string dir = (tmp.path() / status).string();
+    zl::write_file_atomic(dir + "/run_identity.json",
+                          "{\"run_id\": \"r\", \"op\": \"abs\", \"status\": \"" + status + "\"}\n");
+    const zc::Side s = zc::load_side("A", dir);
+    if (status == "passed") {
+      ASSERT_EQ(s.warnings.size(), 1u);
+      EXPECT_NE(s.warnings[0].find("no results.jsonl"), std::string::npos) << s.warnings[0];
+    } else {
+      EXPECT_TRUE(s.warnings.empty()) << status << ": " << s.warnings.front();
+    }
+  }
+}
+
 TEST(Match, RowsOnOneSideAreListedNotDropped) {
   zc::Report r = report("verdicts/a", "verdicts/b");
   ASSERT_EQ(r.one_sided.size(), 2u);
