@@ -308,6 +308,7 @@ TEST(Load, OnlyARunThatMeasuredIsMissingItsResults) {
   const zltest::TempDir tmp("zl-compare-noresults");
   for (const std::string status : {"unsupported", "no_tests", "skipped", "passed"}) {
     const std::string dir = (tmp.path() / status).string();
+    std::filesystem::create_directories(dir);
     zl::write_file_atomic(dir + "/run_identity.json",
                           "{\"run_id\": \"r\", \"op\": \"abs\", \"status\": \"" + status + "\"}\n");
     const zc::Side s = zc::load_side("A", dir);
