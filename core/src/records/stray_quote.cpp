@@ -7,7 +7,10 @@ namespace zl::records {
 const char* const kQuoteNeverCloses = "a quoted field that never closes";
 
 std::optional<size_t> after_stray_quote(const std::string& text, size_t pos, const IsRecord& is_record) {
-  const size_t resume = csv::scan_record(text, pos).first_line_end;
+  // Just after the record's first line (not a scan of the record, which
+  // runs to the end of the text).
+  const size_t nl = text.find('\n', pos);
+  const size_t resume = nl == std::string::npos ? text.size() : nl + 1;
   for (size_t from = resume; from < text.size();) {
     const csv::Scanned r = csv::scan_record(text, from);
     if (r.complete && is_record(r.fields)) return resume;
