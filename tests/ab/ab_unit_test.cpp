@@ -442,3 +442,29 @@ TEST_F(AbMerge, ARefusedResumeNamesTheFlagsThatMeasureLikeTheRoundsBefore) {
     }
   }
 }
+
+// A Slurm A/B's merge reads every shard's rounds.csv: a damaged line there
+// (one a person or a tool wrote) is named with its file and line, and the
+// whole lines around it still count, rather than the round it hid being
+// taken silently for one that never ran.
+TEST_F(AbMerge, ADamagedLineOfAShardsRoundsCsvIsNamedAndTheWholeLinesKept) {
+  measure(0, "abs", 5, 1.0);
+  measure(1, "add", 5, 1.0);
+  const fs::path csv = fs::path(ab::ab_shard_dir(dir_.string(), 1)) / "rounds.csv";
+  std::string text = zl::read_file(csv.string());
+  const size_t round3 = text.find("add,3,1,A,");
+  text.insert(round3, "bogus\n");
+  text.erase(text.rfind("add,5,1,*,done"));  // round 5's line, torn off
+  text += "bogus";
+  spit(csv, text);
+  const ab::ShardsMerged m = ab::merge_shards(options(), dir_.string(), {{"abs"}, {"add"}});
+  EXPECT_NE(m.text.find("warning: shards/1/rounds.csv line 8: 1 field(s), the header has 9; left out of the merge, "
+                        "and run again by a resume of the shard\n"),
+            std::string::npos)
+      << m.text;
+  EXPECT_NE(m.text.find("warning: shards/1/rounds.csv: a torn last line; left out"), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("shard 1 (add): done, ops with rounds to run: add"), std::string::npos) << m.text;
+  EXPECT_EQ(m.exit_code, 1) << m.text;
+  // Every whole line of both shards is merged; only the damage is not.
+  EXPECT_EQ(ab::read_rounds_csv((dir_ / "rounds.csv").string()).size(), 29u);
+}

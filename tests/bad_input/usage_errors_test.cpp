@@ -7,8 +7,10 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include "zltest/fault_suite_batch.hpp"
@@ -148,3 +150,48 @@ TEST(UsageErrors, AReadOnlyWorkingDirectoryIsNamedAsSuch) {
 }
 
 }  // namespace
+
+// A command line with several bad inputs: `run` and `batch` name the same
+// first one (the backend, then the options both take in one order, then
+// their own), so fixing what one says never leaves the other saying
+// something else first.
+TEST(UsageErrors, RunAndBatchNameTheSameFirstOfSeveralFaults) {
+  TempDir tmp;
+  zltest::spit(tmp / "file", "a file\n");
+  const std::map<std::string, std::vector<std::string>> bad = {
+      {"backend", {"--backend", "nope"}},   {"flaggems", {"--flaggems-dir", (tmp / "nope").string()}},
+      {"dtypes", {"--dtypes", "float99"}},  {"out", {"--out", (tmp / "file" / "x").string()}},
+      {"level", {"--level", "weird"}},      {"timeout", {"--timeout", "-5"}},
+      {"repeat", {"--direct-repeat", "0"}},
+  };
+  const std::vector<std::vector<std::string>> combos = {
+      {"backend", "flaggems"},       {"backend", "dtypes"}, {"backend", "out"},   {"flaggems", "dtypes"},
+      {"flaggems", "out"},           {"dtypes", "out"},     {"level", "backend"}, {"timeout", "backend"},
+      {"repeat", "backend"},         {"dtypes", "timeout"}, {"out", "level"},     {"backend", "dtypes", "out"},
+      {"flaggems", "dtypes", "out"},
+  };
+  auto line_of = [&](const std::string& command, const std::vector<std::string>& faults) {
+    std::vector<std::string> argv{"--backend-dir", ZL_BUILD_PLUGIN_DIR, command};
+    if (command == "run") {
+      argv.insert(argv.end(), {"--op", "ok1"});
+    } else {
+      argv.insert(argv.end(), {"--ops", "ok1", "--no-idle-check"});
+    }
+    std::map<std::string, std::vector<std::string>> given = {{"backend", {"--backend", "host"}},
+                                                             {"flaggems", {"--flaggems-dir", ZL_FAULT_SUITE}}};
+    for (const std::string& f : faults) given[f] = bad.at(f);
+    for (const auto& [name, words] : given) argv.insert(argv.end(), words.begin(), words.end());
+    const zltest::Ran r = zltest::zlcore(argv, tmp.path());
+    return std::to_string(r.exit_code) + " " + r.err.substr(0, r.err.find('\n'));
+  };
+  for (const std::vector<std::string>& faults : combos) {
+    std::string shown;
+    for (const std::string& f : faults) shown += f + " ";
+    const std::string run = line_of("run", faults), batch = line_of("batch", faults);
+    EXPECT_EQ(run, batch) << "faults: " << shown;
+    if (std::find(faults.begin(), faults.end(), "backend") != faults.end()) {
+      EXPECT_EQ(run.rfind("2 zlcore: unknown backend 'nope'", 0), 0u) << "faults: " << shown << run;
+    }
+  }
+  EXPECT_FALSE(fs::exists(tmp / "runs")) << "a command refused wrote its directory";
+}

@@ -61,3 +61,42 @@ TEST(PluginNames, AnAliasNeverShadowsAnotherBackendsName) {
 }
 
 }  // namespace
+
+// A backend the loader rejected is not an unknown one: `--backend X` for it,
+// in any command that selects a backend, says that X was found and rejected,
+// with the file and the loader's reason (as `zlcore backends` lists them),
+// in one line, exit 2, before anything is written.
+TEST(PluginNames, ABackendTheLoaderRejectedIsNamedAsRejectedWithItsReason) {
+  TempDir tmp;
+  const fs::path dir = tmp / "plugins";
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "fault_segv_enumerate.so", dir / "zl_backend_fakex.so");
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "good.so", dir / "good.so");
+  const std::string said = "zlcore: backend 'FakeX' (--backend / ZL_BACKEND) was found but rejected: " +
+                           (dir / "zl_backend_fakex.so").string() +
+                           ": killed by SIGSEGV in enumerate_devices; loaded backends: good\n";
+  const std::string out = (tmp / "out").string();
+  for (const std::vector<std::string>& command : std::vector<std::vector<std::string>>{
+           {"devices"}, {"devices", "--json"}, {"run", "--op", "abs"}, {"batch", "--ops", "abs", "--out", out}}) {
+    std::vector<std::string> argv{"--backend-dir", dir.string()};
+    argv.insert(argv.end(), command.begin(), command.end());
+    argv.insert(argv.end(), {"--backend", "FakeX"});
+    const zltest::Ran r = zltest::zlcore(argv, tmp.path());
+    EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+    EXPECT_EQ(r.err, said) << command[0];
+    EXPECT_FALSE(fs::exists(out)) << command[0];
+  }
+  // A backend rejected for its alias is meant by its own name too.
+  fs::copy_file(fs::path(ZL_FAULTS_DIR) / "shadow.so", dir / "shadow.so");
+  const zltest::Ran r = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "sneaky"}, tmp.path());
+  EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
+  EXPECT_EQ(r.err.rfind("zlcore: backend 'sneaky' (--backend / ZL_BACKEND) was found but rejected: " +
+                            (dir / "shadow.so").string() + ": alias 'good' is the name of backend 'good'",
+                        0),
+            0u)
+      << r.err;
+  // A name no file has stays unknown.
+  const zltest::Ran u = zltest::zlcore({"--backend-dir", dir.string(), "devices", "--backend", "nope"}, tmp.path());
+  EXPECT_EQ(u.exit_code, 2);
+  EXPECT_EQ(u.err, "zlcore: unknown backend 'nope' (--backend / ZL_BACKEND); loaded backends: good\n");
+}

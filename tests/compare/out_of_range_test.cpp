@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "../../core/src/util/json_read.hpp"
@@ -207,4 +208,50 @@ TEST(OutOfRange, ARepeatsCountOutsideIntsRangeIsNoCount) {
   ASSERT_EQ(side.runs[0].rows.size(), 2u);
   // Not INT_MIN from an out-of-range conversion: the default of a row that says none.
   for (const zc::ResultRow& r : side.runs[0].rows) EXPECT_EQ(r.repeats, 1) << r.shape;
+}
+
+// torch's time on side A next to nothing (1e-320 ms, a real double) makes
+// a torch A/B control of about 1e-317: a ratio, but one whose percentage is
+// no finite number. No format prints inf or nan for it, nor 0.000.
+TEST(OutOfRange, AControlPastAnyPercentageIsSaidSoInEveryFormat) {
+  const zltest::TempDir tmp("zl-out-of-range-control");
+  const fs::path dir = tmp.path();
+  run(dir / "A", 1e-3);
+  run(dir / "B", 1e-3);
+  {
+    // A's torch side only.
+    std::ifstream in(dir / "A" / "results.jsonl");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string s = text.str();
+    for (size_t at = 0; (at = s.find("\"latency_base_ms\": 0.001", at)) != std::string::npos;) {
+      s.replace(at, 24, "\"latency_base_ms\": 1e-320");
+    }
+    std::ofstream(dir / "A" / "results.jsonl") << s;
+  }
+  const zc::Report r =
+      zc::compare(zc::load_side("A", (dir / "A").string()), zc::load_side("B", (dir / "B").string()), zc::Options{});
+  ASSERT_TRUE(r.overall.control.has_value());
+  std::ostringstream table, md, csv, json, html;
+  zc::write_table(table, r);
+  zc::write_markdown(md, r);
+  zc::write_csv(csv, r);
+  zc::write_json(json, r);
+  zc::write_html(html, r);
+  const std::string said = "torch's own latency moved by more than any percentage between A and B (geomean A/B 1e-317)";
+  for (const auto& [format, out] : std::vector<std::pair<std::string, std::string>>{
+           {"table", table.str()}, {"md", md.str()}, {"json", json.str()}, {"html", html.str()}}) {
+    EXPECT_NE(out.find(said), std::string::npos) << format << ":\n" << out;
+  }
+  for (const auto& [format, out] : std::vector<std::pair<std::string, std::string>>{
+           {"table", table.str()}, {"md", md.str()}, {"csv", csv.str()}, {"json", json.str()}, {"html", html.str()}}) {
+    for (const char* garbage : {"inf", "nan", "INF", "NAN"}) {
+      EXPECT_FALSE(std::regex_search(out, std::regex(std::string("\\b") + garbage + "\\b")))
+          << format << " says '" << garbage << "':\n"
+          << out;
+    }
+    // 1e-317 is no 0: the control's cells say 1e-317, not 0.000.
+    EXPECT_EQ(out.find("0.000"), std::string::npos) << format << ":\n" << out;
+  }
+  expect_valid_outputs(r);
 }

@@ -68,3 +68,20 @@ TEST(Provenance, NamesVersionsCommitsDatesAndTheCommandAsRecorded) {
 }
 
 }  // namespace
+
+// A host name or a command word holding ESC, a newline or a '\r' is what a
+// person or a broken tool can leave in run_identity.json: escaped, it can
+// neither recolour the terminal nor break the Markdown table's row.
+TEST(Provenance, AControlCharacterInARecordedFactIsShownEscaped) {
+  Report r;
+  r.a.runs = {run(R"({"host": {"name": "node\n1\u001b[31m"}, "zlcore_command": ["zlcore", "run\r", "--op"]})")};
+  r.b.runs = {run(R"({})")};
+  const auto lines = zl::compare::provenance::lines(r);
+  EXPECT_EQ(line(lines, "host", false), "node\\n1\\x1b[31m");
+  EXPECT_EQ(line(lines, "command", false), "zlcore 'run\\x0d' --op");
+  for (const auto& l : lines) {
+    for (const std::string& v : {l.what, l.a, l.b}) {
+      for (char c : v) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << l.what << ": " << v;
+    }
+  }
+}

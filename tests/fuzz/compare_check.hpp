@@ -2,7 +2,7 @@
 // side A is the fuzzed run, side B a fixed one from the compare tests; the
 // report is written in every format, and the JSON and CSV must be valid
 // whatever A holds (a reader that accepts a value must not make a writer
-// print garbage).
+// print garbage), and so must the provenance block's facts.
 #pragma once
 
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <exception>
 #include <sstream>
 
+#include "compare/provenance.hpp"
 #include "fuzz_util.hpp"
 #include "util/json_read.hpp"
 #include "zlcore/batch.hpp"
@@ -52,16 +53,38 @@ inline void check_csv(const std::string& text) {
   }
 }
 
-// Loads `a_dir` against the fixed run and writes the report every way.
-inline void compare_against_fixed(const fs::path& a_dir) {
+// The provenance block says something of every fact on both sides
+// ("unknown" at least), in printable text: a recorded fact is a person's or
+// a tool's text, and reaches the terminal and a Markdown row through here.
+[[noreturn]] inline void invalid_provenance(const std::string& why, const zl::compare::provenance::Line& l) {
+  std::fprintf(stderr, "compare's provenance block holds %s of '%s': A '%s', B '%s'\n", why.c_str(), l.what.c_str(),
+               l.a.substr(0, 400).c_str(), l.b.substr(0, 400).c_str());
+  std::abort();
+}
+
+inline void check_provenance(const zl::compare::Report& report) {
+  for (const zl::compare::provenance::Line& l : zl::compare::provenance::lines(report)) {
+    for (const std::string* v : {&l.what, &l.a, &l.b}) {
+      if (v->empty()) invalid_provenance("an empty value", l);
+      for (char c : *v) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) invalid_provenance("a control character", l);
+      }
+    }
+  }
+}
+
+// Loads `a_dir` against `b_dir` (the fixed run by default) and writes the
+// report every way.
+inline void compare_against_fixed(const fs::path& a_dir, const fs::path& b_dir = fixed_run()) {
   zl::compare::Report report;
   try {
     zl::compare::Side a = zl::compare::load_side("A", a_dir.string());
-    zl::compare::Side b = zl::compare::load_side("B", fixed_run().string());
+    zl::compare::Side b = zl::compare::load_side("B", b_dir.string());
     report = zl::compare::compare(std::move(a), std::move(b), zl::compare::Options{});
   } catch (const std::exception&) {
     return;  // refused with a message: what a reader may do
   }
+  check_provenance(report);
   std::ostringstream table, md, csv, json, html;
   zl::compare::write_table(table, report);
   zl::compare::write_markdown(md, report);

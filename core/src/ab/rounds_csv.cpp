@@ -18,6 +18,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/ops_status.hpp"
+#include "zlcore/stray_quote.hpp"
 
 namespace zl::ab {
 namespace {
@@ -102,16 +103,9 @@ std::string line_from(const std::vector<std::string>& f, RoundLine* l) {
   return "";
 }
 
-// Whether a whole line of ours starts somewhere at or after `from`: tells a
-// stray quote (lines follow it) from a record torn mid-field (nothing does).
-bool line_follows(const std::string& t, size_t from) {
-  while (from < t.size()) {
-    const csv::Scanned r = csv::scan_record(t, from);
-    RoundLine l;
-    if (r.complete && line_from(r.fields, &l).empty()) return true;
-    from = r.first_line_end;
-  }
-  return false;
+bool is_our_line(const std::vector<std::string>& fields) {
+  RoundLine l;
+  return line_from(fields, &l).empty();
 }
 
 }  // namespace
@@ -159,11 +153,9 @@ RoundsFile parse_rounds_text(const std::string& text, const std::string& shown) 
     }
     const std::string where = "line " + std::to_string(line) + ": ";
     if (!r.complete) {
-      if (r.multiline && line_follows(text, r.first_line_end)) {
-        // A quote opened and never closed swallowed the lines after it: only
-        // its own line is lost; the rest are read again on their own.
-        out.unreadable.push_back(where + "a quoted field that never closes");
-        pos = r.first_line_end;
+      if (const auto next = records::after_stray_quote(text, pos, is_our_line)) {
+        out.unreadable.push_back(where + records::kQuoteNeverCloses);
+        pos = *next;
         ++line;
         continue;
       }

@@ -34,9 +34,21 @@ std::pair<std::string, std::string> identity_of(const fs::path& shard) {
   return {text("status"), text("caliber")};
 }
 
-std::vector<RoundLine> rounds_of(const fs::path& shard) {
+RoundsFile rounds_file_of(const fs::path& shard) {
   const fs::path csv = shard / "rounds.csv";
-  return fs::exists(csv) ? read_rounds_csv(csv.string()) : std::vector<RoundLine>{};
+  return fs::exists(csv) ? parse_rounds_text(read_file(csv.string()), csv.string()) : RoundsFile{};
+}
+
+std::vector<RoundLine> rounds_of(const fs::path& shard) { return rounds_file_of(shard).lines; }
+
+// The lines of a shard's rounds.csv the merge leaves out, one warning each, as
+// a resume of the shard would name them: its rounds are then unfinished, and
+// that resume repairs the file and runs them again.
+void say_left_out(std::ostream& said, const RoundsFile& f, int shard) {
+  const std::string file = "shards/" + std::to_string(shard) + "/rounds.csv";
+  const std::string then = "; left out of the merge, and run again by a resume of the shard\n";
+  for (const std::string& why : f.unreadable) said << "warning: " << file << " " << why << then;
+  if (f.dropped_tail) said << "warning: " << file << ": a torn last line" << then;
 }
 
 }  // namespace
@@ -101,12 +113,14 @@ ShardsMerged merge_shards(const Options& o, const std::string& dir,
     const int n = static_cast<int>(i);
     const fs::path shard = ab_shard_dir(dir, n);
     const auto [status, caliber] = identity_of(shard);
-    const std::vector<RoundLine> mine = rounds_of(shard);
+    const RoundsFile file = rounds_file_of(shard);
+    const std::vector<RoundLine>& mine = file.lines;
     const std::vector<std::string> left = unfinished_ops(mine, ops_by_shard[i], o.rounds);
     said << "shard " << n << " (" << text::join(ops_by_shard[i], ",")
          << "): " << (status.empty() ? "not started" : status);
     if (!left.empty()) said << ", ops with rounds to run: " << text::join(left, ",");
     said << "\n";
+    say_left_out(said, file, n);
     if (status == "refused") refused.push_back(std::to_string(n));
     if (!left.empty()) incomplete.push_back(std::to_string(n));
     if (!caliber.empty()) calibers.push_back("shard " + std::to_string(n) + ": " + caliber);

@@ -263,6 +263,10 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
                      "'; pytest's own arguments go after -- (see 'zlcore run --help')");
   }
 
+  // The backend first, then the options a run shares with a batch
+  // (run_options_from), then a run's own: the order `zlcore batch` checks
+  // them in, so both name the same first fault in a command line with several.
+  const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
   check_device_text(ctx, vm);
   RunOptions o = run_options_from(vm);
   if (vm.count("out")) o.out_dir = vm["out"].as<std::string>();
@@ -292,7 +296,6 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
   o.command_line = {"zlcore", "run"};
   o.command_line.insert(o.command_line.end(), args.begin(), args.end());
 
-  const Backend& backend = ctx.registry().select(flag_or_env(vm, "backend", "ZL_BACKEND"), "--backend / ZL_BACKEND");
   Plan plan = make_plan(backend, vm);
   for (const auto& [var, value] : env_choices()) o.env_choices[var] = value;
   return run_operator(backend, plan, o);

@@ -1,6 +1,7 @@
 #include "provenance.hpp"
 
 #include "../util/json_read.hpp"
+#include "../util/printable.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -13,9 +14,12 @@ namespace {
 
 namespace key = identity::key;
 
+// Escaped here, as load.cpp's text_at escapes a record's text: a host name
+// or a command word holding ESC or a newline reached the terminal raw and
+// broke a Markdown table's row.
 std::string scalar(const rapidjson::Value* v) {
   if (v == nullptr) return "";
-  if (v->IsString()) return std::string(v->GetString(), v->GetStringLength());
+  if (v->IsString()) return printable(std::string(v->GetString(), v->GetStringLength()));
   if (v->IsBool()) return v->GetBool() ? "true" : "false";
   if (v->IsInt64()) return std::to_string(v->GetInt64());
   if (v->IsUint64()) return std::to_string(v->GetUint64());

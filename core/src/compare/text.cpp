@@ -16,8 +16,10 @@ std::string ratio(const std::optional<double>& v) {
   if (!v) return "-";
   if (!std::isfinite(*v)) return "not finite";
   char buf[32];
-  // Fixed notation of 1e300 would be 300 digits, cut at the buffer's end.
-  std::snprintf(buf, sizeof buf, std::fabs(*v) < 1e6 ? "%.3f" : "%.3g", *v);
+  // Fixed notation of 1e300 would be 300 digits, cut at the buffer's end;
+  // of 1e-317, 0.000, which reads as no time at all.
+  const double m = std::fabs(*v);
+  std::snprintf(buf, sizeof buf, m < 1e6 && (m >= 1e-3 || m == 0) ? "%.3f" : "%.3g", *v);
   return buf;
 }
 
@@ -174,13 +176,21 @@ std::string caliber_summary(const Report& r) {
 
 std::string control_warning(const Report& r) {
   if (!r.overall.control) return "";
-  const double moved = *r.overall.control - 1.0;
+  const double control = *r.overall.control;
+  const double moved = control - 1.0;
   if (std::fabs(moved) <= r.options.threshold) return "";
-  char buf[160];
-  std::snprintf(buf, sizeof buf,
-                "torch's own latency moved %+.1f %% between A and B (geomean A/B %.3f): the environment changed",
-                (1.0 / *r.overall.control - 1.0) * 100, *r.overall.control);
-  return buf;
+  // A control of 1e-317 (torch's time on A next to nothing) is a real ratio
+  // whose percentage is no finite number, and 0.000 would hide that it is not 0.
+  const double pct = (1.0 / control - 1.0) * 100;
+  char by[48], ratio[32];
+  if (!std::isfinite(pct)) {
+    std::snprintf(by, sizeof by, "by more than any percentage");
+  } else {
+    std::snprintf(by, sizeof by, std::fabs(pct) < 1e6 ? "%+.1f %%" : "%+.3g %%", pct);
+  }
+  std::snprintf(ratio, sizeof ratio, control >= 1e-3 && control < 1e6 ? "%.3f" : "%.3g", control);
+  return std::string("torch's own latency moved ") + by + " between A and B (geomean A/B " + ratio +
+         "): the environment changed";
 }
 
 std::string counts_line(const Report& r) {

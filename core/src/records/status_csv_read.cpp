@@ -17,6 +17,7 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/ops_status.hpp"
+#include "zlcore/stray_quote.hpp"
 
 namespace zl::batch {
 namespace {
@@ -137,19 +138,11 @@ std::string row_from(const std::vector<std::string>& f, const Layout& l, size_t 
   return "";
 }
 
-// Whether a whole row of ours starts somewhere at or after `from`: tells a
-// stray quote (rows follow it) from a record torn mid-field (nothing does).
-bool row_follows(const std::string& t, size_t from) {
-  while (from < t.size()) {
-    const Scanned r = scan_record(t, from);
-    OpRow row;
-    if (r.complete && (row_from(r.fields, our_layout(), csv_columns().size(), &row).empty() ||
-                       row_from(r.fields, our_layout(false), csv_required_columns(), &row).empty())) {
-      return true;
-    }
-    from = r.first_line_end;
-  }
-  return false;
+// Whether a record is a whole row of ours, of this or an older zlcore.
+bool is_our_row(const std::vector<std::string>& fields) {
+  OpRow row;
+  return row_from(fields, our_layout(), csv_columns().size(), &row).empty() ||
+         row_from(fields, our_layout(false), csv_required_columns(), &row).empty();
 }
 
 std::string describe_repair(const StatusFile& f, const std::string& copy) {
@@ -194,12 +187,9 @@ StatusFile parse_status_text(const std::string& text, const std::string& shown) 
     const Scanned r = scan_record(text, pos);
     const std::string where = "line " + std::to_string(line) + ": ";
     if (!r.complete) {
-      if (r.multiline && row_follows(text, r.first_line_end)) {
-        // A quote opened and never closed swallowed rows after it: a stray
-        // quote, not a record cut short. Only its own line is lost; the rest
-        // are read again on their own.
-        out.unreadable.push_back(where + "a quoted field that never closes");
-        pos = r.first_line_end;
+      if (const auto next = records::after_stray_quote(text, pos, is_our_row)) {
+        out.unreadable.push_back(where + records::kQuoteNeverCloses);
+        pos = *next;
         ++line;
         continue;
       }

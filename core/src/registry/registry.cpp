@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 
 #include "zlcore/errors.hpp"
@@ -43,12 +44,13 @@ Registry::Registry(LoadReport report) : report_(std::move(report)) {
         break;
       }
     }
+    std::vector<std::string> names{lower(b.name())};
+    for (const std::string& a : b.aliases()) names.push_back(lower(a));
     if (!shadow.empty()) {
+      for (const std::string& n : names) rejected_names_.emplace(n, report_.rejected.size());
       report_.rejected.push_back({b.path(), shadow});
       continue;
     }
-    std::vector<std::string> names{lower(b.name())};
-    for (const std::string& a : b.aliases()) names.push_back(lower(a));
     std::string clash;
     for (const std::string& n : names) {
       auto it = owner.find(n);
@@ -58,6 +60,7 @@ Registry::Registry(LoadReport report) : report_(std::move(report)) {
       }
     }
     if (!clash.empty()) {
+      for (const std::string& n : names) rejected_names_.emplace(n, report_.rejected.size());
       report_.rejected.push_back({b.path(), clash});
       continue;
     }
@@ -78,6 +81,18 @@ const Backend* Registry::find(const std::string& name_or_alias) const {
   return nullptr;
 }
 
+const Rejected* Registry::rejected_as(const std::string& name_or_alias) const {
+  const std::string want = lower(name_or_alias);
+  if (auto it = rejected_names_.find(want); it != rejected_names_.end()) return &report_.rejected[it->second];
+  for (const Rejected& r : report_.rejected) {
+    const std::string stem = lower(std::filesystem::path(r.path).stem().string());
+    for (const char* prefix : {"", "zl_backend_", "libzl_backend_"}) {
+      if (stem == prefix + want) return &r;
+    }
+  }
+  return nullptr;
+}
+
 const Backend& Registry::select(const std::string& name_or_alias, const std::string& what) const {
   std::string loaded;
   for (const Backend& b : report_.backends) {
@@ -90,6 +105,10 @@ const Backend& Registry::select(const std::string& name_or_alias, const std::str
   }
   const Backend* b = find(name_or_alias);
   if (b == nullptr) {
+    if (const Rejected* r = rejected_as(name_or_alias)) {
+      throw UsageError("backend '" + name_or_alias + "' (" + what + ") was found but rejected: " + r->path + ": " +
+                       r->reason + "; loaded backends: " + loaded);
+    }
     throw UsageError("unknown backend '" + name_or_alias + "' (" + what + "); loaded backends: " + loaded);
   }
   return *b;

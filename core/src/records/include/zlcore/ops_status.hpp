@@ -7,6 +7,7 @@
 // In core/src/records/:
 //   status_csv      the rows, the header, append-only writes (util/csv.hpp's quoting)
 //   status_csv_read reading it back, repairing a torn or edited file
+//   stray_quote     a quote that never closes: stray, or a torn last record (rounds.csv too)
 #pragma once
 
 #include <map>
