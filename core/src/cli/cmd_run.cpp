@@ -199,6 +199,11 @@ RunOptions run_options_from(const po::variables_map& vm) {
     throw UsageError(given + "'" + repeat + "' is not allowed; use a whole number from 1 to 1000");
   }
   o.knobs = plan_knobs(vm);
+  if (o.knobs[kL2Knob] == "cold" && o.mode != "kernel" && o.mode != "cudagraph") {
+    throw UsageError(std::string(vm.count("l2") ? "--l2 cold" : "ZL_L2=cold") + " cannot be honoured with --mode " +
+                     o.mode + ": FlagGems times that mode itself, on the host, and clears no cache; use --mode " +
+                     "kernel or cudagraph, or --l2 warm");
+  }
   o.knobs["ZL_DIRECT_REPEAT"] = std::to_string(r);
   o.knobs["ZL_ISOLATE_TUNER_CACHE"] = o.isolate_tuner_cache ? "1" : "0";
   if (vm.count("python")) o.python = vm["python"].as<std::string>();

@@ -187,6 +187,9 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   for (const std::string& key : caliber_keys()) run.caliber[key] = text_at(id, key);
   // Older identities carry the version only at the top level.
   if (run.caliber[key::versions_zlcore].empty()) run.caliber[key::versions_zlcore] = text_at(id, key::zlcore_version);
+  // Identities older than the L2 policy: every timer then ran warm (nothing
+  // cleared a cache), so they compare with a warm run as alike.
+  if (run.caliber[key::timer_l2].empty()) run.caliber[key::timer_l2] = "warm";
   if (const rapidjson::Value* env = json::at_path(id, key::env); env != nullptr && env->IsObject()) {
     for (const auto& m : env->GetObject()) run.env[m.name.GetString()] = scalar_text(m.value);
   }
