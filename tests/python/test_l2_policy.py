@@ -1,8 +1,11 @@
 """`--l2 cold` in the timers (ZL_L2, ZL_L2_BYTES): the clears captured and subtracted,
 the rows that say so, and warm rows exactly as before the policy."""
 
+import sys
+
 import pytest
 
+from conftest import PLUGINS
 from test_plugins import COST, FAST, ROW_KEYS, approx, by_shape
 
 ABS_F16 = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
@@ -25,6 +28,9 @@ def test_cold_graph_timer_captures_clears_and_subtracts_them(run_child):
         assert row["latency_ms"] == approx(warm_rows[shape]["latency_ms"])
         assert row["latency_base_ms"] == approx(warm_rows[shape]["latency_base_ms"])
         assert row["placements_ms"] == [approx(t) for t in warm_rows[shape]["placements_ms"]]
+        # The eager estimate too (it sizes the capture; cluster_fix checks the graph against it).
+        assert row["eager_ms"] == approx(warm_rows[shape]["eager_ms"])
+        assert row["calls_per_replay"] == warm_rows[shape]["calls_per_replay"]
         assert list(row) == COLD_ROW_KEYS
         assert row["l2"] == "cold" and row["l2_clear_bytes"] == 2 * L2_BYTES
         # What one clear took, on each side's clock (use_gems halves the gems side's kernels).
@@ -94,3 +100,90 @@ def test_the_host_timer_refuses_cold(run_child):
     run = run_child(ABS_F16, ZL_TIMER="host", ZL_TIMER_FALLBACK="", ZL_L2="cold", ZL_L2_BYTES=str(L2_BYTES))
     assert run.rc == 4, run.output
     assert "ZL_L2=cold: the host timer reads the host's clock around loops" in run.output
+
+
+class _Mechanism:
+    """A GraphDevice stand-in: a replay takes 1 ms a call plus 3 ms a clear
+    (the clears alone read +1 ms on every other replay, so that the median is
+    what must be subtracted)."""
+
+    def __init__(self, fail_second_capture=False):
+        self.released = []
+        self.clear_timings = 0
+        self.fail_second_capture = fail_second_capture
+        self.captures = 0
+
+    def capture(self, placed, calls):
+        self.captures += 1
+        if self.fail_second_capture and self.captures == 2:
+            raise RuntimeError("capture failed")
+        for _ in range(calls):  # as GraphDevice.capture runs them
+            placed.fn()
+        return {"calls": calls, "clears_only": isinstance(placed, _clear_module()._ClearsOnly)}
+
+    def replays(self, graph, count, untimed=0):
+        if graph["clears_only"]:
+            self.clear_timings += 1
+            return [3.0 * graph["calls"] + (i % 2) for i in range(count)]
+        return [4.0 * graph["calls"]] * count
+
+    def replay_ms(self, graph):
+        return self.replays(graph, 1)[0]
+
+    def release(self, graph, trim=True):
+        self.released.append(graph["clears_only"])
+
+    capture_ms = 7.0
+
+
+def _clear_module():
+    if str(PLUGINS) not in sys.path:
+        sys.path.insert(0, str(PLUGINS))
+    from zlcore_pytest.timers import l2_clear
+    return l2_clear
+
+
+class _Clear:
+    bytes = 2000
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+
+
+class _Placed:
+    index = 0
+    grad_to_none = None
+
+    def __init__(self):
+        self.calls = 0
+
+    def fn(self):
+        self.calls += 1
+
+
+def test_the_cold_mechanism_clears_before_every_call_and_subtracts_the_clears_median():
+    l2_clear = _clear_module()
+    inner, clear, placed = _Mechanism(), _Clear(), _Placed()
+    mech = l2_clear.ColdGraphDevice(inner, clear)
+    graph = mech.capture(placed, 4)
+    assert placed.calls == 4 and clear.calls == 8  # a clear before each call, then the clears alone
+    # 4 calls at 4 ms (op and clear) less the clears' median (12 or 13 ms: 12.5).
+    assert mech.replays(graph, 4) == [16.0 - 12.5] * 4
+    assert mech.replay_ms(graph) == 16.0 - 12.0
+    assert mech.capture_ms == 7.0  # everything else is the wrapped mechanism's
+    assert mech.row_data() == {"l2": "cold", "l2_clear_ms": approx((12.5 / 4 + 12.0 / 4) / 2),
+                               "l2_clear_bytes": 2000}
+    mech.release(graph)
+    assert sorted(inner.released) == [False, True]  # both graphs
+
+
+def test_a_clears_capture_that_fails_releases_the_ops_graph():
+    l2_clear = _clear_module()
+    inner = _Mechanism(fail_second_capture=True)
+    mech = l2_clear.ColdGraphDevice(inner, _Clear())
+    with pytest.raises(RuntimeError):
+        mech.capture(_Placed(), 2)
+    assert inner.released == [False]
