@@ -55,10 +55,17 @@ def test_a_policy_that_cannot_be_honoured_is_one_line_exit_2_and_nothing_written
     assert not out.exists()
 
 
-def test_cold_with_a_host_overhead_mode_is_refused(tmp_path):
-    r = zl("run", "--backend", "cuda", "--op", "abs", "--mode", "operator", "--l2", "cold")
+@needs_vendor
+@pytest.mark.parametrize("command", ["run", "ab"])
+def test_cold_with_a_host_overhead_mode_is_refused(tmp_path, command):
+    args = {"run": ["run", "--op", "abs", "--python", PY],
+            "ab": ["ab", "--a", SUITE, "--b", SUITE, "--a-python", PY, "--b-python", PY, "--ops", "abs"]}[command]
+    r = zl(*args, "--backend", "fakegpu", "--out", tmp_path / "out", "--mode", "operator", "--l2", "cold",
+           backend_dir=VENDOR, ZL_FAKE_L2_BYTES="52428800")
     assert r.returncode == 2, r.stdout + r.stderr
-    assert "--l2 cold cannot be honoured with --mode operator: FlagGems times that mode itself" in r.stderr
+    assert r.stderr == ("zlcore: --l2 cold cannot be honoured with --mode operator: FlagGems times that mode "
+                        "itself, on the host, and clears no cache; use --mode kernel or cudagraph, or --l2 warm\n")
+    assert not (tmp_path / "out").exists()
 
 
 @needs_vendor

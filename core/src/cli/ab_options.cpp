@@ -279,6 +279,7 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   }
 
   const std::string l2 = plan_knobs(vm).at(kL2Knob);
+  check_l2_mode(l2, vm.count("mode") ? vm["mode"].as<std::string>() : "kernel", l2_given(vm));
   if (resolve_devices) add_devices(backend, vm, o);
   for (const Device& d : o.devices) check_l2_device(l2, backend.name(), d, l2_given(vm));
   o.visibility_env = backend.visibility_env();

@@ -22,12 +22,12 @@ std::map<std::string, std::string> plan_knobs(const po::variables_map& vm) {
   // Spelled 0 or 1 from here on: the rules (rules.yaml) and the child read that.
   const bool graph = flag_or_env_bool(vm, "enable-cudagraph", "ZL_ENABLE_CUDAGRAPH", true);
   // Named as the user gave it: the flag when there is one, else the variable.
-  const std::string l2 = parse_l2_policy(flag_or_env(vm, "l2", kL2Env), vm.count("l2") ? "--l2 " : "ZL_L2=");
+  const std::string l2 = parse_l2_policy(flag_or_env(vm, "l2", kL2Knob), vm.count("l2") ? "--l2 " : "ZL_L2=");
   return {{"ZL_ENABLE_CUDAGRAPH", graph ? "1" : "0"}, {kL2Knob, l2}};
 }
 
 std::string l2_given(const po::variables_map& vm) {
-  return vm.count("l2") || std::getenv(kL2Env) == nullptr ? "--l2" : kL2Env;
+  return vm.count("l2") || std::getenv(kL2Knob) == nullptr ? "--l2" : kL2Knob;
 }
 
 Plan make_plan(const Backend& backend, const po::variables_map& vm) {

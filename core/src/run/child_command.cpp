@@ -49,7 +49,7 @@ ChildCommand child_command(const Backend& backend, const Plan& plan, const Resol
   for (const auto& [k, v] : o.knobs) env[k] = v;
   // Cold clears this many bytes (at least; the timer writes twice as many)
   // before each call; resolve refused a cold device without it.
-  if (env[kL2Env] == "cold") env[kL2BytesEnv] = std::to_string(l2_cache_bytes(r.device).value_or(0));
+  if (env[kL2Knob] == "cold") env[kL2BytesEnv] = std::to_string(l2_cache_bytes(r.device).value_or(0));
   for (const auto& [k, v] : caches.autotune.child_env) env[k] = v;
   if (caches.dirs.isolated) {
     env[FlagGemsProvider::tuner_cache_env()] = caches.dirs.flaggems;

@@ -110,7 +110,7 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
                         "TRITON_CACHE_DIR", "ZL_BACKEND_PATH", "ZL_BATCH_HEARTBEAT_S", kCaliberEnv,
                         // timer.l2 and timer.l2_bytes: recorded there, so that a warm
                         // run's env matches that of a run older than the policy.
-                        kL2Env, kL2BytesEnv}) {
+                        kL2Knob, kL2BytesEnv}) {
     out.erase(k);
   }
   return out;

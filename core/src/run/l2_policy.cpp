@@ -28,4 +28,11 @@ void check_l2_device(const std::string& policy, const std::string& backend, cons
                    ", and cold clears that many bytes before each call; use --l2 warm");
 }
 
+void check_l2_mode(const std::string& policy, const std::string& mode, const std::string& given) {
+  if (policy != "cold" || mode == "kernel" || mode == "cudagraph") return;
+  throw UsageError(given + (given == "--l2" ? " " : "=") + "cold cannot be honoured with --mode " + mode +
+                   ": FlagGems times that mode itself, on the host, and clears no cache; use --mode kernel or " +
+                   "cudagraph, or --l2 warm");
+}
+
 }  // namespace zl

@@ -64,8 +64,8 @@ Resolved resolve(const Backend& backend, const RunOptions& opts) {
 
   r.visible = visible_devices(backend);
   r.device = pick_device(backend, r.visible, o.device);
-  if (auto l2 = o.knobs.find(kL2Env); l2 != o.knobs.end()) {
-    check_l2_device(l2->second, backend.name(), r.device, o.env_choices.count(kL2Env) ? kL2Env : "--l2");
+  if (auto l2 = o.knobs.find(kL2Knob); l2 != o.knobs.end()) {
+    check_l2_device(l2->second, backend.name(), r.device, o.env_choices.count(kL2Knob) ? kL2Knob : "--l2");
   }
   // A pin already set is a choice the environment made: on record with the others.
   for (const auto& [var, value] : r.visible.pins) o.env_choices[var] = value;

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "zlcore/backend.hpp"
+#include "zlcore/plan.hpp"
 
 namespace zl {
 
-// The variable the child's timers read (`warm` or `cold`), and the bytes a
-// cold timer clears (the device's L2 size; set only when cold).
-inline constexpr const char* kL2Env = "ZL_L2";
+// The bytes a cold timer clears, for the child (the device's L2 size; set
+// only when cold). The policy itself travels as the plan knob kL2Knob.
 inline constexpr const char* kL2BytesEnv = "ZL_L2_BYTES";
 
 // `warm` or `cold` from the flag's value, or from ZL_L2 when the flag is
@@ -32,5 +32,9 @@ std::optional<int64_t> l2_cache_bytes(const Device& device);
 // honoured there.
 void check_l2_device(const std::string& policy, const std::string& backend, const Device& device,
                      const std::string& given = "--l2");
+
+// Throws UsageError, one line naming `given`, when `policy` is cold and
+// FlagGems' `mode` is one it times itself on the host (operator, wrapper).
+void check_l2_mode(const std::string& policy, const std::string& mode, const std::string& given = "--l2");
 
 }  // namespace zl
