@@ -494,9 +494,9 @@ TEST(Caliber, EveryDifferenceOfTheRecordedRunIsFound) {
   EXPECT_EQ(c.differences[4].detail, "1 only on B: [[4096]]");
   EXPECT_EQ(c.differences.back().b, "0");
   EXPECT_EQ(c.differences[5].b, "{direct_repeat: 10, graph: {budget_ms: 50, min_windows: 2}}");  // a default moved
-  EXPECT_EQ(c.differences[20].a, "1.0");      // device.attributes.driver_version
-  EXPECT_EQ(c.differences[24].b, "false");    // device.attributes.ecc_enabled
-  EXPECT_EQ(c.differences[25].a, "warm");     // timer.l2: A's identity predates the policy
+  EXPECT_EQ(c.differences[20].a, "1.0");    // device.attributes.driver_version
+  EXPECT_EQ(c.differences[24].b, "false");  // device.attributes.ecc_enabled
+  EXPECT_EQ(c.differences[25].a, "warm");   // timer.l2: A's identity predates the policy
   EXPECT_EQ(c.differences[25].b, "cold");
   EXPECT_EQ(c.differences[27].a, "(unset)");  // env.TRITON_SWITCH absent on A
 }
