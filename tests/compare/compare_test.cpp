@@ -796,15 +796,17 @@ TEST(Headline, NoRowTestedIsCannotTellNotNoDifference) {
 namespace {
 
 // A run directory whose identity's timer block is `timer` (JSON), one row.
-std::string run_with_timer(const zltest::TempDir& tmp, const std::string& name, const std::string& timer) {
+std::string run_with_timer(const zltest::TempDir& tmp, const std::string& name, const std::string& timer,
+                           const std::string& row_extra = "") {
   const std::string dir = (tmp.path() / name).string();
   std::filesystem::create_directories(dir);
   zl::write_file_atomic(dir + "/run_identity.json",
                         "{\"run_id\": \"" + name +
                             "\", \"op\": \"abs\", \"autotune\": {\"mode\": \"tune\", \"winners_hash\": \"h\"}, " +
                             "\"timer\": " + timer + "}\n");
-  zl::write_file_atomic(dir + "/results.jsonl",
-                        "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0}\n");
+  zl::write_file_atomic(
+      dir + "/results.jsonl",
+      "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0" + row_extra + "}\n");
   return dir;
 }
 
@@ -827,4 +829,17 @@ TEST(Caliber, AColdRunAgainstAWarmOneIsFlaggedAndAnOlderIdentityReadsWarm) {
   EXPECT_EQ(c.differences[0].b, "cold");
   EXPECT_EQ(keys(caliber(old, cold)), std::vector<std::string>{"timer.l2"});
   EXPECT_EQ(zc::check_caliber(zc::load_side("A", warm), zc::load_side("B", cold), {"timer.l2"}).unexpected(), 0u);
+}
+
+// Like a timer that changed, a row read cold on one side and warm on the
+// other says so in its note, in every format that shows the note.
+TEST(Match, ARowReadColdAgainstWarmSaysSo) {
+  const zltest::TempDir tmp("zl-compare-l2-row");
+  const std::string warm = run_with_timer(tmp, "warm", R"({"name": "graph", "l2": "warm"})");
+  const std::string cold = run_with_timer(tmp, "cold", R"({"name": "graph", "l2": "cold"})", R"(, "l2": "cold")");
+  const zc::Report r = zc::compare(zc::load_side("A", warm), zc::load_side("B", cold), {});
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_NE(r.rows[0].note.find("L2 warm->cold"), std::string::npos) << r.rows[0].note;
+  const zc::Report same = zc::compare(zc::load_side("A", cold), zc::load_side("B", cold), {});
+  EXPECT_EQ(same.rows[0].note.find("L2"), std::string::npos) << same.rows[0].note;
 }

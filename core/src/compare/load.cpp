@@ -121,6 +121,7 @@ ResultRow parse_row(const rapidjson::Value& o) {
   r.spread_base_pct = number_at(o, "spread_base_pct").value_or(0);
   r.timer = text_at(o, "timer");
   r.timer_base = text_at(o, "timer_base");
+  if (const std::string l2 = text_at(o, "l2"); !l2.empty()) r.l2 = l2;
   // The direct timer with a fallback reason: the graph capture of this
   // shape's FlagGems side failed and its calls were timed one by one.
   r.timed_call_by_call = r.timer == "direct" && !text_at(o, "fallback_reason").empty();
