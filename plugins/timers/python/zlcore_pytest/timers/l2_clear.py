@@ -3,8 +3,8 @@
 A clear is a write over a buffer of twice the L2 (ZL_L2_BYTES, the backend's
 l2_cache_bytes): whatever a call left in the cache is evicted by lines of the
 buffer, and the next call's inputs come from device memory. Twice, not once:
-a replacement policy that keeps some old lines through one pass of exactly
-the cache's size keeps none through two. The buffer is placed on the device
+a replacement policy (hashed sets, adaptive insertion) may keep some old
+lines through one pass of exactly the cache's size, far fewer through two. The buffer is placed on the device
 once per side, inside the side's memory bracket, so the row's zlcore-added
 memory counts it (_memory.py, SideMemory).
 
