@@ -7,10 +7,13 @@
 //   ZL_CUDA_NO_NVML=1    skip NVML, ask nvidia-smi only (tests, broken NVML)
 //   ZL_CUDA_NVML_LIB     NVML library to load instead of libnvidia-ml.so.1
 //   ZL_CUDA_SMI          nvidia-smi to run instead of the one on PATH
+//   ZL_CUDA_DRIVER_LIB   CUDA driver library to load instead of libcuda.so.1
+//                        (the L2 size, which neither NVML nor nvidia-smi say)
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cuda_driver.hpp"
 #include "cuda_nvml.hpp"
 #include "cuda_parse.hpp"
 #include "cuda_peaks.hpp"
@@ -23,6 +26,7 @@ namespace {
 bool nvml_skipped() { return zl_kit::env_flag("ZL_CUDA_NO_NVML"); }
 std::string nvml_path() { return zl_kit::env_or("ZL_CUDA_NVML_LIB", "libnvidia-ml.so.1"); }
 std::string smi_path() { return zl_kit::env_or("ZL_CUDA_SMI", "nvidia-smi"); }
+std::string driver_path() { return zl_kit::env_or("ZL_CUDA_DRIVER_LIB", "libcuda.so.1"); }
 
 zl_kit::ToolResult smi_query(const char* fields) {
   return zl_kit::run_tool({smi_path(), std::string("--query-gpu=") + fields, "--format=csv,noheader,nounits"});
@@ -60,6 +64,7 @@ zl_kit::Enumeration enumerate() {
     e.devices = zl_cuda::nvml_devices(nvml_path(), tried);
     if (!e.devices.empty()) {
       e.source = "library";
+      zl_cuda::add_driver_attributes(e.devices, driver_path());
       return e;
     }
   }
@@ -83,6 +88,7 @@ zl_kit::Enumeration enumerate() {
     e.reason = tried + "; " + smi + " listed no GPUs";
   } else {
     add_smi_attributes(e.devices);
+    zl_cuda::add_driver_attributes(e.devices, driver_path());
   }
   return e;
 }

@@ -50,6 +50,11 @@ std::string named_values_problem(const zl_named_value* first, size_t count, cons
     } else if (v->type != ZL_VALUE_INT64 && v->type != ZL_VALUE_DOUBLE) {
       return at + " '" + *name + "' has type " + std::to_string(static_cast<int>(v->type)) + ", not a zl_value_type";
     }
+    // The core sizes the buffer `--l2 cold` writes from it, so anything but
+    // a count of bytes is no L2 size.
+    if (*name == "l2_cache_bytes" && (v->type != ZL_VALUE_INT64 || v->int64_value <= 0)) {
+      return at + " 'l2_cache_bytes' is not an int64 above 0 (the L2's size in bytes)";
+    }
   }
   return {};
 }

@@ -1,6 +1,7 @@
 // The CUDA backend: nvidia-smi parser on recorded outputs, then the module
 // through the C ABI with a fake nvidia-smi and a fake NVML.
 #include "backend_test_util.hpp"
+#include "cuda_driver.hpp"
 #include "cuda_parse.hpp"
 #include "cuda_peaks.hpp"
 
@@ -109,6 +110,7 @@ class CudaModule : public ::testing::Test {
     env.set("ZL_CUDA_NVML_LIB", std::nullopt);
     env.set("ZL_CUDA_NO_NVML", "1");
     env.set("ZL_CUDA_SMI", std::nullopt);
+    env.set("ZL_CUDA_DRIVER_LIB", std::nullopt);
   }
   std::string smi(int rc, const std::string& out, const std::string& err = "") {
     return write_fake_tool(dir, "nvidia-smi", {{kQueryArgs, rc, out, err}});
@@ -276,6 +278,40 @@ TEST_F(CudaModule, NvmlAttributesAndPeaks) {
   EXPECT_EQ(at.at("compute_peak_tflops.float16"), "1070.53");
   EXPECT_EQ(at.at("power_limit_w"), "700");
   EXPECT_EQ(at.at("ecc_enabled"), "1");
+}
+
+// The L2 size comes from the driver (NVML does not say it), matched to NVML's
+// GPUs by UUID: a GPU the driver does not see (hidden by
+// CUDA_VISIBLE_DEVICES in zlcore's environment) has no L2 attribute rather
+// than another GPU's.
+TEST_F(CudaModule, L2SizeComesFromTheDriverMatchedByUuid) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("ZL_CUDA_DRIVER_LIB", ZL_FAKE_CUDA_DRIVER);
+  env.set("FAKE_NVML_COUNT", "3");
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  ASSERT_EQ(a.devices.size(), 3u);
+  EXPECT_EQ(a.devices[0].attributes.at("l2_cache_bytes"), "62914560");
+  EXPECT_EQ(a.devices[1].attributes.at("l2_cache_bytes"), "62914560");
+  EXPECT_EQ(a.devices[2].attributes.count("l2_cache_bytes"), 0u);
+}
+
+TEST_F(CudaModule, NoDriverLeavesTheL2SizeOut) {
+  env.set("ZL_CUDA_NO_NVML", std::nullopt);
+  env.set("ZL_CUDA_NVML_LIB", ZL_FAKE_NVML);
+  env.set("ZL_CUDA_DRIVER_LIB", "/nonexistent/libcuda.so.1");
+  Answer a = enumerate(api);
+  ASSERT_FALSE(a.error) << a.message;
+  ASSERT_EQ(a.devices.size(), 2u);
+  EXPECT_EQ(a.devices[0].attributes.count("l2_cache_bytes"), 0u);
+  EXPECT_EQ(a.devices[0].attributes.at("compute_units"), "132");  // the rest still there
+}
+
+TEST(CudaDriver, UuidBytesPrintAsNvmlPrintsThem) {
+  const unsigned char b[16] = {0x96, 0x7e, 0xf8, 0x75, 0xe3, 0xf7, 0x55, 0xc2,
+                               0xab, 0xf0, 0x64, 0xb9, 0x3b, 0x0c, 0x7e, 0x36};
+  EXPECT_EQ(zl_cuda::uuid_text(b), "GPU-967ef875-e3f7-55c2-abf0-64b93b0c7e36");
 }
 
 TEST_F(CudaModule, NvmlStateNamesThrottleReasons) {

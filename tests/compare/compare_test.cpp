@@ -513,9 +513,11 @@ TEST(Caliber, EveryDifferenceOfTheRecordedRunIsFound) {
   EXPECT_EQ(c.differences[4].detail, "1 only on B: [[4096]]");
   EXPECT_EQ(c.differences.back().b, "0");
   EXPECT_EQ(c.differences[5].b, "{direct_repeat: 10, graph: {budget_ms: 50, min_windows: 2}}");  // a default moved
-  EXPECT_EQ(c.differences[20].a, "1.0");      // device.attributes.driver_version
-  EXPECT_EQ(c.differences[24].b, "false");    // device.attributes.ecc_enabled
-  EXPECT_EQ(c.differences[26].a, "(unset)");  // env.TRITON_SWITCH absent on A
+  EXPECT_EQ(c.differences[20].a, "1.0");    // device.attributes.driver_version
+  EXPECT_EQ(c.differences[24].b, "false");  // device.attributes.ecc_enabled
+  EXPECT_EQ(c.differences[25].a, "warm");   // timer.l2: A's identity predates the policy
+  EXPECT_EQ(c.differences[25].b, "cold");
+  EXPECT_EQ(c.differences[27].a, "(unset)");  // env.TRITON_SWITCH absent on A
 }
 
 TEST(Caliber, ExpectDiffPatterns) {
@@ -808,4 +810,55 @@ TEST(Headline, NoRowTestedIsCannotTellNotNoDifference) {
       << zl::compare::text::headline(r);
   r.counts[zl::compare::Verdict::Same] = 1;  // one judged row: the interval speaks again
   EXPECT_EQ(zl::compare::text::headline(r).rfind("answer: no overall difference shown between B and A: ", 0), 0U);
+}
+
+namespace {
+
+// A run directory whose identity's timer block is `timer` (JSON), one row.
+std::string run_with_timer(const zltest::TempDir& tmp, const std::string& name, const std::string& timer,
+                           const std::string& row_extra = "") {
+  const std::string dir = (tmp.path() / name).string();
+  std::filesystem::create_directories(dir);
+  zl::write_file_atomic(dir + "/run_identity.json",
+                        "{\"run_id\": \"" + name +
+                            "\", \"op\": \"abs\", \"autotune\": {\"mode\": \"tune\", \"winners_hash\": \"h\"}, " +
+                            "\"timer\": " + timer + "}\n");
+  zl::write_file_atomic(
+      dir + "/results.jsonl",
+      "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0" + row_extra + "}\n");
+  return dir;
+}
+
+}  // namespace
+
+// The L2 policy is caliber: a cold run against a warm one is named, and an
+// identity older than the policy (no timer.l2) is the warm run it was.
+TEST(Caliber, AColdRunAgainstAWarmOneIsFlaggedAndAnOlderIdentityReadsWarm) {
+  const zltest::TempDir tmp("zl-compare-l2");
+  const std::string old = run_with_timer(tmp, "old", R"({"name": "graph"})");
+  const std::string warm = run_with_timer(tmp, "warm", R"({"name": "graph", "l2": "warm"})");
+  const std::string cold = run_with_timer(tmp, "cold", R"({"name": "graph", "l2": "cold", "l2_bytes": 62914560})");
+  auto caliber = [](const std::string& a, const std::string& b) {
+    return zc::check_caliber(zc::load_side("A", a), zc::load_side("B", b), {});
+  };
+  EXPECT_EQ(keys(caliber(old, warm)), std::vector<std::string>{});
+  const zc::Caliber c = caliber(warm, cold);
+  ASSERT_EQ(keys(c), std::vector<std::string>{"timer.l2"});
+  EXPECT_EQ(c.differences[0].a, "warm");
+  EXPECT_EQ(c.differences[0].b, "cold");
+  EXPECT_EQ(keys(caliber(old, cold)), std::vector<std::string>{"timer.l2"});
+  EXPECT_EQ(zc::check_caliber(zc::load_side("A", warm), zc::load_side("B", cold), {"timer.l2"}).unexpected(), 0u);
+}
+
+// Like a timer that changed, a row read cold on one side and warm on the
+// other says so in its note, in every format that shows the note.
+TEST(Match, ARowReadColdAgainstWarmSaysSo) {
+  const zltest::TempDir tmp("zl-compare-l2-row");
+  const std::string warm = run_with_timer(tmp, "warm", R"({"name": "graph", "l2": "warm"})");
+  const std::string cold = run_with_timer(tmp, "cold", R"({"name": "graph", "l2": "cold"})", R"(, "l2": "cold")");
+  const zc::Report r = zc::compare(zc::load_side("A", warm), zc::load_side("B", cold), {});
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_NE(r.rows[0].note.find("L2 warm->cold"), std::string::npos) << r.rows[0].note;
+  const zc::Report same = zc::compare(zc::load_side("A", cold), zc::load_side("B", cold), {});
+  EXPECT_EQ(same.rows[0].note.find("L2"), std::string::npos) << same.rows[0].note;
 }

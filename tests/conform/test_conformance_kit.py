@@ -184,3 +184,18 @@ def test_file_that_is_not_a_library_fails_loads_and_exports(tmp_path):
     assert rules["loads"] == ("FAIL", "not an ELF shared object")
     assert rules["exports"][0] == "FAIL"
     assert rules["strings"] == ("SKIP", "the loader rejects the file (loads)")
+
+
+def test_an_l2_size_in_bytes_passes_the_devices_rule():
+    rc, rules, out = conform(fake("good"), env={"ZL_FAKE_L2_BYTES": "52428800"})
+    assert rc == 0, out
+    assert rules["devices"] == ("PASS", "")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "50MB"])
+def test_an_l2_size_that_is_no_positive_int64_fails_the_devices_rule(value):
+    rc, rules, out = conform(fake("good"), env={"ZL_FAKE_L2_BYTES": value})
+    assert rc == 1, out
+    status, why = rules["devices"]
+    assert status == "FAIL"
+    assert why == "device [0] attribute [5] 'l2_cache_bytes' is not an int64 above 0 (the L2's size in bytes)"

@@ -149,8 +149,26 @@ typedef struct {
   /* 16 devices at FAKE_STRIDE, 8-aligned */
   double devices[16 * FAKE_STRIDE / sizeof(double)];
   char ids[16][32];
-  char vis[16][12]; /* "%d" of an int: up to 11 characters and the NUL */
+  char vis[16][12];             /* "%d" of an int: up to 11 characters and the NUL */
+  zl_named_value attributes[8]; /* kAttributes and l2_cache_bytes, when asked for */
+  char l2_text[32];
 } fake_list;
+
+/* kAttributes plus, when ZL_FAKE_L2_BYTES is set, l2_cache_bytes: an int64
+ * when the value is a number, else (a backend breaking the rule) a string. */
+FAKE_UNUSED static size_t fake_attributes(fake_list* l) {
+  const size_t n = sizeof kAttributes / sizeof kAttributes[0];
+  memcpy(l->attributes, kAttributes, sizeof kAttributes);
+  const char* l2 = getenv("ZL_FAKE_L2_BYTES");
+  if (l2 == NULL || *l2 == '\0') return n;
+  char* end = NULL;
+  const long long bytes = strtoll(l2, &end, 10);
+  snprintf(l->l2_text, sizeof l->l2_text, "%s", l2);
+  l->attributes[n] =
+      *end == '\0' ? (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "l2_cache_bytes", ZL_VALUE_INT64, NULL, bytes, 0}
+                   : (zl_named_value){ZL_NAMED_VALUE_STRUCT_SIZE, "l2_cache_bytes", ZL_VALUE_STRING, l->l2_text, 0, 0};
+  return n + 1;
+}
 
 /* ZL_FAKE_DEVICE_COUNT sets how many devices it reports (default 2), so the
  * batch tests get real concurrency; ZL_FAKE_BUSY lists indices reported busy;
@@ -233,8 +251,8 @@ FAKE_UNUSED static zl_error* enumerate(zl_device_list** out) {
     if (i == 1) d->name = (const char*)FAKE_NOWHERE;
 #endif
 #if !defined(FAKE_DEVICE_1_1) && !defined(FAKE_OLD_MINOR)
-    d->attribute_count = sizeof kAttributes / sizeof kAttributes[0];
-    d->attributes = kAttributes;
+    d->attribute_count = fake_attributes(l);
+    d->attributes = l->attributes;
 #endif
 #ifdef FAKE_ODD_TEXT
     d->attribute_count = sizeof kHostileAttributes / sizeof kHostileAttributes[0];

@@ -309,3 +309,31 @@ TEST(HistoryStore, RefusesAnotherSchemaVersion) {
     EXPECT_NE(std::string(e.what()).find("schema version '99'"), std::string::npos) << e.what();
   }
 }
+
+namespace {
+
+std::string run_dir(const zltest::TempDir& tmp, const std::string& name, const std::string& timer) {
+  const std::filesystem::path dir = tmp.path() / name;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "run_identity.json")
+      << "{\"run_id\": \"" << name << "\", \"op\": \"abs\", \"started\": \"2026-12-01T00:00:00.000Z\", "
+      << "\"timer\": " << timer << "}\n";
+  std::ofstream(dir / "results.jsonl")
+      << "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0}\n";
+  return dir.string();
+}
+
+}  // namespace
+
+// A cold run starts its own segment; a warm one shares the segment of runs
+// imported before the L2 policy existed, so their series go on.
+TEST(HistoryImport, AColdRunIsItsOwnSegmentAWarmOneGoesOnFromOlderRuns) {
+  const zltest::TempDir tmp("zl-history-l2");
+  const Entry old = read_entry(run_dir(tmp, "old", R"({"name": "graph"})"));
+  const Entry warm = read_entry(run_dir(tmp, "warm", R"({"name": "graph", "l2": "warm"})"));
+  const Entry cold = read_entry(run_dir(tmp, "cold", R"({"name": "graph", "l2": "cold"})"));
+  ASSERT_EQ(old.runs.size(), 1u);
+  EXPECT_EQ(warm.runs[0].segment, old.runs[0].segment);
+  EXPECT_NE(cold.runs[0].segment, warm.runs[0].segment);
+  EXPECT_NE(cold.runs[0].segment.find("timer.l2=cold\n"), std::string::npos);
+}

@@ -152,4 +152,67 @@ TEST(Plan, TheChosenTimersClockComesFromItsRule) {
   }
 }
 
+TEST(Plan, ColdL2IsHonouredByTheGraphAndDirectTimers) {
+  zl::Plan cuda = plan_for(*all().find("cuda"), {{zl::kL2Knob, "cold"}});
+  EXPECT_EQ(cuda.timer, "graph");
+  EXPECT_EQ(cuda.timer_fallback, "direct");
+  EXPECT_EQ(cuda.l2, "cold");
+  EXPECT_EQ(plan_for(*all().find("rocm"), {{zl::kL2Knob, "cold"}}).timer, "direct");
+  EXPECT_EQ(plan_for(*all().find("cuda")).l2, "warm");  // no knob: warm
+}
+
+TEST(Plan, ColdL2IsRefusedOnTheHostTimerSayingWhy) {
+  const std::string why =
+      "it reads the host's clock around loops of back-to-back calls, so a clear between two calls would be timed "
+      "with them, and without device events there is no clock that could time the clears alone to subtract them; "
+      "use --l2 warm";
+  try {
+    plan_for(*all().find("host"), {{zl::kL2Knob, "cold"}});
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--l2 cold cannot be honoured by the host timer (the plan's): " + why);
+  }
+  try {
+    plan_for(*all().find("cuda"), {{zl::kL2Knob, "cold"}}, "host");
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--l2 cold cannot be honoured by the host timer (forced by --timer): " + why);
+  }
+  EXPECT_EQ(plan_for(*all().find("host"), {{zl::kL2Knob, "warm"}}).timer, "host");
+}
+
+// A timer a rules.d file adds says which policies it honours; one that says
+// nothing is warm only, and a fallback is held to the policy as well.
+TEST(Plan, ATimerRuleWithoutL2HonoursWarmOnly) {
+  zl::Rules r;
+  zl::parse_rules(
+      "timers:\n  - {name: plain, priority: 1, requires: []}\n"
+      "  - {name: clears, priority: 2, requires: [x], fallback: plain, l2: [warm, cold]}\n",
+      "a.yaml", r);
+  zl::PlanInputs in;
+  in.backend = "b";
+  in.knobs = {{zl::kL2Knob, "cold"}};
+  try {
+    zl::derive_plan(r, in);
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--l2 cold cannot be honoured by the plain timer (the plan's): it clears no cache; use "
+                 "--l2 warm");
+  }
+  in.capabilities = {{"x", "1"}};
+  try {
+    zl::derive_plan(r, in);
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("by the plain timer (the per-shape fallback)"), std::string::npos) << e.what();
+  }
+  try {
+    zl::parse_rules("timers:\n  - {name: odd, l2: [tepid]}\n", "bad.yaml", r);
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_STREQ(e.what(), "rules file bad.yaml: timer 'odd' l2 lists 'tepid'; use warm, cold");
+  }
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 #include "plan_options.hpp"
 #include "run_options.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/l2_policy.hpp"
 #include "zlcore/python_choice.hpp"
 #include "zlcore/visible_devices.hpp"
 
@@ -277,7 +278,10 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
     throw UsageError("ab: --ops names ops one by one (the suite's marks); `all` and benchmark files are for batch");
   }
 
+  const std::string l2 = plan_knobs(vm).at(kL2Knob);
+  check_l2_mode(l2, vm.count("mode") ? vm["mode"].as<std::string>() : "kernel", l2_given(vm));
   if (resolve_devices) add_devices(backend, vm, o);
+  for (const Device& d : o.devices) check_l2_device(l2, backend.name(), d, l2_given(vm));
   o.visibility_env = backend.visibility_env();
   o.framework_vendor = backend.framework_vendor();
 
@@ -289,6 +293,11 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   check_dtypes(o.dtypes);
 
   record_settings(vm, o);
+  // Every run gets the policy, flag or variable (a ZL_L2 the runs inherit
+  // must not override a --l2 given here); only cold is a setting --resume
+  // checks, so that an A/B begun before the policy existed resumes.
+  o.run_flags.emplace_back("--l2", l2);
+  if (l2 == "cold") o.settings["l2"] = l2;
   return o;
 }
 

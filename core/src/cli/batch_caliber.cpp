@@ -59,6 +59,8 @@ std::map<std::string, std::string> batch_caliber(const Backend& backend, const P
   for (const auto& [k, v] : checked.knobs) {
     if (k == "ZL_ENABLE_CUDAGRAPH") c["enable_cudagraph"] = v;
     if (k == "ZL_DIRECT_REPEAT") c["direct_repeat"] = v;
+    // Only cold: a batch begun before the policy existed (warm) resumes.
+    if (k == kL2Knob && v == "cold") c["l2"] = v;
   }
   for (char** e = environ; *e != nullptr; ++e) {
     const char* eq = std::strchr(*e, '=');

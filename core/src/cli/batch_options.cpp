@@ -11,6 +11,7 @@
 #include "plan_options.hpp"
 #include "run_options.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/l2_policy.hpp"
 #include "zlcore/paths.hpp"
 #include "zlcore/provider.hpp"
 #include "zlcore/python_choice.hpp"
@@ -172,7 +173,7 @@ std::string devices_spec_of(const po::variables_map& vm) {
 // already set here, like `zlcore run`. A cluster launcher picks devices on
 // its nodes; this host may have none.
 void resolve_devices(const po::variables_map& vm, const Backend& backend, const batch::Launcher& launcher,
-                     const std::string& devices_spec, batch::BatchOptions& o) {
+                     const std::string& devices_spec, const std::string& l2, batch::BatchOptions& o) {
   if (!launcher.uses_local_devices(o)) {
     if (!devices_spec.empty()) {
       throw UsageError("--devices does not apply to --launcher " + std::string(launcher.name()) +
@@ -192,6 +193,13 @@ void resolve_devices(const po::variables_map& vm, const Backend& backend, const 
   o.device_indices =
       batch::parse_device_list(devices_spec.empty() ? "all" : devices_spec, valid,
                                visible.pins.empty() ? what : what + " (within " + visible.describe() + ")");
+  // Every device the batch may give an op must honour the L2 policy: said
+  // once here, not as one refused run per op.
+  for (const Device& d : q.devices) {
+    if (std::find(o.device_indices.begin(), o.device_indices.end(), d.index) != o.device_indices.end()) {
+      check_l2_device(l2, backend.name(), d, l2_given(vm));
+    }
+  }
   if (!visible.pins.empty()) {
     std::string list;
     for (int i : valid) list += (list.empty() ? "" : ",") + std::to_string(i);
@@ -346,7 +354,8 @@ batch::BatchOptions batch_options(Context& ctx, const Backend& backend, const po
   o.backend_dir = ctx.backend_dir();
   set_launcher_options(vm, **launcher, o);
   const std::string devices_spec = devices_spec_of(vm);
-  resolve_devices(vm, backend, **launcher, devices_spec, o);
+  const std::string l2 = checked.knobs.at(kL2Knob);
+  resolve_devices(vm, backend, **launcher, devices_spec, l2, o);
   const bool runs_here = (*launcher)->uses_local_devices(o);
   resolve_ops(vm, checked, runs_here, o);
   o.resume = vm.count("resume") > 0 || vm.count("force-resume") > 0;
@@ -356,6 +365,9 @@ batch::BatchOptions batch_options(Context& ctx, const Backend& backend, const po
   o.idle = idle_policy(vm);
   o.standby = !o.cold && standby_wanted(plan);
   set_run_flags(vm, backend, checked, runs_here, o);
+  // Given to every run, flag or variable: a ZL_L2 the runs inherit must not
+  // override a --l2 the batch was given.
+  o.run.flags.emplace_back("--l2", l2);
   record_options(vm, devices_spec, o);
   return o;
 }

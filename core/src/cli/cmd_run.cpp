@@ -12,6 +12,7 @@
 #include "run_options.hpp"
 #include "zlcore/autotune.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/l2_policy.hpp"
 #include "zlcore/provider.hpp"
 #include "zlcore/run.hpp"
 #include "zlcore/visible_devices.hpp"
@@ -199,6 +200,7 @@ RunOptions run_options_from(const po::variables_map& vm) {
     throw UsageError(given + "'" + repeat + "' is not allowed; use a whole number from 1 to 1000");
   }
   o.knobs = plan_knobs(vm);
+  check_l2_mode(o.knobs[kL2Knob], o.mode, l2_given(vm));
   o.knobs["ZL_DIRECT_REPEAT"] = std::to_string(r);
   o.knobs["ZL_ISOLATE_TUNER_CACHE"] = o.isolate_tuner_cache ? "1" : "0";
   if (vm.count("python")) o.python = vm["python"].as<std::string>();

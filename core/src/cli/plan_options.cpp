@@ -1,6 +1,9 @@
 #include "plan_options.hpp"
 
+#include <cstdlib>
+
 #include "zlcore/errors.hpp"
+#include "zlcore/l2_policy.hpp"
 #include "zlcore/paths.hpp"
 
 namespace zl::cli {
@@ -9,13 +12,22 @@ void add_plan_options(po::options_description& desc) {
   desc.add_options()("timer", po::value<std::string>(),
                      "force a timer (graph, direct, host); refused when the backend lacks what it needs")(
       "enable-cudagraph", po::value<std::string>(),
-      "a boolean; off removes graph timing and its plugins (env ZL_ENABLE_CUDAGRAPH; default on)");
+      "a boolean; off removes graph timing and its plugins (env ZL_ENABLE_CUDAGRAPH; default on)")(
+      "l2", po::value<std::string>(),
+      "cold (the device's L2 cleared before each timed call, the clears' time subtracted) or warm (left as the "
+      "calls before left it) (env ZL_L2; default warm; docs/graph-timer.md, \"The L2 policy\")");
 }
 
 std::map<std::string, std::string> plan_knobs(const po::variables_map& vm) {
   // Spelled 0 or 1 from here on: the rules (rules.yaml) and the child read that.
   const bool graph = flag_or_env_bool(vm, "enable-cudagraph", "ZL_ENABLE_CUDAGRAPH", true);
-  return {{"ZL_ENABLE_CUDAGRAPH", graph ? "1" : "0"}};
+  // Named as the user gave it: the flag when there is one, else the variable.
+  const std::string l2 = parse_l2_policy(flag_or_env(vm, "l2", kL2Knob), vm.count("l2") ? "--l2 " : "ZL_L2=");
+  return {{"ZL_ENABLE_CUDAGRAPH", graph ? "1" : "0"}, {kL2Knob, l2}};
+}
+
+std::string l2_given(const po::variables_map& vm) {
+  return vm.count("l2") || std::getenv(kL2Knob) == nullptr ? "--l2" : kL2Knob;
 }
 
 Plan make_plan(const Backend& backend, const po::variables_map& vm) {
@@ -24,6 +36,7 @@ Plan make_plan(const Backend& backend, const po::variables_map& vm) {
   in.capabilities = backend.capabilities();
   in.knobs = plan_knobs(vm);
   if (vm.count("timer")) in.forced_timer = vm["timer"].as<std::string>();
+  in.l2_given = l2_given(vm);
   return derive_plan(load_rules(data_dir()), in);
 }
 

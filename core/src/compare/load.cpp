@@ -121,6 +121,7 @@ ResultRow parse_row(const rapidjson::Value& o) {
   r.spread_base_pct = number_at(o, "spread_base_pct").value_or(0);
   r.timer = text_at(o, "timer");
   r.timer_base = text_at(o, "timer_base");
+  if (const std::string l2 = text_at(o, "l2"); !l2.empty()) r.l2 = l2;
   // The direct timer with a fallback reason: the graph capture of this
   // shape's FlagGems side failed and its calls were timed one by one.
   r.timed_call_by_call = r.timer == "direct" && !text_at(o, "fallback_reason").empty();
@@ -190,6 +191,9 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   for (const std::string& key : caliber_keys()) run.caliber[key] = text_at(id, key);
   // Older identities carry the version only at the top level.
   if (run.caliber[key::versions_zlcore].empty()) run.caliber[key::versions_zlcore] = text_at(id, key::zlcore_version);
+  // Identities older than the L2 policy: every timer then ran warm (nothing
+  // cleared a cache), so they compare with a warm run as alike.
+  if (run.caliber[key::timer_l2].empty()) run.caliber[key::timer_l2] = "warm";
   if (const rapidjson::Value* env = json::at_path(id, key::env); env != nullptr && env->IsObject()) {
     for (const auto& m : env->GetObject()) run.env[m.name.GetString()] = scalar_text(m.value);
   }

@@ -105,6 +105,8 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   // A shape timed by a different timer on each side is not a like-for-like pair.
   if (a.timer != b.timer) notes.push_back("timer " + a.timer + "->" + b.timer);
   if (a.timer_base != b.timer_base) notes.push_back("torch timer " + a.timer_base + "->" + b.timer_base);
+  // Nor is a shape read from memory on one side and from the L2 on the other.
+  if (a.l2 != b.l2) notes.push_back("L2 " + a.l2 + "->" + b.l2);
   const bool failed = !a.error.empty() || !b.error.empty() || !usable(a.latency_ms) || !usable(b.latency_ms);
   if (!failed) note_samples(c, a, b, notes);
   for (const std::string& n : notes) c.note += (c.note.empty() ? "" : "; ") + n;

@@ -25,6 +25,12 @@ std::string segment_text(const compare::RunInfo& info) {
     auto it = info.caliber.find(k);
     out += k + "=" + (it == info.caliber.end() ? "" : it->second) + "\n";
   }
+  // A cold run never sits in one level with a warm one. Said only when
+  // cold, so that a warm run's segment is the text a run imported before
+  // the policy existed has in the store (compare reads those as warm).
+  if (auto l2 = info.caliber.find(key::timer_l2); l2 != info.caliber.end() && l2->second == "cold") {
+    out += std::string(key::timer_l2) + "=cold\n";
+  }
   return out;
 }
 

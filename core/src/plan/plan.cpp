@@ -29,6 +29,20 @@ std::string requirement_text(const std::vector<std::string>& needs) {
   return needs.empty() ? "requires nothing" : "backend declares " + text::join(needs);
 }
 
+// The L2 policy asked for: the knob's value, warm when it is absent.
+std::string l2_policy(const std::map<std::string, std::string>& knobs) {
+  auto it = knobs.find(kL2Knob);
+  return it == knobs.end() || it->second.empty() ? "warm" : it->second;
+}
+
+void check_l2(const TimerRule& t, const std::string& policy, const std::string& given, const char* role) {
+  if (std::find(t.l2.begin(), t.l2.end(), policy) != t.l2.end()) return;
+  throw UsageError(given + (given == "--l2" ? " " : "=") + policy + " cannot be honoured by the " + t.name +
+                   " timer (" + role + ")" +
+                   (t.l2_why.empty() ? std::string(": it clears no cache") : ": " + t.l2_why) + "; use --l2 " +
+                   text::join(t.l2, " or --l2 "));
+}
+
 }  // namespace
 
 Plan derive_plan(const Rules& rules, const PlanInputs& in) {
@@ -94,12 +108,15 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
 
   plan.timer = chosen->name;
   plan.timer_clock = chosen->clock;
+  plan.l2 = l2_policy(in.knobs);
+  check_l2(*chosen, plan.l2, in.l2_given, in.forced_timer.empty() ? "the plan's" : "forced by --timer");
   // The child maps timer names to modules through these, so a timer that the
   // rules add needs no change in the child.
   if (!chosen->module.empty()) plan.child_env["ZL_TIMER_MODULE"] = chosen->module;
   if (!chosen->fallback.empty()) {
     const TimerRule* fb = find_timer(chosen->fallback);
     if (fb != nullptr && !ineligible.count(fb->name)) {
+      check_l2(*fb, plan.l2, in.l2_given, "the per-shape fallback");
       plan.timer_fallback = fb->name;
       if (!fb->module.empty()) plan.child_env["ZL_TIMER_FALLBACK_MODULE"] = fb->module;
     }

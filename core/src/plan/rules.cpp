@@ -87,6 +87,13 @@ void parse_rules(const std::string& yaml_text, const std::string& source, Rules&
         r.clock = t["clock"] ? t["clock"].as<std::string>() : "device";
         if (r.clock != "device" && r.clock != "host")
           bad(source, "timer '" + r.name + "' clock must be device or host, not '" + r.clock + "'");
+        if (t["l2"]) {
+          r.l2 = string_list(t["l2"], source, "timer '" + r.name + "' l2");
+          for (const std::string& m : r.l2) {
+            if (m != "warm" && m != "cold") bad(source, "timer '" + r.name + "' l2 lists '" + m + "'; use warm, cold");
+          }
+        }
+        r.l2_why = t["l2_why"] ? t["l2_why"].as<std::string>() : "";
         r.source = source;
         upsert(into.timers, std::move(r));
       }

@@ -5,6 +5,7 @@
 #include "../util/text.hpp"
 #include "device_facts.hpp"
 #include "stages.hpp"
+#include "zlcore/l2_policy.hpp"
 #include "zlcore/paths.hpp"
 
 namespace zl::run_stage {
@@ -46,6 +47,9 @@ ChildCommand child_command(const Backend& backend, const Plan& plan, const Resol
   env["ZL_TIMER_FALLBACK"] = plan.timer_fallback;
   add_device_env(env, backend, r.device);  // ABI 1.2 peaks and state (device_facts.hpp)
   for (const auto& [k, v] : o.knobs) env[k] = v;
+  // Cold clears this many bytes (at least; the timer writes twice as many)
+  // before each call; resolve refused a cold device without it.
+  if (env[kL2Knob] == "cold") env[kL2BytesEnv] = std::to_string(l2_cache_bytes(r.device).value_or(0));
   for (const auto& [k, v] : caches.autotune.child_env) env[k] = v;
   if (caches.dirs.isolated) {
     env[FlagGemsProvider::tuner_cache_env()] = caches.dirs.flaggems;

@@ -13,6 +13,7 @@
 #include "../util/json.hpp"
 #include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zlcore/l2_policy.hpp"
 
 extern char** environ;
 
@@ -106,7 +107,10 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
   // identity.
   for (const char* k : {"ZL_RUN_DIR", "ZL_RESULTS_FILE", "ZL_CHILD_DIR", "ZL_AUTOTUNE_RECORD_DIR", "ZL_REPLAY_RECORDS",
                         "ZL_AUTOTUNE_MODE", "ZL_EXPECT_DEVICE_ID", FlagGemsProvider::tuner_cache_env(),
-                        "TRITON_CACHE_DIR", "ZL_BACKEND_PATH", "ZL_BATCH_HEARTBEAT_S", kCaliberEnv}) {
+                        "TRITON_CACHE_DIR", "ZL_BACKEND_PATH", "ZL_BATCH_HEARTBEAT_S", kCaliberEnv,
+                        // timer.l2 and timer.l2_bytes: recorded there, so that a warm
+                        // run's env matches that of a run older than the policy.
+                        kL2Knob, kL2BytesEnv}) {
     out.erase(k);
   }
   return out;

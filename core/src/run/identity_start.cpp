@@ -8,6 +8,7 @@
 #include "../util/printable.hpp"
 #include "../util/text.hpp"
 #include "stages.hpp"
+#include "zlcore/l2_policy.hpp"
 
 namespace zl::run_stage {
 
@@ -71,6 +72,10 @@ void start_target(Identity& id, const Plan& plan, const Resolved& r, const Shape
   id.set(key::timer_planned, plan.timer);
   id.set(key::timer_fallback, plan.timer_fallback);
   id.set(key::timer_fallback_shapes, rapidjson::Value(rapidjson::kArrayType));
+  id.set(key::timer_l2, plan.l2);
+  if (plan.l2 == "cold") {
+    if (const auto bytes = l2_cache_bytes(r.device)) id.set(key::timer_l2_bytes, *bytes);
+  }
   id.set(key::pytest_plugins, plan.pytest_plugins);
 }
 

@@ -6,6 +6,7 @@
 #include "../util/text.hpp"
 #include "stages.hpp"
 #include "zlcore/errors.hpp"
+#include "zlcore/l2_policy.hpp"
 #include "zlcore/paths.hpp"
 
 namespace zl::run_stage {
@@ -63,6 +64,9 @@ Resolved resolve(const Backend& backend, const RunOptions& opts) {
 
   r.visible = visible_devices(backend);
   r.device = pick_device(backend, r.visible, o.device);
+  if (auto l2 = o.knobs.find(kL2Knob); l2 != o.knobs.end()) {
+    check_l2_device(l2->second, backend.name(), r.device, o.env_choices.count(kL2Knob) ? kL2Knob : "--l2");
+  }
   // A pin already set is a choice the environment made: on record with the others.
   for (const auto& [var, value] : r.visible.pins) o.env_choices[var] = value;
   return r;

@@ -175,6 +175,12 @@ typedef enum zl_value_type {
  *     memory_bus_width_bits   int64
  *     memory_bandwidth_peak_gbps double  peak memory bandwidth, 1e9 bytes/s
  *     memory_bandwidth_source string  how the peak was derived
+ *     l2_cache_bytes          int64   the last-level cache all compute units
+ *                                     share (the L2 of a GPU), above 0: what
+ *                                     `--l2 cold` clears before each timed
+ *                                     call. Optional like every name: without
+ *                                     it a backend loads as before and only
+ *                                     `--l2 cold` is refused on its devices
  *     compute_peak_tflops.<dtype> double  dense peak for that element type
  *                                     (dtype as torch spells it: float16,
  *                                     bfloat16, float32, float64, int8),

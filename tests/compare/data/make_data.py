@@ -144,7 +144,7 @@ def caliber_runs():
         backend__name="gpu1", device__name="Example Accelerator X2",
         device__attributes={"driver_version": "2.0", "power_limit_w": 500.0, "clock_sm_application_mhz": 1500,
                             "clocks_policy": "locked", "ecc_enabled": False},
-        timer__name="direct", timer__fallback="host", timer__fallback_shapes=["[[4096]]"],
+        timer__name="direct", timer__fallback="host", timer__fallback_shapes=["[[4096]]"], timer__l2="cold",
         timer__settings={"direct_repeat": 10, "graph": {"budget_ms": 50.0, "min_windows": 2}},
         bench_level="comprehensive", mode="operator", shapes__mode="file", shapes__sha256="77aa0ff",
         tuner_cache__kind="shared", tuner_cache__inherited_winners=3, worker__kind="warm",

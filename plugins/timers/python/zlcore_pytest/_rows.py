@@ -199,7 +199,7 @@ def build_row(row):
     clusters = [t.cluster for t in (base, gems) if t is not None and t.cluster is not None]
     bench = row.bench
     op = getattr(bench, "op_name", None) or row.op_name
-    return _roofline.place({
+    return _roofline.place(_with_l2({
         "op": op,
         "test_node": row.test_node,
         "dtype": row.dtype,
@@ -264,8 +264,19 @@ def build_row(row):
         "placement_note": _extra(gems, "placement_note"),
         "placement_note_base": _extra(base, "placement_note"),
         "error": error,
-    }, row.moved, _roofline.peaks())
+    }, base, gems), row.moved, _roofline.peaks())
 
 
 def _extra(timing, key):
     return timing.extra.get(key) if timing is not None else None
+
+
+def _with_l2(out, base, gems):
+    """A cold row says so and what one clear took on each side (timers/l2_clear.py);
+    a warm row has none of these keys, as before the policy existed."""
+    if _extra(gems, "l2") is None and _extra(base, "l2") is None:
+        return out
+    out.update({"l2": "cold", "l2_clear_ms": _extra(gems, "l2_clear_ms"),
+                "l2_clear_base_ms": _extra(base, "l2_clear_ms"),
+                "l2_clear_bytes": _extra(gems, "l2_clear_bytes") or _extra(base, "l2_clear_bytes")})
+    return out

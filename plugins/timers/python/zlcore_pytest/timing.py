@@ -183,6 +183,9 @@ class Timing:
             "graph_api": _env.graph_api() or None,
             "cluster_fix_loaded": self.config.stash.get(_state.CLUSTER, None) is not None,
             "settings": self.settings_report(),
+            # The L2 policy the timers ran with (ZL_L2), as the child read
+            # it; the identity's caliber field is timer.l2, the core's.
+            "l2": self.settings.l2.policy,
             "sides_by_timer": dict(sorted(self.sides_by_timer.items())),
             "fallback_shapes": list(self.fallback_shapes),
             "sides_extended": self.sides_extended,

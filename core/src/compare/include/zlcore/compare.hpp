@@ -26,6 +26,9 @@ struct ResultRow {
   double spread_pct = 0;  // (max - min) / median * 100 of the FlagGems samples
   double spread_base_pct = 0;
   std::string timer, timer_base;
+  // The row's L2 policy: "cold" when its timer cleared the L2 before each
+  // call (the row's `l2`), else "warm" (rows of warm and older runs).
+  std::string l2 = "warm";
   std::string error;
   // Per-placement median ms of the FlagGems side (latency_ms is their mean);
   // empty in runs older than placement-randomized timing.

@@ -36,6 +36,10 @@ struct TimerRule {
   // Where its clock runs: "device" (the default) or "host". A host clock
   // times work on the CPU, so nothing else of ours may run beside it.
   std::string clock = "device";
+  // The L2 policies (plan.hpp's kL2Knob) the timer can honour, and why not
+  // the others: a rule that says nothing honours `warm` alone.
+  std::vector<std::string> l2 = {"warm"};
+  std::string l2_why;
   std::string source;
 };
 
@@ -58,12 +62,16 @@ struct PlanReason {
   std::string why;
 };
 
+// The knob that carries the L2 policy (`warm` or `cold`; absent: warm).
+inline constexpr const char* kL2Knob = "ZL_L2";
+
 struct Plan {
   std::string backend;
   std::vector<std::string> pytest_plugins;  // modules, for `-p`
   std::string timer;
   std::string timer_fallback;          // empty: none
   std::string timer_clock = "device";  // the chosen timer's TimerRule::clock
+  std::string l2 = "warm";             // the L2 policy both timers honour
   std::map<std::string, std::string> child_env;
   std::vector<PlanReason> reasons;
 };
@@ -73,11 +81,13 @@ struct PlanInputs {
   std::map<std::string, std::string> capabilities;
   // Knob values that rules may be disabled by (flag already merged over env).
   std::map<std::string, std::string> knobs;
-  std::string forced_timer;  // --timer; empty: choose by priority
+  std::string forced_timer;       // --timer; empty: choose by priority
+  std::string l2_given = "--l2";  // where the L2 policy came from, for a refusal: "--l2" or "ZL_L2"
 };
 
-// Throws UsageError when a forced timer is unknown or not usable here, or when
-// no timer is eligible at all.
+// Throws UsageError when a forced timer is unknown or not usable here, when
+// no timer is eligible at all, or when the chosen timer (or its fallback)
+// cannot honour the L2 policy the knobs ask for.
 Plan derive_plan(const Rules& rules, const PlanInputs& in);
 
 }  // namespace zl

@@ -21,6 +21,7 @@ double a seconds-long side.
 """
 
 from .. import _bench, _env
+from . import l2_clear
 from .base import SideTiming, clear_grads
 
 NAME = "direct"
@@ -55,6 +56,7 @@ class DirectTimer:
 
     def __init__(self, settings, placer):
         self.settings = settings.direct
+        self.l2 = settings.l2
         self.placer = placer
 
     def settings_report(self):
@@ -73,27 +75,32 @@ class DirectTimer:
             del fn, grad_to_none
         rng = self.placer.rng(call.context)
         slow = _too_slow_for_do_bench(call_ms, self.settings)
+        # Cold, do_bench: its own 256 MB clear before every call is the
+        # clear (it does that whatever the policy); the events path clears
+        # the L2 itself, outside its events.
+        cold = {"l2": "cold", "l2_clear_ms": None} if self.l2.cold else {}
         if slow:
             placements, calls = self._by_events(call, call_ms, rng)
             note = (f"one call {call_ms:.0f} ms ({source}): {len(placements)} placement(s) of {calls} call(s) "
                     f"timed by events within ZL_DIRECT_BUDGET_MS={self.settings.budget_ms:g}, not do_bench")
             return SideTiming.over_placements(NAME, placements, cluster=cluster, eager_ms=call_ms,
-                                              extra={"noise_note": note})
+                                              extra={"noise_note": note, **cold})
         bench = _do_bench()
         placements = []
         for index in range(self.settings.repeat):
             with self.placer.place(index, call.args, call.kwargs, rng) as p:
                 placements.append(_bench_one(bench, call, p, first=index == 0))
-        return SideTiming.over_placements(NAME, placements, cluster=cluster)
+        return SideTiming.over_placements(NAME, placements, cluster=cluster, extra=cold)
 
     def _by_events(self, call, call_ms, rng):
         calls = max(1, int(round(_bench.repetition_ms() / call_ms)))
         device = _bench.device_module()
+        clear = l2_clear.for_side(self.l2, _env.torch_device())
         placements = []
         spent_ms = 0.0
         for index in range(self.settings.repeat):
             with self.placer.place(index, call.args, call.kwargs, rng) as p:
-                per_call = _timed_by_events(device, call, p, calls)
+                per_call = _timed_by_events(device, call, p, calls, clear)
             placements.append(per_call)
             spent_ms += per_call * calls
             if spent_ms + per_call * calls > self.settings.budget_ms:
@@ -120,19 +127,21 @@ def _warm_call_ms(fn, grad_to_none):
     return _per_call_ms(_bench.device_module(), fn, grad_to_none, 1)
 
 
-def _timed_by_events(device, call, placement, calls):
+def _timed_by_events(device, call, placement, calls, clear=None):
     # A function of its own, so the callable and its clones go when it returns.
     fn, grad_to_none = call.build(placement.args, placement.kwargs)
-    return _per_call_ms(device, fn, grad_to_none, calls)
+    return _per_call_ms(device, fn, grad_to_none, calls, clear)
 
 
-def _per_call_ms(device, fn, grad_to_none, calls):
+def _per_call_ms(device, fn, grad_to_none, calls, clear=None):
     """The mean of `calls` calls, each between its own events, grads reset
-    before each outside them, as do_bench does."""
+    (and, cold, the L2 cleared) before each outside them, as do_bench does."""
     pairs = [(device.Event(enable_timing=True), device.Event(enable_timing=True)) for _ in range(calls)]
     device.synchronize()
     for start, end in pairs:
         clear_grads(grad_to_none)
+        if clear is not None:
+            clear()
         start.record()
         fn()
         end.record()

@@ -14,9 +14,9 @@ import contextlib
 import importlib
 import time
 
-from .. import _bench, _device_state
+from .. import _bench, _device_state, _env
 from .._memory import SuiteOutOfMemory, out_of_memory
-from . import graph_policy, sticky
+from . import graph_policy, l2_clear, sticky
 from .base import CaptureFailed, SideTiming, clear_grads, one_line
 from .graph_device import GraphDevice, PrivatePools
 
@@ -65,6 +65,7 @@ class GraphTimer:
 
     def __init__(self, settings, placer):
         self.settings = settings.graph
+        self.l2 = settings.l2
         self.placer = placer
         self._resolved = None
         self._stream = None  # one side stream for every side (graph_device.py says why)
@@ -115,6 +116,12 @@ class GraphTimer:
                     raise SuiteOutOfMemory(f"the op's own calls on the suite's inputs: {one_line(exc)}") from exc
                 raise
             warmed = time.perf_counter()  # compilation and tuning are behind us
+            # Cold: every graph clears the L2 before each call, and its
+            # timings leave the clears out (l2_clear.py). On the side stream,
+            # as the placements' clones are.
+            clear = l2_clear.for_side(self.l2, _env.torch_device())
+            if clear is not None:
+                mech = l2_clear.ColdGraphDevice(mech, clear)
             eager_ms = mech.eager_ms(fn, s.estimate_calls, enough_ms=ESTIMATE_ENOUGH_MS)
             del fn, grad_to_none
             rng = self.placer.rng(call.context)
@@ -155,7 +162,9 @@ class GraphTimer:
                    "after_rest_pct": reading.after_rest_pct, "readings": reading.readings,
                    "device_state": reading.device_state, "noise_note": reading.noise_note,
                    "extras_stopped": reading.extras_stopped, "fresh_placements": reading.fresh_placements,
-                   "settled_ms": reading.settled_ms},
+                   "settled_ms": reading.settled_ms,
+                   # Cold only, so that a warm row reads as before the policy.
+                   **(mech.row_data() if clear is not None else {})},
         )
         # What this (shape, side) cost in wall time: the warm-up calls (any
         # compilation and tuning) apart from the measurement itself.

@@ -41,6 +41,11 @@ class HostTimer:
             raise SettingsError(f"ZL_HOST_CLOCK=thread reads this thread's CPU time, which leaves out the work on "
                                 f"device {_env.torch_device()!r}: use wall there")
         self.clock = CLOCKS[self.settings.clock]  # what the loops read
+        if settings.l2.cold:
+            # zlcore's planner refuses this first (rules.yaml, l2_why); this is
+            # the same refusal for a run outside zlcore.
+            raise SettingsError("ZL_L2=cold: the host timer reads the host's clock around loops of back-to-back "
+                                "calls, so a clear between calls would be timed with them; use ZL_L2=warm")
 
     def settings_report(self):
         return None  # host_repeat and host_loops are reported with the shared settings

@@ -254,12 +254,46 @@ class HostSettings:
                    clock=_choice(env, "ZL_HOST_CLOCK", cls.clock, HOST_CLOCKS))
 
 
+# What the device's L2 holds when a timed call starts (ZL_L2; docs/graph-timer.md,
+# "The L2 policy").
+L2_POLICIES = ("warm", "cold")
+
+
+@dataclass(frozen=True)
+class L2Settings:
+    """The L2 policy, set by zlcore (--l2) with the device's L2 size when cold.
+
+    Not in the timing report's `settings`: zlcore records it in the identity
+    (`timer.l2`), so that a warm run's settings read as they did before the
+    policy existed."""
+
+    policy: str = "warm"
+    # The device's L2 in bytes (its l2_cache_bytes attribute); cold only.
+    bytes: int = 0
+
+    @property
+    def cold(self):
+        return self.policy == "cold"
+
+    @classmethod
+    def from_env(cls, env):
+        policy = _choice(env, "ZL_L2", cls.policy, L2_POLICIES)
+        if policy != "cold":
+            return cls(policy=policy)
+        size = _int(env, "ZL_L2_BYTES", 0, 0)
+        if size <= 0:
+            raise SettingsError("ZL_L2=cold needs ZL_L2_BYTES, the device's L2 size in bytes, above 0 "
+                                "(zlcore sets it from the backend's l2_cache_bytes)")
+        return cls(policy=policy, bytes=size)
+
+
 @dataclass(frozen=True)
 class TimerSettings:
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     graph: GraphSettings = field(default_factory=GraphSettings)
     direct: DirectSettings = field(default_factory=DirectSettings)
     host: HostSettings = field(default_factory=HostSettings)
+    l2: L2Settings = field(default_factory=L2Settings)
 
     @classmethod
     def from_env(cls, env: Optional[Mapping[str, str]] = None):
@@ -269,4 +303,5 @@ class TimerSettings:
             graph=GraphSettings.from_env(env),
             direct=DirectSettings.from_env(env),
             host=HostSettings.from_env(env),
+            l2=L2Settings.from_env(env),
         )

@@ -86,6 +86,12 @@ class Tensor:
             self._grad_fn = "MulBackward0"
         return self
 
+    def zero_(self):
+        """A write over the whole tensor: one kernel, costed per byte (the L2 clear of timers/l2_clear.py)."""
+        _stub.counters["zero_launches"] += 1
+        _stub.launch(self.numel() * self.dtype.itemsize * _stub.COST_PER_ELEMENT_MS)
+        return self
+
     def stride(self):
         return self._stride
 

@@ -45,7 +45,7 @@ cost_factor = 1.0  # flag_gems.use_gems() makes "gems" kernels 2x faster
 capture = None  # (graph, stream) while a capture is open
 counters = {"launches": 0, "captures_begun": 0, "captures_failed": 0, "replays": 0,
             "do_bench_calls": 0, "do_bench_args": [], "autograd_grad_calls": 0, "captured_autograd": 0,
-            "clones": 0, "randn_like": 0, "empty_bytes": [], "storages": 0}
+            "clones": 0, "randn_like": 0, "empty_bytes": [], "storages": 0, "zero_launches": 0}
 
 # storage address -> calls of the fake suite's in-place op that reached it
 inplace_calls = {}
