@@ -337,3 +337,19 @@ TEST(HistoryImport, AColdRunIsItsOwnSegmentAWarmOneGoesOnFromOlderRuns) {
   EXPECT_NE(cold.runs[0].segment, warm.runs[0].segment);
   EXPECT_NE(cold.runs[0].segment.find("timer.l2=cold\n"), std::string::npos);
 }
+
+// A copy of FlagGems without git has no commit to differ, so where the suite
+// was is what a step's "what changed" can name.
+TEST(HistoryImport, TheSuiteDirectoryIsAmongWhatAStepCanNameAsChanged) {
+  const zltest::TempDir tmp("zl-history-dir");
+  const std::filesystem::path dir = tmp.path() / "r";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "run_identity.json")
+      << R"({"run_id": "r", "op": "abs", "started": "2026-12-01T00:00:00.000Z", "flaggems_dir": "/src/fg_slow"})"
+      << "\n";
+  std::ofstream(dir / "results.jsonl")
+      << "{\"op\": \"abs\", \"dtype\": \"float16\", \"shape\": \"[1]\", \"latency_ms\": 1.0}\n";
+  const Entry e = read_entry(dir.string());
+  ASSERT_EQ(e.runs.size(), 1u);
+  EXPECT_EQ(e.runs[0].identity.at("flaggems_dir"), "/src/fg_slow");
+}

@@ -65,6 +65,7 @@ const std::vector<std::vector<const char*>> kKeys = {
     {key::versions_torch},
     {key::versions_python},
     {key::host_name},
+    {key::flaggems_dir},  // not shown in the block; what history names when it changed
     {key::started},
     {key::ended},
 };

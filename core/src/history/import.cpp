@@ -35,9 +35,11 @@ std::string segment_text(const compare::RunInfo& info) {
 }
 
 // What a report may name as changed: every caliber key (segment keys
-// included, for a break's reason), the env knobs and the winners.
+// included, for a break's reason), the env knobs, the winners, and where the
+// suite was (a copy of FlagGems without git has no commit to differ).
 std::map<std::string, std::string> identity_of(const compare::RunInfo& info) {
   std::map<std::string, std::string> out = info.caliber;
+  if (auto dir = info.provenance.find(key::flaggems_dir); dir != info.provenance.end()) out[dir->first] = dir->second;
   for (const auto& [k, v] : info.env) out["env." + k] = v;
   if (!info.autotune_mode.empty()) out["autotune.mode"] = info.autotune_mode;
   if (!info.autotune_winners_hash.empty()) out["autotune.winners_hash"] = info.autotune_winners_hash;
