@@ -186,6 +186,19 @@ def test_a_retired_worker_is_replaced_by_the_standby_that_waited_imported(tmp_pa
     assert tagged_pids(tag) == []
 
 
+def test_two_retirements_in_a_row_both_find_a_standby(tmp_path):
+    # crash retires ok2's worker; poison runs on the standby, which leaves
+    # with it; ok3 still finds a standby, started when poison took over.
+    r = run_batch(tmp_path / "b", "ok1,ok2,crash,poison,ok3", ZL_FAKE_IMPORT_LOG=tmp_path / "imports.log",
+                  **STANDBY_ENV)
+    assert r.returncode == 1, r.stdout + r.stderr
+    x = rows(tmp_path / "b")
+    assert x["ok3"]["status"] == "passed", x["ok3"]
+    poison, ok3 = identity(tmp_path / "b", "poison")["worker"], identity(tmp_path / "b", "ok3")["worker"]
+    assert poison["standby"] is True and ok3["standby"] is True and ok3["pid"] != poison["pid"]
+    assert ok3["ops_before"] == 0
+
+
 def test_a_host_timed_batch_starts_no_standby_unless_asked(tmp_path):
     # The host timer's clock is the CPU, which a standby's imports would share.
     r = run_batch(tmp_path / "b", "ok1,ok2,ok3")

@@ -115,9 +115,10 @@ class WarmExecutor : public Executor {
     OpLaunch launch = l;
     Worker& w = workers_[l.device.index];
     const bool worker_had_ops = w.pid > 0;
-    if (w.pid <= 0 && !sock_dir_.empty()) take_standby_or_spawn(w, l.device);
-    // Its imports run while this op measures: they touch no device.
-    if (worker_had_ops && c_.standby) {
+    const bool promoted = w.pid <= 0 && !sock_dir_.empty() && take_standby_or_spawn(w, l.device);
+    // Its imports run while this op measures: they touch no device. Right
+    // after a takeover too, so that two retirements in a row still find one.
+    if ((worker_had_ops || promoted) && c_.standby) {
       Worker& spare = standbys_[l.device.index];
       if (spare.pid <= 0) spawn(spare, l.device, true);
     }
@@ -173,15 +174,16 @@ class WarmExecutor : public Executor {
     record_exit(w, status);
   }
 
-  // A live standby becomes the device's worker; without one, a fresh worker.
-  void take_standby_or_spawn(Worker& w, const Device& device) {
+  // A live standby becomes the device's worker (true); without one, a fresh worker.
+  bool take_standby_or_spawn(Worker& w, const Device& device) {
     auto spare = standbys_.find(device.index);
     if (spare != standbys_.end() && spare->second.pid > 0) {
       w = spare->second;
       standbys_.erase(spare);
-      return;
+      return true;
     }
     spawn(w, device, false);
+    return false;
   }
 
   void spawn(Worker& w, const Device& device, bool standby) {

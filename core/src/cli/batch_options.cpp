@@ -363,7 +363,8 @@ batch::BatchOptions batch_options(Context& ctx, const Backend& backend, const po
   o.caliber = batch_caliber(backend, plan, checked, vm);
   set_directory_and_passes(vm, backend, o);
   o.idle = idle_policy(vm);
-  o.standby = !o.cold && standby_wanted(plan);
+  const bool standby = standby_wanted(plan);  // a bad value is named with --cold too
+  o.standby = !o.cold && standby;
   set_run_flags(vm, backend, checked, runs_here, o);
   // Given to every run, flag or variable: a ZL_L2 the runs inherit must not
   // override a --l2 the batch was given.
