@@ -486,7 +486,10 @@ def main(argv=None):
 
     ops_done = 0
     while True:
-        conn, first = (first, None) if first is not None else (server.accept()[0], None)
+        if first is not None:
+            conn, first = first, None
+        else:
+            conn, _ = server.accept()
         with conn:
             try:
                 _send(conn, {"pid": os.getpid(), "ops_before": ops_done, "imported": imported,
