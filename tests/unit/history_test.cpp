@@ -11,9 +11,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
+#include <regex>
 #include <set>
 
+#include "history/groups.hpp"
+#include "history/html_chart.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/history.hpp"
 #include "zltest/temp_dir.hpp"
@@ -88,7 +92,7 @@ void fill(Store& s, const Scenario& sc, size_t batches = 12) {
   for (size_t b = 0; b < batches; ++b) s.add(batch(b, sc, rng, std::exp(wander(rng))));
 }
 
-std::set<std::pair<std::string, size_t>> op_steps(const Report& r) {
+std::set<std::pair<std::string, size_t>> stepped_ops(const Report& r) {
   std::set<std::pair<std::string, size_t>> out;
   for (const ReportStep& s : r.steps) out.insert({s.op, s.step.first_bad});
   return out;
@@ -103,7 +107,7 @@ TEST(HistoryDetect, FindsExactlyTheTwoOpsThatTurnedSlowerFromBatchSeven) {
   sc.slowed = {"sin_loop", "sum_loop"};
   fill(s, sc);
   const Report r = build_report(s, "", "", DetectOptions{});
-  EXPECT_EQ(op_steps(r), (std::set<std::pair<std::string, size_t>>{{"sin_loop", 6}, {"sum_loop", 6}}));
+  EXPECT_EQ(stepped_ops(r), (std::set<std::pair<std::string, size_t>>{{"sin_loop", 6}, {"sum_loop", 6}}));
   // Every FlagGems series of both ops, and only those: 2 ops x 10 rows.
   ASSERT_EQ(r.steps.size(), 20u);
   for (const ReportStep& st : r.steps) {
@@ -143,7 +147,7 @@ TEST(HistoryDetect, SeesAFivePercentStepUnderTheHostWanderOnlyWithThePace) {
   sc.slowed = {"norm_loop"};
   sc.effect = 1.05;
   fill(s, sc);
-  EXPECT_EQ(op_steps(build_report(s, "", "", DetectOptions{})),
+  EXPECT_EQ(stepped_ops(build_report(s, "", "", DetectOptions{})),
             (std::set<std::pair<std::string, size_t>>{{"norm_loop", 6}}));
   DetectOptions raw;
   raw.pace = false;
@@ -178,7 +182,7 @@ TEST(HistoryDetect, ReportsAStepAsNewTheNightItHoldsMinRunsRuns) {
   sc.from = 9;  // runs 10, 11 and 12 on the new level
   fill(s, sc);
   const Report r = build_report(s, "", "", DetectOptions{});
-  EXPECT_EQ(op_steps(r), (std::set<std::pair<std::string, size_t>>{{"copy_loop", 9}}));
+  EXPECT_EQ(stepped_ops(r), (std::set<std::pair<std::string, size_t>>{{"copy_loop", 9}}));
   for (const ReportStep& st : r.steps) EXPECT_TRUE(st.is_new);
   EXPECT_EQ(r.new_regressions(), r.steps.size());
 }
@@ -196,7 +200,7 @@ TEST(HistoryDetect, ReadsTheLatestRunAloneAsNoStepUntilMinRunsAllowsIt) {
   DetectOptions eager;
   eager.min_runs = 1;
   const Report r = build_report(s, "", "", eager);
-  EXPECT_EQ(op_steps(r), (std::set<std::pair<std::string, size_t>>{{"copy_loop", 11}}));
+  EXPECT_EQ(stepped_ops(r), (std::set<std::pair<std::string, size_t>>{{"copy_loop", 11}}));
   EXPECT_EQ(r.new_regressions(), r.steps.size());
 }
 
@@ -352,4 +356,41 @@ TEST(HistoryImport, TheSuiteDirectoryIsAmongWhatAStepCanNameAsChanged) {
   const Entry e = read_entry(dir.string());
   ASSERT_EQ(e.runs.size(), 1u);
   EXPECT_EQ(e.runs[0].identity.at("flaggems_dir"), "/src/fg_slow");
+}
+
+namespace {
+
+// The y of every axis label ("+2.0 %", "0.0 %", ...) in an SVG timeline.
+std::vector<double> axis_label_ys(const std::string& svg) {
+  std::vector<double> ys;
+  const std::regex label("<text x=\"[0-9.]+\" y=\"([-0-9.]+)\" text-anchor=\"end\">[-+0-9.]+ %</text>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator(); ++it)
+    ys.push_back(std::stod((*it)[1]));
+  return ys;
+}
+
+}  // namespace
+
+TEST(HistoryChart, AxisLabelsStayApartUnderAStepOfSeveralTimes) {
+  zl::history::ReportSeries s;
+  for (size_t r = 0; r < 7; ++r) {
+    const double v = r < 4 ? 1.0 : 4.5;  // +350 %: squeezes the small ticks together
+    s.points.push_back({r, v, v * 0.99, v * 1.01, ""});
+  }
+  const std::vector<double> ys = axis_label_ys(zl::history::timeline_svg({&s}, {}, 7, 900, 260));
+  ASSERT_GE(ys.size(), 2u);
+  for (size_t i = 0; i < ys.size(); ++i)
+    for (size_t j = i + 1; j < ys.size(); ++j) EXPECT_GE(std::abs(ys[i] - ys[j]), 14.0) << i << " " << j;
+}
+
+TEST(HistoryChart, AFlatSeriesKeepsThreeAxisLabels) {
+  zl::history::ReportSeries s;
+  for (size_t r = 0; r < 5; ++r) s.points.push_back({r, 1.0, 0.99, 1.01, ""});
+  EXPECT_EQ(axis_label_ys(zl::history::timeline_svg({&s}, {}, 5, 900, 260)).size(), 3u);
+}
+
+TEST(HistoryText, AChangeFromALevelOfZeroIsSaidInWords) {
+  EXPECT_EQ(zl::history::percent(0.301), "+30.1 %");
+  EXPECT_EQ(zl::history::percent(std::numeric_limits<double>::infinity()), "(from a level of 0)");
+  EXPECT_EQ(zl::history::percent(std::nan("")), "(no level to compare)");
 }

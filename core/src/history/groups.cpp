@@ -36,6 +36,9 @@ std::vector<OpStep> op_steps(const Report& r) {
 }
 
 std::string percent(double fraction) {
+  // A level of 0 ms before a step makes its change infinite: say so, not "+inf %".
+  if (std::isinf(fraction) && fraction > 0) return "(from a level of 0)";
+  if (!std::isfinite(fraction)) return "(no level to compare)";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f %%", fraction * 100);
   return buf;

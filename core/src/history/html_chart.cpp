@@ -25,6 +25,20 @@ std::string num(double v) {
   return buf;
 }
 
+// The axis labels: 0 and the two ends, less any end whose label would sit on
+// another's. A step of +300 % squeezes -2 % and 0 % into one line of text.
+template <typename Y>
+std::vector<double> axis_ticks(double lo, double hi, Y y) {
+  constexpr double kMinGapPx = 14;
+  std::vector<double> out{0.0};
+  for (double t : {hi - (hi - lo) * 0.05, lo + (hi - lo) * 0.05}) {
+    const bool clear =
+        std::all_of(out.begin(), out.end(), [&](double u) { return std::abs(y(t) - y(u)) >= kMinGapPx; });
+    if (clear) out.push_back(t);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string timeline_svg(const std::vector<const ReportSeries*>& series, const std::vector<Marker>& markers,
@@ -47,7 +61,7 @@ std::string timeline_svg(const std::vector<const ReportSeries*>& series, const s
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  for (double t : {lo + (hi - lo) * 0.05, 0.0, hi - (hi - lo) * 0.05}) {
+  for (double t : axis_ticks(lo, hi, y)) {
     o << "<line x1=\"" << kLeft << "\" x2=\"" << width - kRight << "\" y1=\"" << num(y(t)) << "\" y2=\"" << num(y(t))
       << "\" stroke=\"#ddd\"/><text x=\"" << kLeft - 4 << "\" y=\"" << num(y(t) + 4) << "\" text-anchor=\"end\">"
       << (t > 0 ? "+" : "") << num(t) << " %</text>\n";
