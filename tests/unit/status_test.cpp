@@ -115,6 +115,18 @@ TEST(RunStatus, NothingSelectedOrAllSkippedIsNoTests) {
   EXPECT_NE(s.reason.find("requires Hopper"), std::string::npos);
 }
 
+TEST(RunStatus, ATestTheSuiteMarksXfailIsUnsupportedWithItsReason) {
+  const char* why = "the suite expects this test to fail (xfail): Triton 3.6.0 compilation error on Hopper";
+  Facts alone = make(outcomes({test("t::a", "xfailed", why)}), 0);
+  zl::RunStatus s = decide(alone);
+  EXPECT_EQ(s.status, "unsupported");
+  EXPECT_EQ(s.exit_code, zl::kExitUnsupported);
+  EXPECT_NE(s.reason.find("Triton 3.6.0 compilation error"), std::string::npos);
+  Facts beside = make(outcomes({test("t::a", "passed"), test("t::b", "xfailed", why)}), 0, {{"t::a", 4}});
+  EXPECT_EQ(decide(beside).status, "passed");
+  EXPECT_EQ(decide(beside).declined_tests, std::vector<std::string>{"t::b"});
+}
+
 TEST(RunStatus, ExitFactsComeFirst) {
   Facts t = make(outcomes({test("t::a", "passed")}), 0, {{"t::a", 1}});
   t.facts.child.timed_out = true;

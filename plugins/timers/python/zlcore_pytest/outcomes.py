@@ -132,7 +132,13 @@ def pytest_collection_finish(session):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if RECORD is None or not report.failed or call.excinfo is None:
+    if RECORD is None or call.excinfo is None:
+        return
+    if report.skipped and hasattr(report, "wasxfail"):
+        # What the expected failure was: if it is ours, the row's error shows it.
+        RECORD.test(item.nodeid)["xfail_raised"] = _blame.describe(call.excinfo.value)
+        return
+    if not report.failed:
         return
     entry = RECORD.test(item.nodeid)
     if entry.get("exc_type") is None:  # the first failure of the test is its cause
@@ -153,7 +159,16 @@ def pytest_runtest_logreport(report):
             entry["message"] = _blame.first_line(getattr(report, "longreprtext", "") or "failed")
         _write()
     elif report.skipped:
-        if entry["outcome"] is None:
+        if entry["outcome"] is None and hasattr(report, "wasxfail"):
+            # The suite marks the test as failing here (pytest.mark.xfail):
+            # its reason, not the expected exception's first line, says why.
+            entry["outcome"], entry["when"] = "xfailed", report.when
+            entry["message"] = "the suite expects this test to fail (xfail): " + (
+                _blame.first_line(report.wasxfail) or "no reason given"
+            )
+            if entry.get("xfail_raised"):
+                entry["message"] += "; it raised " + entry["xfail_raised"]
+        elif entry["outcome"] is None:
             entry["outcome"], entry["when"] = "skipped", report.when
             entry["message"] = _skip_reason(report)
     elif report.when == "call" and entry["outcome"] is None:
