@@ -111,6 +111,23 @@ def test_a_throttled_side_lets_its_placements_and_graphs_go():
     assert mech.rests == []  # no retry, so no pause
 
 
+def test_no_clean_window_on_an_extra_placement_ends_the_extras_not_the_side():
+    # A noisy side (placements 10 % apart) takes extra placements; the
+    # clock drops for good during the second one.
+    device = ScriptedDevice([held()] * 6 + [held(900, "hw_thermal")])
+
+    def noisy(placement, load, rest):
+        return device.pace(placement, load, rest) * (1.1 if placement % 3 == 0 else 1.0)
+
+    mech = FakeReplayer(noisy)
+    reading = graph_policy.measure(mech, Placements(), 0.010, replace(CHECKED, noisy_placements=10),
+                                   state_reader=device.reader)
+    assert reading.extras_stopped is True
+    assert len(reading.placements_ms) == 5  # the steady pass's four and the first extra
+    assert reading.clock_dropped_windows == CHECKED.clock_retries + 1
+    assert all(g.released for g in mech.captures)
+
+
 def test_the_power_cap_and_an_idle_reading_drop_nothing():
     # Under the board's power limit a GEMM runs at 65-80 % of its boost: the
     # sustained procedure's pace, not a throttle. An idle reading is the rest

@@ -58,7 +58,7 @@ from typing import List, Optional
 
 from .. import _stats
 from .._device_state import holds_clocks, power_limited
-from .base import CaptureFailed
+from .base import CaptureFailed, SideThrottled
 from .clock_check import ClockCheck, clock_of
 
 # The probe's replays span about this much load (at least one replay): a
@@ -121,7 +121,8 @@ class Reading:
     # The first placement's windows moved while the device reported no
     # throttle reason: the steady pass went on (None: they agreed).
     noise_note: Optional[str] = None
-    # A capture failed during the noisy extra placements, which ended them.
+    # A capture failed during the noisy extra placements, or the clock check
+    # got no clean window on one, which ended them.
     extras_stopped: bool = False
     # Placements after the first whose memory the device had just handed
     # out, so that fresh_calls calls ran untimed before their samples.
@@ -379,7 +380,7 @@ class _Side:
         """Placements after the steady pass, while the values range over more
         than noisy_spread_pct, up to noisy_placements in all; each read as the
         steady pass reads a placement after its first. Returns True when a
-        failed capture ended them early."""
+        failed capture, or a placement with no clean window, ended them early."""
         s = self.s
         index = len(placements)
         if _stats.mean(placements) < NO_WORK_MS:
@@ -394,6 +395,10 @@ class _Side:
                     return True
                 try:
                     window = self._later_window(graph, index, fresh=self.mech.took_fresh_memory())
+                except SideThrottled:
+                    # Likewise a placement the clock check got no clean
+                    # window on: the steady pass's windows were clean.
+                    return True
                 finally:
                     self.mech.release(graph)
             placements.append(_stats.median(window.samples))
