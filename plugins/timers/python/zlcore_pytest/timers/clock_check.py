@@ -52,7 +52,7 @@ def clock_of(state):
         return None
     if IDLE in _reasons(state):
         return None
-    return float(mhz)
+    return mhz
 
 
 class ClockCheck:
