@@ -37,6 +37,9 @@ def test_run_writes_the_whole_run_directory(tmp_path):
     assert ident["backend"]["name"] == "host" and ident["device"]["index"] == 0
     assert ident["timer"]["name"] == "host"
     assert ident["timer"]["sides_extended"] == ident["timer"]["sides_unsettled"] == 0
+    # the graph timer's clock check did not run, and the identity says why
+    assert ident["timer"]["clock_check"]["active"] is False
+    assert ident["timer"]["clock_check"]["why_off"] == "the graph timer is not in this run's plan"
     # where the run's time went: the timer inside the session inside the run
     timer = ident["timer"]
     assert 0 < timer["seconds_measuring"] < timer["seconds_in_session"] < ident["seconds"], timer

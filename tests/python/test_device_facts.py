@@ -7,6 +7,7 @@ test_graph_policy; the roofline on plain numbers.
 
 import json
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -20,7 +21,12 @@ from zlcore_pytest import _device_state, _roofline  # noqa: E402
 from zlcore_pytest.timers import graph_policy  # noqa: E402
 
 
-def measure(pace, state):
+# The power decision's reads alone: the clock check, which reads every window,
+# has tests of its own (test_clock_check.py).
+UNCHECKED = replace(SETTINGS, clock_check="off")
+
+
+def measure(pace, state, settings=UNCHECKED):
     mech = FakeReplayer(pace)
     reads = []
 
@@ -28,7 +34,7 @@ def measure(pace, state):
         reads.append((mech.replayed, len(mech.rests)))  # when it was asked
         return lambda: state
 
-    reading = graph_policy.measure(mech, Placements(), pace(0, 1e9, None), SETTINGS, state_reader=reader)
+    reading = graph_policy.measure(mech, Placements(), pace(0, 1e9, None), settings, state_reader=reader)
     return reading, reads
 
 
@@ -51,7 +57,7 @@ def test_the_state_is_asked_before_the_last_window_replays_and_no_rest_came_befo
         asked.append((mech.replayed, len(mech.rests)))
         return lambda: {"throttle_reasons": "none"}
 
-    reading = graph_policy.measure(mech, Placements(), steady(0, 1e9, None), SETTINGS, state_reader=reader)
+    reading = graph_policy.measure(mech, Placements(), steady(0, 1e9, None), UNCHECKED, state_reader=reader)
     (replayed_before, rests_before), = asked
     last = reading.windows[-1]
     assert last.placement == SETTINGS.placements - 1

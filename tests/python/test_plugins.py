@@ -21,6 +21,9 @@ ROW_KEYS = ["op", "test_node", "dtype", "shape", "shape_detail", "mode", "bench_
             "memory_suite_peak_bytes", "memory_added_bytes", "memory_added_base_bytes",
             "placement_note", "placement_note_base",
             "error",
+            # the graph timer's clock check (null where it did not run)
+            "clock_dropped_windows", "clock_dropped_windows_base", "sm_clock_mhz", "sm_clock_base_mhz",
+            "throttled", "throttled_base",
             # ABI 1.2: the row against the device's peaks (_roofline.py)
             "achieved_gbps", "achieved_gbps_source", "achieved_tflops", "peak_gbps", "pct_peak_bandwidth",
             "peak_tflops", "pct_peak_compute"]

@@ -43,6 +43,10 @@ const std::vector<Field>& fields() {
       {key::timer_settings, W::plugin, true, "every timer setting, defaults included"},
       {key::timer_sides_extended, W::plugin, false, "graph-timed sides measured by the sustained procedure"},
       {key::timer_sides_unsettled, W::plugin, false, "those whose readings never held"},
+      {key::timer_clock_check, W::plugin, false,
+       "the graph timer's clock check: `setting` (off, auto, on), `active` (every graph-timed side checked) and "
+       "`why_off`, `sides_checked`, `sides_unchecked`, `windows_dropped`, `sides_throttled` (sides left without a "
+       "number); its thresholds are in timer.settings"},
       {key::timer_seconds_measuring, W::plugin, false, "wall seconds inside the timer, every side of every shape"},
       {key::timer_seconds_in_session, W::plugin, false,
        "wall seconds of the child's pytest session: collection, the suite's own work per shape, the timer"},

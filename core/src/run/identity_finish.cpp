@@ -82,6 +82,11 @@ rapidjson::Value merge_child_reports(Identity& id, const fs::path& child_dir) {
     if (const rapidjson::Value* v = member(*timing, "sides_unsettled"); v && v->IsInt64()) {
       id.set(key::timer_sides_unsettled, v->GetInt64());
     }
+    // Whether the graph timer's clock check ran on every side, why not, and
+    // the windows it dropped: its settings alone do not say whether it ran.
+    if (const rapidjson::Value* v = member(*timing, "clock_check"); v && v->IsObject()) {
+      id.set(key::timer_clock_check, rapidjson::Value(*v, a));
+    }
     // What a run costs beside its measurements: the session's seconds less
     // the timer's are the suite's own (inputs, collection); the run's less
     // the session's, the interpreter's start and zlcore.

@@ -43,6 +43,11 @@ class StateReader:
         self._buffer = b""
         self._broken = False
 
+    @property
+    def answering(self):
+        """False once the server failed or was closed: no state is read from then on."""
+        return not self._broken
+
     def __call__(self):
         if self._broken:
             return lambda: None

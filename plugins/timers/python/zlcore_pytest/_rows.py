@@ -37,6 +37,7 @@ class ShapeRow:
         # what zlcore's measurement added on top of it, per side (_memory.py).
         self.suite_peak = None
         self.added = {}
+        self.throttled = {}  # side -> SideThrottled: the clock check got no clean window
 
 
 class Tracker:
@@ -135,6 +136,10 @@ class Tracker:
     def side_failed(self, row, side, exc):
         row.side_errors[side] = describe(exc, 500)
 
+    def side_throttled(self, row, side, exc):
+        row.throttled[side] = exc
+        row.side_errors[side] = f"throttled: {exc.reason}"[:500]
+
     # -- output ----------------------------------------------------------------
 
     def flush(self):
@@ -199,7 +204,7 @@ def build_row(row):
     clusters = [t.cluster for t in (base, gems) if t is not None and t.cluster is not None]
     bench = row.bench
     op = getattr(bench, "op_name", None) or row.op_name
-    return _roofline.place(_with_l2({
+    return _roofline.place(_with_l2(_with_clock({
         "op": op,
         "test_node": row.test_node,
         "dtype": row.dtype,
@@ -264,11 +269,28 @@ def build_row(row):
         "placement_note": _extra(gems, "placement_note"),
         "placement_note_base": _extra(base, "placement_note"),
         "error": error,
-    }, base, gems), row.moved, _roofline.peaks())
+    }, row, base, gems), base, gems), row.moved, _roofline.peaks())
 
 
 def _extra(timing, key):
     return timing.extra.get(key) if timing is not None else None
+
+
+def _with_clock(out, row, base, gems):
+    """The graph timer's clock check per side (timers/clock_check.py): windows
+    dropped for a low SM clock, the clocks read, and why a side that got no
+    clean window has no number (null where the check did not run)."""
+    for side, timing, suffix in (("gems", gems, ""), ("base", base, "_base")):
+        throttled = row.throttled.get(side)
+        out["clock_dropped_windows" + suffix] = (throttled.dropped if throttled is not None
+                                                 else _extra(timing, "clock_dropped_windows"))
+    for side, timing, name in (("gems", gems, "sm_clock_mhz"), ("base", base, "sm_clock_base_mhz")):
+        throttled = row.throttled.get(side)
+        out[name] = throttled.clocks if throttled is not None else _extra(timing, "sm_clock_mhz")
+    for side, name in (("gems", "throttled"), ("base", "throttled_base")):
+        throttled = row.throttled.get(side)
+        out[name] = throttled.reason if throttled is not None else None
+    return out
 
 
 def _with_l2(out, base, gems):

@@ -24,7 +24,7 @@ from . import _bench, _child, _env, _heap, _phases, _state
 from ._memory import DeviceMemory, SideMemory, SuiteOutOfMemory, out_of_memory
 from . import timers as registry
 from .timers import sticky
-from .timers.base import CaptureFailed, SideCall, SideTiming, one_line
+from .timers.base import CaptureFailed, SideCall, SideThrottled, SideTiming, one_line
 from .timers.placement import MemoryBudget, Placer, clone_inputs, memory_for
 from .timers.settings import SettingsError, TimerSettings
 
@@ -167,6 +167,15 @@ class Timing:
                 out[name] = own
         return out
 
+    def clock_check_report(self):
+        graph = self.timers.get("graph")
+        report = getattr(graph, "clock_check_report", None)
+        if report is not None:
+            return report()
+        return {"setting": self.settings.graph.clock_check, "active": False,
+                "why_off": "the graph timer is not in this run's plan", "sides_checked": 0, "sides_unchecked": 0,
+                "windows_dropped": 0, "sides_throttled": 0}
+
     def as_json(self):
         return {
             "schema": 1,
@@ -186,6 +195,9 @@ class Timing:
             # The L2 policy the timers ran with (ZL_L2), as the child read
             # it; the identity's caliber field is timer.l2, the core's.
             "l2": self.settings.l2.policy,
+            # The graph timer's clock check: its setting, whether it was
+            # active and why not, what it dropped (the identity's timer.clock_check).
+            "clock_check": self.clock_check_report(),
             "sides_by_timer": dict(sorted(self.sides_by_timer.items())),
             "fallback_shapes": list(self.fallback_shapes),
             "sides_extended": self.sides_extended,
@@ -241,6 +253,11 @@ class Timing:
             # zlcore's measurement ran out of memory even lean: the row says
             # so, and the op goes on to its next shape.
             tracker.side_failed(row, side, exc)
+            return float("nan")
+        except SideThrottled as exc:
+            # No clean window (timers/clock_check.py): the side has no number,
+            # the row says why, and the op goes on to its next shape.
+            tracker.side_throttled(row, side, exc)
             return float("nan")
         except Exception as exc:
             tracker.side_failed(row, side, exc)

@@ -72,6 +72,7 @@ inline constexpr char timer_l2_bytes[] = "timer.l2_bytes";
 inline constexpr char timer_settings[] = "timer.settings";
 inline constexpr char timer_sides_extended[] = "timer.sides_extended";
 inline constexpr char timer_sides_unsettled[] = "timer.sides_unsettled";
+inline constexpr char timer_clock_check[] = "timer.clock_check";
 inline constexpr char timer_seconds_measuring[] = "timer.seconds_measuring";
 inline constexpr char timer_seconds_in_session[] = "timer.seconds_in_session";
 inline constexpr char pytest_plugins[] = "pytest_plugins";

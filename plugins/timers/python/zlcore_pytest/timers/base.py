@@ -25,6 +25,19 @@ class CaptureFailed(Exception):
         self.eager_ms = None
 
 
+class SideThrottled(Exception):
+    """The graph timer's clock check got no clean window for this side
+    (clock_check.py): the side has no number, and no other timer may give it
+    one, since it would run on the same throttled device.
+    """
+
+    def __init__(self, reason, dropped=0, clocks=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.dropped = dropped  # windows the side dropped, the last try's included
+        self.clocks = clocks  # {"min", "median"} MHz of every window it read, or None
+
+
 @dataclass
 class SideCall:
     """One get_latency call: op(*args, **kwargs) of one side of one shape.

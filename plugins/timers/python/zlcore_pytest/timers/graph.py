@@ -17,8 +17,10 @@ import time
 from .. import _bench, _device_state, _env
 from .._memory import SuiteOutOfMemory, out_of_memory
 from . import graph_policy, l2_clear, sticky
-from .base import CaptureFailed, SideTiming, clear_grads, one_line
+from .base import CaptureFailed, SideThrottled, SideTiming, clear_grads, one_line
+from .clock_check import ClockSides
 from .graph_device import GraphDevice, PrivatePools
+from .settings import SettingsError
 
 NAME = "graph"
 # A first eager call whose host part alone took this long ends the estimate
@@ -70,6 +72,11 @@ class GraphTimer:
         self._resolved = None
         self._stream = None  # one side stream for every side (graph_device.py says why)
         self.sustained_rows = sticky.SustainedRows(self.settings.sustained_rows)
+        self.clock_sides = ClockSides(self.settings.clock_check)
+        if self.settings.clock_check == "on" and self._state_reader() is None:
+            raise SettingsError("ZL_GRAPH_CLOCK_CHECK=on needs the device's SM clock, and this run has no "
+                                "device-state reader (the backend answers no ABI 1.2 state queries); "
+                                "auto or off measure without the check")
 
     def settings_report(self):
         return self.settings.report()
@@ -92,6 +99,10 @@ class GraphTimer:
         if not hasattr(self, "_reader"):
             self._reader = _device_state.reader()
         return self._reader
+
+    def clock_check_report(self):
+        """What the timing report (and the identity's timer.clock_check) says of the clock check."""
+        return self.clock_sides.report(self._state_reader())
 
     def measure(self, call):
         mech = self._mechanism()
@@ -148,6 +159,10 @@ class GraphTimer:
                 failed.cluster = cluster
                 failed.eager_ms = eager_ms
                 raise
+            except SideThrottled as throttled:
+                self.clock_sides.throttled(throttled)
+                raise
+        self.clock_sides.measured(reading)
         sustained = reading.sustained
         if sustained is not None and pinned is None:
             not_recorded = self.sustained_rows.add(call.context)
@@ -163,6 +178,7 @@ class GraphTimer:
                    "device_state": reading.device_state, "noise_note": reading.noise_note,
                    "extras_stopped": reading.extras_stopped, "fresh_placements": reading.fresh_placements,
                    "settled_ms": reading.settled_ms,
+                   "clock_dropped_windows": reading.clock_dropped_windows, "sm_clock_mhz": reading.sm_clock_mhz,
                    # Cold only, so that a warm row reads as before the policy.
                    **(mech.row_data() if clear is not None else {})},
         )

@@ -38,6 +38,13 @@ reasons in docs/graph-timer.md:
     `readings` times. When the windows moved, the placements after the first
     were never read, and the values are the readings themselves.
 
+The clock check (clock_check.py), where the backend reads the device's
+state and ZL_GRAPH_CLOCK_CHECK is not off: every window asks for the state
+as it replays, and one whose SM clock read below clock_min_pct of the side's
+highest is dropped, the device idles clock_pause_ms, and the window is taken
+again, at most clock_retries times; then the side ends without a number
+(SideThrottled).
+
 "Load" is device time spent replaying, counted from the side's first replay
 and again from zero after each rest; a window records the load before its
 samples. The first replay after the host synchronized is never timed: a
@@ -51,7 +58,8 @@ from typing import List, Optional
 
 from .. import _stats
 from .._device_state import holds_clocks, power_limited
-from .base import CaptureFailed
+from .base import CaptureFailed, SideThrottled
+from .clock_check import ClockCheck, clock_of
 
 # The probe's replays span about this much load (at least one replay): a
 # boost after a short rest may last only a few replays, and a long kernel's
@@ -113,7 +121,8 @@ class Reading:
     # The first placement's windows moved while the device reported no
     # throttle reason: the steady pass went on (None: they agreed).
     noise_note: Optional[str] = None
-    # A capture failed during the noisy extra placements, which ended them.
+    # A capture failed during the noisy extra placements, or the clock check
+    # got no clean window on one, which ended them.
     extras_stopped: bool = False
     # Placements after the first whose memory the device had just handed
     # out, so that fresh_calls calls ran untimed before their samples.
@@ -121,6 +130,11 @@ class Reading:
     # Load the first placement's settling took where it stopped once the pace
     # was flat (settle_flat_ms); None: the fixed settle_ms.
     settled_ms: Optional[float] = None
+    # The clock check (clock_check.py): windows dropped for a low SM clock,
+    # and the clocks the kept windows read ({"min", "median"} MHz). None
+    # where the check was off; sm_clock_mhz None where no reading had a clock.
+    clock_dropped_windows: Optional[int] = None
+    sm_clock_mhz: Optional[dict] = None
 
     @property
     def readings(self):
@@ -190,22 +204,39 @@ class _Side:
         self.noise_note = None  # windows that moved while the device held its clocks
         self.fresh_placements = 0  # later placements that ran fresh_calls untimed (_later_window)
         self.settled_ms = None  # load the flat settling took (_settle_until_flat); None: the fixed settle
+        self.clock = None  # the clock check (clock_check.ClockCheck); None: off
 
     # -- pieces ------------------------------------------------------------------
 
     def _window(self, graph, placement, count, untimed, watch=False):
+        """A window of `count` samples. With the clock check, one whose SM
+        clock read low is dropped and taken again (untimed replays and all)
+        after a pause; SideThrottled when every try read low."""
+        tried = []
+        while True:
+            window, state = self._replayed_window(graph, placement, count, untimed, watch)
+            if self.clock is None or self.clock.keep(state):
+                self.windows.append(window)
+                return window
+            tried.append(clock_of(state))
+            if len(tried) > self.clock.retries:
+                raise self.clock.throttled(tried)
+            self._rest(self.clock.pause_ms)
+
+    def _replayed_window(self, graph, placement, count, untimed, watch):
         lead = 0 if untimed else 1
         # The state is asked for before the replays and read after them, so
         # the backend reads the device while they run (under load).
-        pending = self.state_reader() if watch and self.state_reader is not None else None
+        ask = self.state_reader is not None and (watch or self.clock is not None)
+        pending = self.state_reader() if ask else None
         times = self.mech.replays(graph, count + lead, untimed)
-        if pending is not None:
-            self.state_under_load = pending()
+        state = pending() if pending is not None else None
+        if watch and pending is not None:
+            self.state_under_load = state
         self.load += untimed * self.replay_ms + sum(times[:lead])
         window = Window(placement, self.load, [t / self.calls for t in times[lead:]])
         self.load += sum(times[lead:])
-        self.windows.append(window)
-        return window
+        return window, state
 
     def _rest(self, ms):
         self.mech.rest(ms)
@@ -349,7 +380,7 @@ class _Side:
         """Placements after the steady pass, while the values range over more
         than noisy_spread_pct, up to noisy_placements in all; each read as the
         steady pass reads a placement after its first. Returns True when a
-        failed capture ended them early."""
+        failed capture, or a placement with no clean window, ended them early."""
         s = self.s
         index = len(placements)
         if _stats.mean(placements) < NO_WORK_MS:
@@ -364,6 +395,10 @@ class _Side:
                     return True
                 try:
                     window = self._later_window(graph, index, fresh=self.mech.took_fresh_memory())
+                except SideThrottled:
+                    # Likewise a placement the clock check got no clean
+                    # window on: the steady pass's windows were clean.
+                    return True
                 finally:
                     self.mech.release(graph)
             placements.append(_stats.median(window.samples))
@@ -423,12 +458,15 @@ def decide_by_state(why, state):
 
 
 def measure(mech, place, eager_ms, settings, state_reader=None, extra=True, pinned=None):
-    """Read one side; raises CaptureFailed where the mechanism cannot capture or replay.
+    """Read one side; raises CaptureFailed where the mechanism cannot capture or replay,
+    SideThrottled where the clock check got no clean window.
     extra: the side may take the noisy extra placements (the side compare tests).
     pinned: why the side takes the sustained procedure whatever this run
     decides (an earlier run took it: sticky.py), or None."""
     side = _Side(mech, place, eager_ms, settings)
     side.state_reader = state_reader
+    if state_reader is not None and settings.clock_check != "off":
+        side.clock = ClockCheck(settings.clock_min_pct, settings.clock_retries, settings.clock_pause_ms)
     placements, samples, discarded, why, after_rest = side.steady()
     why = decide_by_state(why, side.state_under_load) or pinned
     if not placements:
@@ -465,4 +503,6 @@ def measure(mech, place, eager_ms, settings, state_reader=None, extra=True, pinn
         extras_stopped=extras_stopped,
         fresh_placements=side.fresh_placements,
         settled_ms=None if side.settled_ms is None else round(side.settled_ms, 2),
+        clock_dropped_windows=None if side.clock is None else side.clock.dropped,
+        sm_clock_mhz=None if side.clock is None else side.clock.summary(),
     )

@@ -104,6 +104,10 @@ class PlacementSettings:
         )
 
 
+# The graph timer's clock check (ZL_GRAPH_CLOCK_CHECK).
+CLOCK_CHECKS = ("off", "auto", "on")
+
+
 @dataclass(frozen=True)
 class GraphSettings:
     """The graph timer (docs/graph-timer.md has the procedure and the reasons)."""
@@ -161,6 +165,16 @@ class GraphSettings:
     # A file of sides that keep the sustained procedure once one run took it
     # (sticky.py); None: every run decides for itself.
     sustained_rows: Optional[str] = None
+    # The clock check (clock_check.py; docs/graph-timer.md, "Clock-checked
+    # windows"): "auto" checks where the backend reads the device's state,
+    # "on" refuses to measure without that, "off" never asks. A window whose
+    # SM clock reads below clock_min_pct of the side's highest is dropped
+    # and taken again after clock_pause_ms of idle, at most clock_retries
+    # times; then the side reports no number. 75 %: nvbench's threshold.
+    clock_check: str = "auto"
+    clock_min_pct: float = 75.0
+    clock_retries: int = 3
+    clock_pause_ms: float = 100.0
     # The graph class, e.g. torch.cuda.CUDAGraph (from the backend's capability).
     api: Optional[str] = None
 
@@ -192,6 +206,10 @@ class GraphSettings:
             sustained_from_ms=_float(env, "ZL_GRAPH_SUSTAINED_FROM_MS", cls.sustained_from_ms, 0.0),
             max_windows=_int(env, "ZL_GRAPH_MAX_WINDOWS", cls.max_windows, 1),
             sustained_rows=_raw(env, "ZL_GRAPH_SUSTAINED_ROWS"),
+            clock_check=_choice(env, "ZL_GRAPH_CLOCK_CHECK", cls.clock_check, CLOCK_CHECKS),
+            clock_min_pct=_pct(env, "ZL_GRAPH_CLOCK_MIN_PCT", cls.clock_min_pct),
+            clock_retries=_int(env, "ZL_GRAPH_CLOCK_RETRIES", cls.clock_retries, 0),
+            clock_pause_ms=_float(env, "ZL_GRAPH_CLOCK_PAUSE_MS", cls.clock_pause_ms, 0.0),
             api=_raw(env, "ZL_GRAPH_API"),
         )
         s.check()
