@@ -14,7 +14,7 @@ loop builds its own metrics), a row ends when the shape changes or both sides
 are taken, and gbps/tflops stay null.
 """
 
-from . import _bench, _roofline
+from . import _bench, _roofline, profile
 from ._text import describe, first_line
 
 SIDES = ("base", "gems")
@@ -37,6 +37,7 @@ class ShapeRow:
         # what zlcore's measurement added on top of it, per side (_memory.py).
         self.suite_peak = None
         self.added = {}
+        self.profiles = {}  # side -> what its profile pass found (profile.py), when the run profiles
 
 
 class Tracker:
@@ -199,7 +200,7 @@ def build_row(row):
     clusters = [t.cluster for t in (base, gems) if t is not None and t.cluster is not None]
     bench = row.bench
     op = getattr(bench, "op_name", None) or row.op_name
-    return _roofline.place(_with_l2({
+    return _roofline.place(_with_profile(_with_l2({
         "op": op,
         "test_node": row.test_node,
         "dtype": row.dtype,
@@ -264,11 +265,17 @@ def build_row(row):
         "placement_note": _extra(gems, "placement_note"),
         "placement_note_base": _extra(base, "placement_note"),
         "error": error,
-    }, base, gems), row.moved, _roofline.peaks())
+    }, base, gems), row), row.moved, _roofline.peaks())
 
 
 def _extra(timing, key):
     return timing.extra.get(key) if timing is not None else None
+
+
+def _with_profile(out, row):
+    """A profiled row's kernels per side (profile.py); an unprofiled row has none of these keys."""
+    out.update(profile.row_fields(row))
+    return out
 
 
 def _with_l2(out, base, gems):
