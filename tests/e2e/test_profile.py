@@ -1,7 +1,9 @@
 """`--profile` (ZL_PROFILE) on the command line: the plan's refusal where the
 backend offers no profiler, and, under a profiler a rules.d file offers the
 host backend, the pass's kernels in the rows, its traces in the run directory
-and the setting in the identity."""
+and the setting in the identity, in a run and in every run of a batch or an
+A/B."""
+import json
 
 import pytest
 
@@ -39,8 +41,8 @@ def offered(tmp_path):
     return {"ZL_DATA_DIR": str(data), "PYTHONPATH": str(lib)}
 
 
-def zl(*args, **env):
-    return zltest.zl(*args, env=zltest.clean_env(STRIP, **env), timeout=120)
+def zl(*args, timeout=120, **env):
+    return zltest.zl(*args, env=zltest.clean_env(STRIP, **env), timeout=timeout)
 
 
 def host_run(out, *extra):
@@ -90,3 +92,45 @@ def test_an_unprofiled_run_records_profile_off_and_rows_as_before(tmp_path, offe
     rows = zltest.read_jsonl(out / "results.jsonl")
     assert rows and not any("kernels" in row for row in rows)
     assert not (out / "profile").exists()
+
+
+def identities_under(directory):
+    return [json.loads(p.read_text()) for p in sorted(directory.rglob("run_identity.json"))]
+
+
+@pytest.mark.parametrize("command", ["batch", "ab"])
+def test_batch_and_ab_refuse_it_once_where_the_backend_offers_no_profiler(tmp_path, command):
+    out = tmp_path / "out"
+    args = {"batch": ["batch", "--ops", "abs"],
+            "ab": ["ab", "--a", SUITE, "--b", SUITE, "--a-python", PY, "--b-python", PY, "--ops", "abs"]}[command]
+    r = zl(*args, "--backend", "host", "--python", PY, "--out", out, "--profile") if command == "batch" else \
+        zl(*args, "--backend", "host", "--out", out, "--profile")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.endswith("--profile cannot be honoured with backend 'host': it offers no profiler "
+                             "(torch.profiler needs torch_profiler among its capabilities); run without --profile\n")
+    assert r.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("given", [["--profile"], []])
+def test_the_setting_reaches_every_run_of_a_batch(tmp_path, offered, given):
+    out = tmp_path / "b"
+    env = dict(offered, **({} if given else {"ZL_PROFILE": "1"}))
+    r = zl("batch", "--backend", "host", "--flaggems-dir", SUITE, "--ops", "abs,exp", "--python", PY,
+           "--dtypes", "float32", "--out", out, *given, **env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    runs = identities_under(out)
+    assert sorted(i["op"] for i in runs) == ["abs", "exp"]
+    assert all(i["profile"] == "fake" for i in runs)
+    for rows in out.rglob("results.jsonl"):
+        assert all(row["kernels"] for row in zltest.read_jsonl(rows))
+
+
+def test_the_flag_reaches_every_run_of_both_sides_of_an_ab(tmp_path, offered):
+    out = tmp_path / "ab"
+    r = zl("ab", "--backend", "host", "--a", SUITE, "--b", SUITE, "--a-python", PY, "--b-python", PY, "--ops", "abs",
+           "--dtypes", "float32", "--rounds", "2", "--out", out, "--profile", timeout=300, **offered)
+    assert r.returncode == 0, r.stdout + r.stderr
+    runs = identities_under(out)
+    assert len(runs) >= 4  # two rounds, both sides
+    assert all(i["profile"] == "fake" for i in runs)
