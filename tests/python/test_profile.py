@@ -127,6 +127,22 @@ def test_a_profiler_module_that_cannot_be_imported_stops_the_run(run_child, lib,
     assert "zlcore profile: profiler 'fake': cannot import no_such_profiler" in run.output
 
 
+def test_a_profiler_that_cannot_run_here_stops_the_run_before_it_measures(run_child, lib, tmp_path):
+    (lib / "unusable_profiler.py").write_text(
+        "def check():\n    raise ImportError('no profiler library')\n"
+        "def profile(fn, calls, trace_path, grad_to_none):\n    raise AssertionError('never called')\n")
+    run = profiled(run_child, lib, tmp_path, ZL_PROFILER_MODULE="unusable_profiler")
+    assert run.rc == 4, run.output
+    assert "zlcore profile: profiler 'fake' cannot run here: ImportError: no profiler library" in run.output
+    assert not (tmp_path / "order.log").exists()  # nothing measured
+
+
+def test_the_torch_profiler_needs_torch_and_its_profiler(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch.profiler", None)  # what an import finds where it is absent
+    with pytest.raises(ImportError):
+        torch_profile.check()
+
+
 def test_top_kernels_sums_launches_per_name_and_keeps_the_costliest():
     launches = [("a", 0.5), ("b", 6.0), ("a", 0.5), ("c", 3.0)] * 2  # two calls of the op
     assert profile.top_kernels(launches, calls=2, top=2) == [{"name": "b", "share": 0.6, "us": 6.0},

@@ -12,7 +12,9 @@ A profiler module provides NAME and
     profile(fn, calls, trace_path, grad_to_none) -> [(kernel name, device us), ...]
 which calls fn `calls` times under the profiler, clearing grad_to_none's grads
 before each call, writes the trace (Chrome trace JSON) to trace_path, and
-returns one pair per kernel launch. This plugin writes the trace under a
+returns one pair per kernel launch; and may provide check(), which raises
+when the profiler cannot run here (called once, before anything is measured).
+This plugin writes the trace under a
 temporary name and renames it into place (a crash leaves no half trace), and
 puts the kernels with the most time into the side's row (docs/profile.md).
 """
@@ -126,6 +128,12 @@ def pytest_configure(config):
     except ImportError as exc:
         raise pytest.UsageError(f"zlcore profile: profiler {_env.text('ZL_PROFILER')!r}: "
                                 f"cannot import {module_name}: {exc}") from None
+    try:
+        getattr(module, "check", lambda: None)()
+    except Exception as exc:
+        # Said once, before the first measurement, not as an error in every row.
+        raise pytest.UsageError(f"zlcore profile: profiler {_env.text('ZL_PROFILER')!r} cannot run here: "
+                                f"{describe(exc)}") from None
     run_dir = _env.text("ZL_RUN_DIR") or os.getcwd()
     config.stash[_state.PROFILE] = Profiler(_env.text("ZL_PROFILER") or getattr(module, "NAME", module_name),
                                             module, run_dir)

@@ -31,6 +31,10 @@ def launches(events, activity):
     return out
 
 
+def check():
+    import torch.profiler  # noqa: F401 - raises where torch (or its profiler) is absent
+
+
 def _synchronize(activity):
     import torch
 
