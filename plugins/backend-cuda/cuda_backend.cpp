@@ -127,6 +127,7 @@ const zl_capability kCapabilities[] = {
     {"graph_capture", "torch.cuda.CUDAGraph"},
     {"cluster_fix", "1"},
     {"device_events", "1"},
+    {"torch_profiler", "cuda"},
 };
 
 const zl_kit::BackendSpec kSpec = {

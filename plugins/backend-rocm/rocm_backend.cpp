@@ -80,6 +80,8 @@ const char* const kAliases[] = {"amd", "hip", nullptr};
 const char* const kVisibility[] = {"ROCR_VISIBLE_DEVICES", nullptr};
 const zl_capability kCapabilities[] = {
     {"device_events", "1"},
+    // ROCm builds of torch report HIP kernels under the CUDA activity.
+    {"torch_profiler", "cuda"},
 };
 
 const zl_kit::BackendSpec kSpec = {

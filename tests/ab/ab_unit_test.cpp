@@ -293,6 +293,29 @@ TEST_F(AbDir, RoundsGiveOneValueEachAndPlacementsPool) {
   EXPECT_TRUE(p.sustained);  // pooled placements include a sustained round's
 }
 
+// Profiled rounds: a kernel's time is its mean over the rounds that listed it.
+TEST_F(AbDir, ProfiledRoundsPoolEachKernelsTimeAsTheirMean) {
+  std::vector<std::string> dirs;
+  const char* kernels[] = {R"([{"name": "k", "us": 10.0}, {"name": "only_here", "us": 1.0}])",
+                           R"([{"name": "k", "us": 14.0}])"};
+  for (int r = 0; r < 2; ++r) {
+    const fs::path run = dir_ / ("r" + std::to_string(r + 1)) / "A";
+    spit(run / "run_identity.json", R"({"op": "abs", "status": "passed"})");
+    spit(run / "results.jsonl", std::string(R"({"op": "abs", "dtype": "float32", "shape": "[64]", "timer": "host", )") +
+                                    R"("latency_ms": 1.0, "placements_ms": [1.0], "kernels": )" + kernels[r] + "}\n");
+    dirs.push_back(run.string());
+  }
+  const compare::Side side = ab::pool_side("A", "x", {{"abs", dirs}}, ab::Samples::rounds);
+  ASSERT_EQ(side.runs.size(), 1u);
+  ASSERT_EQ(side.runs[0].rows.size(), 1u);
+  const compare::ResultRow& p = side.runs[0].rows[0];
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].name, "k");
+  EXPECT_DOUBLE_EQ(p.kernels[0].us, 12.0);
+  EXPECT_EQ(p.kernels[1].name, "only_here");
+  EXPECT_DOUBLE_EQ(p.kernels[1].us, 1.0);
+}
+
 // ---- a Slurm A/B's shards (core/src/ab/shards.cpp) ----------------------------
 
 namespace {

@@ -126,9 +126,10 @@ TEST_F(CudaModule, DescribesItself) {
   EXPECT_STREQ(api->name, "cuda");
   EXPECT_EQ(strings(api->aliases), (std::vector<std::string>{"nvidia", "gpu"}));
   EXPECT_EQ(strings(api->visibility_env), (std::vector<std::string>{"CUDA_VISIBLE_DEVICES"}));
-  EXPECT_EQ(capabilities(api),
-            (std::map<std::string, std::string>{
-                {"graph_capture", "torch.cuda.CUDAGraph"}, {"cluster_fix", "1"}, {"device_events", "1"}}));
+  EXPECT_EQ(capabilities(api), (std::map<std::string, std::string>{{"graph_capture", "torch.cuda.CUDAGraph"},
+                                                                   {"cluster_fix", "1"},
+                                                                   {"device_events", "1"},
+                                                                   {"torch_profiler", "cuda"}}));
   EXPECT_STREQ(api->torch_device, "cuda");
   EXPECT_STREQ(api->framework_vendor, "nvidia");
 }

@@ -175,7 +175,8 @@ TEST_F(RocmModule, DescribesItself) {
   EXPECT_EQ(strings(api->aliases), (std::vector<std::string>{"amd", "hip"}));
   // Never also HIP_VISIBLE_DEVICES: the two filters stack.
   EXPECT_EQ(strings(api->visibility_env), (std::vector<std::string>{"ROCR_VISIBLE_DEVICES"}));
-  EXPECT_EQ(capabilities(api), (std::map<std::string, std::string>{{"device_events", "1"}}));
+  EXPECT_EQ(capabilities(api),
+            (std::map<std::string, std::string>{{"device_events", "1"}, {"torch_profiler", "cuda"}}));
   EXPECT_STREQ(api->torch_device, "cuda");
   EXPECT_STREQ(api->framework_vendor, "amd");
 }

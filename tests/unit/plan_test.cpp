@@ -1,6 +1,8 @@
 // Plan derivation from capabilities alone, with the rules zlcore ships.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "zlcore/errors.hpp"
 #include "zlcore/plan.hpp"
 #include "zlcore/registry.hpp"
@@ -213,6 +215,67 @@ TEST(Plan, ATimerRuleWithoutL2HonoursWarmOnly) {
   } catch (const zl::UsageError& e) {
     EXPECT_STREQ(e.what(), "rules file bad.yaml: timer 'odd' l2 lists 'tepid'; use warm, cold");
   }
+}
+
+// --profile (ZL_PROFILE=1): the profiler comes from the capabilities alone,
+// like the timer, and a backend that offers none refuses it in one line.
+TEST(Plan, ProfileTakesTheOfferedProfilerAndItsPlugin) {
+  for (const char* name : {"cuda", "rocm"}) {
+    zl::Plan p = plan_for(*all().find(name), {{zl::kProfileKnob, "1"}});
+    EXPECT_EQ(p.profiler, "torch.profiler") << name;
+    EXPECT_EQ(p.child_env.at("ZL_PROFILER"), "torch.profiler") << name;
+    EXPECT_EQ(p.child_env.at("ZL_PROFILER_MODULE"), "zlcore_pytest.torch_profile") << name;
+    EXPECT_EQ(p.child_env.at("ZL_PROFILE_ACTIVITY"), "cuda") << name;
+    EXPECT_EQ(p.pytest_plugins.back(), "zlcore_pytest.profile") << name;
+  }
+}
+
+TEST(Plan, WithoutProfileNoProfilerRunsAndItsPluginStaysOut) {
+  for (std::map<std::string, std::string> knobs :
+       {std::map<std::string, std::string>{}, std::map<std::string, std::string>{{zl::kProfileKnob, "0"}}}) {
+    zl::Plan p = plan_for(*all().find("cuda"), knobs);
+    EXPECT_EQ(p.profiler, "");
+    EXPECT_EQ(p.child_env.count("ZL_PROFILER_MODULE"), 0u);
+    EXPECT_EQ(std::count(p.pytest_plugins.begin(), p.pytest_plugins.end(), "zlcore_pytest.profile"), 0);
+  }
+}
+
+TEST(Plan, ABackendThatOffersNoProfilerRefusesProfile) {
+  zl::PlanInputs in;
+  in.backend = "host";
+  in.capabilities = all().find("host")->capabilities();
+  in.knobs = {{zl::kProfileKnob, "1"}};
+  in.profile_given = "ZL_PROFILE=1";
+  try {
+    zl::derive_plan(rules(), in);
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "ZL_PROFILE=1 cannot be honoured with backend 'host': it offers no profiler (torch.profiler needs "
+                 "torch_profiler among its capabilities); run without --profile");
+  }
+}
+
+TEST(Plan, AProfilerRuleNeedsAModuleAndTheHighestPriorityOfferedWins) {
+  zl::Rules r;
+  try {
+    zl::parse_rules("profilers:\n  - {name: nomodule, requires: []}\n", "bad.yaml", r);
+    FAIL();
+  } catch (const zl::UsageError& e) {
+    EXPECT_STREQ(e.what(), "rules file bad.yaml: profiler 'nomodule' needs a 'module'");
+  }
+  zl::parse_rules(
+      "timers:\n  - {name: plain, requires: []}\n"
+      "profilers:\n  - {name: low, module: m.low, priority: 1, requires: []}\n"
+      "  - {name: high, module: m.high, priority: 2, requires: []}\n"
+      "  - {name: absent, module: m.absent, priority: 3, requires: [nothing_declares_it]}\n",
+      "a.yaml", r);
+  zl::PlanInputs in;
+  in.backend = "b";
+  in.knobs = {{zl::kProfileKnob, "1"}};
+  zl::Plan p = zl::derive_plan(r, in);
+  EXPECT_EQ(p.profiler, "high");
+  EXPECT_EQ(p.child_env.at("ZL_PROFILER_MODULE"), "m.high");
 }
 
 }  // namespace

@@ -48,6 +48,23 @@ double spread_pct(std::vector<double> v) {
   return median > 0 ? (v.back() - v.front()) / median * 100 : 0;
 }
 
+// Profiled rounds (--profile): each kernel's time per call, the mean over
+// the rounds that listed it, the most first, so that compare names what
+// moved between the sides rather than in one round.
+std::vector<compare::KernelTime> pooled_kernels(const std::vector<const compare::ResultRow*>& parts) {
+  std::map<std::string, std::pair<double, int>> sums;
+  for (const compare::ResultRow* r : parts) {
+    for (const compare::KernelTime& k : r->kernels) {
+      sums[k.name].first += k.us;
+      sums[k.name].second += 1;
+    }
+  }
+  std::vector<compare::KernelTime> out;
+  for (const auto& [name, s] : sums) out.push_back({name, s.first / s.second});
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.us > y.us; });
+  return out;
+}
+
 // One op's rounds into one run: the first round's identity stands for the
 // caliber (every round ran the same settings; the first is what the check
 // before the rounds saw), the rows are pooled.
@@ -115,6 +132,7 @@ compare::RunInfo pool_op(const std::vector<compare::RunInfo>& rounds, const std:
       p.spread_pct = spread_pct(latencies);
     }
     if (!bases.empty()) p.latency_base_ms = mean(bases);
+    p.kernels = pooled_kernels(parts);
     p.repeats = static_cast<int>(values.size());
     out.rows.push_back(std::move(p));
   }

@@ -298,6 +298,9 @@ ab::Options ab_options(Context& ctx, const Backend& backend, const po::variables
   // checks, so that an A/B begun before the policy existed resumes.
   o.run_flags.emplace_back("--l2", l2);
   if (l2 == "cold") o.settings["l2"] = l2;
+  // Every run of both sides profiles, after its measurements; not a setting
+  // --resume checks, since it changes no number (docs/profile.md).
+  if (plan_knobs(vm).at(kProfileKnob) == "1") o.run_flags.emplace_back("--profile", "");
   return o;
 }
 

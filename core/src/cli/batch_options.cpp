@@ -369,6 +369,9 @@ batch::BatchOptions batch_options(Context& ctx, const Backend& backend, const po
   // Given to every run, flag or variable: a ZL_L2 the runs inherit must not
   // override a --l2 the batch was given.
   o.run.flags.emplace_back("--l2", l2);
+  // The profile pass, flag or variable, for every op; make_plan above
+  // refused it once already where the backend offers no profiler.
+  if (checked.knobs.at(kProfileKnob) == "1") o.run.flags.emplace_back("--profile", "");
   record_options(vm, devices_spec, o);
   return o;
 }

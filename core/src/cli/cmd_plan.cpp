@@ -25,6 +25,7 @@ int cmd_plan(Context& ctx, const std::vector<std::string>& args) {
     doc.AddMember("pytest_plugins", json::str_array(plan.pytest_plugins, a), a);
     doc.AddMember("timer", json::str(plan.timer, a), a);
     doc.AddMember("timer_fallback", json::str(plan.timer_fallback, a), a);
+    doc.AddMember("profiler", json::str(plan.profiler, a), a);
     doc.AddMember("child_env", json::str_map(plan.child_env, a), a);
     json::Value reasons(rapidjson::kArrayType);
     for (const PlanReason& r : plan.reasons) {
@@ -43,7 +44,7 @@ int cmd_plan(Context& ctx, const std::vector<std::string>& args) {
   std::cout << "backend: " << plan.backend << "\n"
             << "timer:   " << plan.timer
             << (plan.timer_fallback.empty() ? "" : " (per-shape fallback " + plan.timer_fallback + ")")
-            << "\npytest:  ";
+            << (plan.profiler.empty() ? "" : "\nprofile: " + plan.profiler) << "\npytest:  ";
   for (const std::string& m : plan.pytest_plugins) std::cout << "-p " << m << " ";
   std::cout << "\n\nrules:\n";
   for (const PlanReason& r : plan.reasons) {

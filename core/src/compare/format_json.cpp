@@ -1,6 +1,7 @@
 // JSON: everything the report holds, for CI and for other tools. Ratios are
 // rounded to 6 significant digits so the text is stable across libm builds.
 #include "json_parts.hpp"
+#include "kernels.hpp"
 #include "text.hpp"
 #include "zlcore/compare_stats.hpp"
 
@@ -9,6 +10,20 @@ namespace {
 
 json::Value opt(const std::optional<double>& v) {
   return v ? json::Value(text::round_sig(*v)) : json::Value(rapidjson::kNullType);
+}
+
+// Profiled runs: the kernels whose time moved, the most first (kernels.cpp).
+json::Value kernels_moved_json(const Compared& c, json::Alloc& a) {
+  json::Value out(rapidjson::kArrayType);
+  for (const KernelMove& m : c.kernels_moved) {
+    json::Value k(rapidjson::kObjectType);
+    k.AddMember("name", json::str(m.name, a), a);
+    k.AddMember("a_us", opt(m.a_us), a);
+    k.AddMember("b_us", opt(m.b_us), a);
+    k.AddMember("change", json::str(kernel_change(m), a), a);
+    out.PushBack(k, a);
+  }
+  return out;
 }
 
 json::Value side_json(const Side& s, json::Alloc& a) {
@@ -159,6 +174,7 @@ void write_json(std::ostream& out, const Report& r) {
     o.AddMember("torch_b_ms", opt(c.b_base_ms), a);
     o.AddMember("torch_ratio", opt(c.control), a);
     o.AddMember("note", json::str(c.note, a), a);
+    if (!c.kernels_moved.empty()) o.AddMember("kernels_moved", kernels_moved_json(c, a), a);
     rows.PushBack(o, a);
   }
   doc.AddMember("rows", rows, a);

@@ -1,4 +1,5 @@
 // Markdown: the same report as the terminal table, for a PR or an issue.
+#include "kernels.hpp"
 #include "provenance.hpp"
 #include "text.hpp"
 
@@ -76,6 +77,14 @@ void write_markdown(std::ostream& out, const Report& r, const Page& page) {
     out << text::ms(c.a_base_ms) << " | " << text::ms(c.b_base_ms) << " | " << text::ratio(c.control) << " | ";
     if (peak) out << text::peak(c) << " | ";
     out << cell(c.note) << " |\n";
+  }
+  if (const auto moved = kernel_lines(r); !moved.empty()) {
+    out << "\n### Kernels that moved\n\nSLOWER and FASTER rows of profiled runs: device us per call of the op.\n\n"
+        << "| op | dtype | shape | verdict | kernel | A us | B us | change |\n|---|---|---|---|---|---:|---:|---:|\n";
+    for (const auto& l : moved) {
+      out << "| " << cell(l[0]) << " | " << cell(l[1]) << " | `" << cell(l[2]) << "` | " << l[3] << " | `" << cell(l[4])
+          << "` | " << l[5] << " | " << l[6] << " | " << l[7] << " |\n";
+    }
   }
   if (!r.one_sided.empty()) {
     out << "\n### Only on one side\n\n| side | op | dtype | shape | ms |\n|---|---|---|---|---:|\n";

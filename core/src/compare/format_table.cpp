@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kernels.hpp"
 #include "provenance.hpp"
 #include "text.hpp"
 
@@ -121,6 +122,13 @@ void write_table(std::ostream& out, const Report& r, const Page& page) {
   if (bar) right.insert(right.end(), {9, 10});
   right.insert(right.end(), {torch, torch + 1, torch + 2});
   print_aligned(out, rows, "", right);
+
+  // Profiled runs: which kernels' time moved in the rows that moved.
+  if (std::vector<Cells> moved = kernel_lines(r); !moved.empty()) {
+    out << "\nkernels that moved (SLOWER and FASTER rows; device us per call, A and B):\n";
+    moved.insert(moved.begin(), Cells{"op", "dtype", "shape", "verdict", "kernel", "A us", "B us", "change"});
+    print_aligned(out, moved, "  ", {5, 6, 7});
+  }
 
   if (!r.one_sided.empty()) {
     out << "\nonly on one side (not compared):\n";

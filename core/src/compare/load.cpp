@@ -17,6 +17,7 @@
 #include "../util/file_kind.hpp"
 #include "../util/json_read.hpp"
 #include "../util/printable.hpp"
+#include "kernels.hpp"
 #include "provenance.hpp"
 #include "zlcore/compare.hpp"
 #include "zlcore/errors.hpp"
@@ -137,6 +138,7 @@ ResultRow parse_row(const rapidjson::Value& o) {
   r.samples_ms = times_at(o, "samples_ms", bad_samples);
   // Count what was dropped from the list the test reads (placements, when the row has any).
   r.unusable_samples = !r.placements_ms.empty() || bad_placements > 0 ? bad_placements : bad_samples;
+  r.kernels = kernels_at(o);
   return r;
 }
 

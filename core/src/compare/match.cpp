@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "kernels.hpp"
 #include "zlcore/compare.hpp"
 
 namespace zl::compare {
@@ -73,6 +74,7 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
   c.b_pct_bw = b.pct_peak_bandwidth;
   c.a_pct_fp = a.pct_peak_compute;
   c.b_pct_fp = b.pct_peak_compute;
+  c.kernels_moved = kernels_moved(a.kernels, b.kernels);
   c.a_base_ms = a.latency_base_ms;
   c.b_base_ms = b.latency_base_ms;
   c.repeats_a = a.repeats;

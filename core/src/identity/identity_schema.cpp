@@ -58,6 +58,9 @@ const std::vector<Field>& fields() {
       {key::shapes_file, W::core, false, "the shape file used"},
       {key::shapes_sha256, W::core, true, "its sha256 (null: the suite has none)"},
       {key::pytest_plugins, W::core, false, "the planned `-p` modules"},
+      {key::profile, W::core, false,
+       "`off`, or the profiler `--profile` ran once per (shape, side) after its measurement (not caliber: the pass "
+       "lies outside every timing window; docs/profile.md)"},
       {key::tuner_cache_kind, W::core, true, "`isolated` or `shared`"},
       {key::tuner_cache_flaggems_dir, W::core, false, "FLAGGEMS_CACHE_DIR the child got"},
       {key::tuner_cache_triton_dir, W::core, false, "TRITON_CACHE_DIR the child got"},

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "../util/text.hpp"
+#include "profiler.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/plan.hpp"
 
@@ -43,12 +44,8 @@ void check_l2(const TimerRule& t, const std::string& policy, const std::string& 
                    text::join(t.l2, " or --l2 "));
 }
 
-}  // namespace
-
-Plan derive_plan(const Rules& rules, const PlanInputs& in) {
-  Plan plan;
-  plan.backend = in.backend;
-
+// The plugins whose capabilities the backend declares and no knob switches off, in order.
+void take_plugins(const Rules& rules, const PlanInputs& in, Plan& plan) {
   for (const PluginRule& r : rules.plugins) {
     PlanReason why{"plugin", r.name, false, {}};
     std::vector<std::string> missing = missing_caps(r.requires_caps, in.capabilities);
@@ -64,6 +61,17 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
     }
     plan.reasons.push_back(std::move(why));
   }
+}
+
+}  // namespace
+
+Plan derive_plan(const Rules& rules, const PlanInputs& given) {
+  PlanInputs in = given;
+  in.knobs.emplace(kProfileKnob, "0");  // a caller that names no profile asks for none
+  Plan plan;
+  plan.backend = in.backend;
+
+  take_plugins(rules, in, plan);
 
   // Eligibility of every timer, so the chosen one, a forced one and the
   // fallback are all judged by the same rule.
@@ -143,6 +151,7 @@ Plan derive_plan(const Rules& rules, const PlanInputs& in) {
     }
     plan.reasons.push_back(std::move(why));
   }
+  choose_profiler(rules, in, plan);
   return plan;
 }
 

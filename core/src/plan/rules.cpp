@@ -46,6 +46,30 @@ void upsert(std::vector<Rule>& rules, Rule rule) {
   }
 }
 
+std::map<std::string, std::string> env_from(const YAML::Node& env, const std::string& source,
+                                            const std::string& owner) {
+  std::map<std::string, std::string> out;
+  if (!env) return out;
+  if (!env.IsMap()) bad(source, owner + " env must map variables to capability keys");
+  for (const auto& kv : env) out[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  return out;
+}
+
+void parse_profilers(const YAML::Node& profilers, const std::string& source, Rules& into) {
+  if (!profilers.IsSequence()) bad(source, "profilers must be a list");
+  for (const YAML::Node& p : profilers) {
+    ProfilerRule r;
+    r.name = required(p, "name", source, "a profiler");
+    r.module = required(p, "module", source, "profiler '" + r.name + "'");
+    r.priority = p["priority"] ? p["priority"].as<int>() : 0;
+    r.requires_caps = string_list(p["requires"], source, "requires");
+    r.env_from = env_from(p["env"], source, "profiler '" + r.name + "'");
+    r.summary = p["summary"] ? p["summary"].as<std::string>() : "";
+    r.source = source;
+    upsert(into.profilers, std::move(r));
+  }
+}
+
 }  // namespace
 
 void parse_rules(const std::string& yaml_text, const std::string& source, Rules& into) {
@@ -78,10 +102,7 @@ void parse_rules(const std::string& yaml_text, const std::string& source, Rules&
         r.priority = t["priority"] ? t["priority"].as<int>() : 0;
         r.requires_caps = string_list(t["requires"], source, "requires");
         r.fallback = t["fallback"] ? t["fallback"].as<std::string>() : "";
-        if (const YAML::Node env = t["env"]) {
-          if (!env.IsMap()) bad(source, "timer '" + r.name + "' env must map variables to capability keys");
-          for (const auto& kv : env) r.env_from[kv.first.as<std::string>()] = kv.second.as<std::string>();
-        }
+        r.env_from = env_from(t["env"], source, "timer '" + r.name + "'");
         r.disabled_by = disabled_by(t["disabled_by"], source);
         r.summary = t["summary"] ? t["summary"].as<std::string>() : "";
         r.clock = t["clock"] ? t["clock"].as<std::string>() : "device";
@@ -98,6 +119,7 @@ void parse_rules(const std::string& yaml_text, const std::string& source, Rules&
         upsert(into.timers, std::move(r));
       }
     }
+    if (const YAML::Node profilers = doc["profilers"]) parse_profilers(profilers, source, into);
   } catch (const YAML::Exception& e) {
     bad(source, e.what());
   }

@@ -113,6 +113,12 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
                         kL2Knob, kL2BytesEnv}) {
     out.erase(k);
   }
+  // The profile setting is recorded as `profile`; its knob and the plan's
+  // ZL_PROFILER* variables change no number, so a profiled run's env matches
+  // an unprofiled one's.
+  for (auto it = out.begin(); it != out.end();) {
+    it = it->first.rfind(kProfileKnob, 0) == 0 ? out.erase(it) : std::next(it);
+  }
   return out;
 }
 

@@ -77,6 +77,7 @@ void start_target(Identity& id, const Plan& plan, const Resolved& r, const Shape
     if (const auto bytes = l2_cache_bytes(r.device)) id.set(key::timer_l2_bytes, *bytes);
   }
   id.set(key::pytest_plugins, plan.pytest_plugins);
+  id.set(key::profile, plan.profiler.empty() ? std::string("off") : plan.profiler);
 }
 
 void start_caches(Identity& id, const Caches& c) {

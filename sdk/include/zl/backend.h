@@ -135,7 +135,9 @@ typedef struct zl_error {
 /* A capability is an open-ended key/value pair. Keys the core's plan rules
  * know today: "graph_capture" (value: the Python graph API, for example
  * "torch.cuda.CUDAGraph"), "cluster_fix" (value: "1"), "device_events"
- * (value: "1"). A backend may declare keys no rule uses yet.
+ * (value: "1"), "torch_profiler" (value: the torch.profiler activity its
+ * kernels are recorded under, "cuda" or "cpu": what `--profile` runs). A
+ * backend may declare keys no rule uses yet.
  * The one struct without struct_size: it was fixed at ABI 1.0 as two
  * pointers and never grows (an array of it is strided by sizeof); anything a
  * capability would need beyond a string goes into the extension chain. */

@@ -134,6 +134,39 @@ def verdict_pair():
     write_run(os.path.join(HERE, "verdicts/b"), identity("abs", "run-b-abs", "replay", "run-a-abs"), b, torn_tail=True)
 
 
+def profiled_pair():
+    """Two runs with --profile, record on A and replay on B: each row names its
+    top kernels, and a SLOWER row's kernels say which one's time moved; B's
+    unprofiled twin (profile off, no kernels) measures the same way."""
+    a, b, plain = [], [], []
+
+    def kernels(*pairs):
+        whole = sum(us for _, us in pairs)
+        return [{"name": n, "share": round(us / whole, 4), "us": us} for n, us in pairs]
+
+    def both(shape, ms_a, ms_b, kernels_a, kernels_b):
+        for rows, ms, ks in ((a, ms_a, kernels_a), (b, ms_b, kernels_b)):
+            r = row("abs", "float16", shape, ms, 0.0100)
+            r.update(kernels=kernels(*ks), kernels_base=kernels(("torch_abs", 9.0)),
+                     profile_trace=f"profile/abs-float16-{shape[0][0]}-gems.json",
+                     profile_trace_base=f"profile/abs-float16-{shape[0][0]}-base.json")
+            rows.append(r)
+        plain.append(row("abs", "float16", shape, ms_b, 0.0100))
+    # FASTER: the main kernel got quicker, the copy did not move.
+    both([[64, 64]], 0.0100, 0.0090, [("abs_kernel", 8.0), ("copy_kernel", 2.0)],
+         [("abs_kernel", 7.0), ("copy_kernel", 2.0)])
+    # SLOWER: the main kernel slowed, and B launches a fill A did not.
+    both([[256, 256]], 0.0200, 0.0220, [("abs_kernel", 15.0), ("copy_kernel", 5.0)],
+         [("abs_kernel", 16.5), ("copy_kernel", 5.0), ("fill_kernel", 0.5)])
+    # SAME: a kernel moved a little; only the JSON lists it.
+    both([[1024, 1024]], 0.0500, 0.0501, [("abs_kernel", 50.0)], [("abs_kernel", 50.1)])
+    write_run(os.path.join(HERE, "profiled/a"), identity("abs", "run-a-abs", "record", profile="torch.profiler"), a)
+    write_run(os.path.join(HERE, "profiled/b"),
+              identity("abs", "run-b-abs", "replay", "run-a-abs", profile="torch.profiler"), b)
+    write_run(os.path.join(HERE, "profiled/b_off"), identity("abs", "run-b-abs", "replay", "run-a-abs", profile="off"),
+              plain)
+
+
 def caliber_runs():
     """A base run, one that differs in every caliber field, and one in a single env knob."""
     rows = [row("mul", "float16", [[1024]], 0.0100, 0.0200), row("mul", "float16", [[4096]], 0.0300, 0.0600)]
@@ -395,7 +428,7 @@ def aa_batches():
 
 if __name__ == "__main__":
     for d in ("verdicts", "caliber", "autotune", "batch_a", "batch_b", "repeated", "legacy", "aa", "winners",
-              "fallback", "report"):
+              "fallback", "report", "profiled"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     verdict_pair()
     caliber_runs()
@@ -407,3 +440,4 @@ if __name__ == "__main__":
     winners_runs()
     fallback_runs()
     report_batches()
+    profiled_pair()

@@ -14,7 +14,7 @@ loop builds its own metrics), a row ends when the shape changes or both sides
 are taken, and gbps/tflops stay null.
 """
 
-from . import _bench, _roofline
+from . import _bench, _roofline, profile
 from ._text import describe, first_line
 
 SIDES = ("base", "gems")
@@ -38,6 +38,7 @@ class ShapeRow:
         self.suite_peak = None
         self.added = {}
         self.throttled = {}  # side -> SideThrottled: the clock check got no clean window
+        self.profiles = {}  # side -> what its profile pass found (profile.py), when the run profiles
 
 
 class Tracker:
@@ -204,7 +205,7 @@ def build_row(row):
     clusters = [t.cluster for t in (base, gems) if t is not None and t.cluster is not None]
     bench = row.bench
     op = getattr(bench, "op_name", None) or row.op_name
-    return _roofline.place(_with_l2(_with_clock({
+    return _roofline.place(_with_profile(_with_l2(_with_clock({
         "op": op,
         "test_node": row.test_node,
         "dtype": row.dtype,
@@ -269,7 +270,7 @@ def build_row(row):
         "placement_note": _extra(gems, "placement_note"),
         "placement_note_base": _extra(base, "placement_note"),
         "error": error,
-    }, row, base, gems), base, gems), row.moved, _roofline.peaks())
+    }, row, base, gems), base, gems), row), row.moved, _roofline.peaks())
 
 
 def _extra(timing, key):
@@ -290,6 +291,12 @@ def _with_clock(out, row, base, gems):
     for side, name in (("gems", "throttled"), ("base", "throttled_base")):
         throttled = row.throttled.get(side)
         out[name] = throttled.reason if throttled is not None else None
+    return out
+
+
+def _with_profile(out, row):
+    """A profiled row's kernels per side (profile.py); an unprofiled row has none of these keys."""
+    out.update(profile.row_fields(row))
     return out
 
 

@@ -7,13 +7,16 @@ puts in the stash only what another plugin needs from it:
   ROWS     the _rows.Tracker: timing reports every side it measures, results
            writes the rows (whichever configures first creates it);
   CLUSTER  cluster_fix's ClusterProbe, when that plugin is loaded; timing
-           probes, checks and explains graph sides through it.
+           probes, checks and explains graph sides through it;
+  PROFILE  profile's Profiler, when the run asks for a profile; timing hands
+           it each side once that side's measurement has returned.
 """
 
 import pytest
 
 ROWS = pytest.StashKey()
 CLUSTER = pytest.StashKey()
+PROFILE = pytest.StashKey()
 
 
 def tracker(config):

@@ -90,6 +90,7 @@ class Timing:
         self.patch_error = None
         self._original = None
         self._patched_class = None
+        self._builder = None
         self.sides_by_timer = {}
         self.fallback_shapes = []
         # Graph-timed sides read by the sustained procedure (a power-limited
@@ -274,6 +275,10 @@ class Timing:
         self.sides_by_timer[timing.timer] = self.sides_by_timer.get(timing.timer, 0) + 1
         self.sides_extended += 1 if timing.extra.get("sustained") else 0
         self.sides_unsettled += 1 if timing.extra.get("settled") is False else 0
+        profiler = self.config.stash.get(_state.PROFILE, None)
+        if profiler is not None:  # after the measurement, outside its windows (profile.py)
+            builder = self._builder if self._builder is not None else _Builder(bench, op)
+            profiler.after_side(row, side, lambda: builder(args, kwargs))
         return timing.latency_ms
 
     def _note_peak(self, name, value):
@@ -283,6 +288,7 @@ class Timing:
     # -- measuring -----------------------------------------------------------------
 
     def _measure_side(self, bench, op, args, kwargs, row, side):
+        self._builder = None
         mode = _bench.mode()
         if mode not in GOVERNED_MODES:
             latency = float(self._original(bench, op, *args, **kwargs))
@@ -297,6 +303,7 @@ class Timing:
         cluster = self.config.stash.get(_state.CLUSTER, None)
         probe = (lambda f: cluster.probe(f, context)) if cluster is not None else None
         call = SideCall(tuple(args), dict(kwargs), _Builder(bench, op), context, probe)
+        self._builder = call.build  # the profile pass reuses its grad output (profile.py)
 
         self.placer.begin_side()
         why = None

@@ -17,6 +17,13 @@
 
 namespace zl::compare {
 
+// One kernel of a profiled row (`kernels`, docs/profile.md): its device time
+// per call of the op.
+struct KernelTime {
+  std::string name;
+  double us = 0;
+};
+
 // One results.jsonl line, reduced to what a comparison reads.
 struct ResultRow {
   std::string op, dtype, shape;
@@ -51,6 +58,8 @@ struct ResultRow {
   // shown in the compared row's note ("A: ..."): ab's pooled rounds that
   // were read at two paces.
   std::string remark;
+  // The FlagGems side's kernels, from a run with --profile; empty otherwise.
+  std::vector<KernelTime> kernels;
 };
 
 // One entry of timer.fallback_shapes: a shape a side measured with the
@@ -221,6 +230,13 @@ struct Decision {
 // The rule of docs/compare.md, "Verdicts".
 Decision decide(const VerdictInputs& in, const Guards& guards = {});
 
+// A kernel's time in A and in B (us per call of the op); absent on a side
+// whose top kernels did not list it.
+struct KernelMove {
+  std::string name;
+  std::optional<double> a_us, b_us;
+};
+
 struct Compared {
   std::string op, dtype, shape;
   std::optional<double> a_ms, b_ms;            // FlagGems side
@@ -243,6 +259,9 @@ struct Compared {
   bool host_paced = false;
   // % of the device's peak bandwidth / compute per side, where the runs say.
   std::optional<double> a_pct_bw, b_pct_bw, a_pct_fp, b_pct_fp;
+  // Profiled runs (--profile): the kernels whose time moved most between A
+  // and B, the most first (kernels.cpp); empty when neither side profiled.
+  std::vector<KernelMove> kernels_moved;
 };
 
 struct OneSided {

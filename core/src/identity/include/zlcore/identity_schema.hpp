@@ -76,6 +76,7 @@ inline constexpr char timer_clock_check[] = "timer.clock_check";
 inline constexpr char timer_seconds_measuring[] = "timer.seconds_measuring";
 inline constexpr char timer_seconds_in_session[] = "timer.seconds_in_session";
 inline constexpr char pytest_plugins[] = "pytest_plugins";
+inline constexpr char profile[] = "profile";
 inline constexpr char tuner_cache_kind[] = "tuner_cache.kind";
 inline constexpr char tuner_cache_flaggems_dir[] = "tuner_cache.flaggems_dir";
 inline constexpr char tuner_cache_triton_dir[] = "tuner_cache.triton_dir";

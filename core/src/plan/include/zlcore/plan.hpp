@@ -43,9 +43,24 @@ struct TimerRule {
   std::string source;
 };
 
+// A profiler `--profile` (kProfileKnob) can run: once per (shape, side),
+// after that side's measurement and outside every timing window. The child
+// gets its name as ZL_PROFILER and its module as ZL_PROFILER_MODULE, so a new
+// profiler is a module plus a rule, like a timer.
+struct ProfilerRule {
+  std::string name;
+  std::string module;
+  int priority = 0;
+  std::vector<std::string> requires_caps;
+  std::map<std::string, std::string> env_from;  // child variable -> capability key
+  std::string summary;
+  std::string source;
+};
+
 struct Rules {
   std::vector<PluginRule> plugins;  // in load order
   std::vector<TimerRule> timers;
+  std::vector<ProfilerRule> profilers;
   std::vector<std::string> files;  // every file read, in order
 };
 
@@ -56,7 +71,7 @@ void parse_rules(const std::string& yaml_text, const std::string& source, Rules&
 Rules load_rules(const std::string& data_dir);
 
 struct PlanReason {
-  std::string kind;  // "plugin" or "timer"
+  std::string kind;  // "plugin", "timer" or "profiler"
   std::string name;
   bool taken = false;
   std::string why;
@@ -64,6 +79,8 @@ struct PlanReason {
 
 // The knob that carries the L2 policy (`warm` or `cold`; absent: warm).
 inline constexpr const char* kL2Knob = "ZL_L2";
+// The knob that asks for the profile pass: "1" on; "0" or absent off.
+inline constexpr const char* kProfileKnob = "ZL_PROFILE";
 
 struct Plan {
   std::string backend;
@@ -72,6 +89,7 @@ struct Plan {
   std::string timer_fallback;          // empty: none
   std::string timer_clock = "device";  // the chosen timer's TimerRule::clock
   std::string l2 = "warm";             // the L2 policy both timers honour
+  std::string profiler;                // the profiler `--profile` runs; empty: off
   std::map<std::string, std::string> child_env;
   std::vector<PlanReason> reasons;
 };
@@ -81,13 +99,15 @@ struct PlanInputs {
   std::map<std::string, std::string> capabilities;
   // Knob values that rules may be disabled by (flag already merged over env).
   std::map<std::string, std::string> knobs;
-  std::string forced_timer;       // --timer; empty: choose by priority
-  std::string l2_given = "--l2";  // where the L2 policy came from, for a refusal: "--l2" or "ZL_L2"
+  std::string forced_timer;                 // --timer; empty: choose by priority
+  std::string l2_given = "--l2";            // where the L2 policy came from, for a refusal: "--l2" or "ZL_L2"
+  std::string profile_given = "--profile";  // likewise: "--profile" or "ZL_PROFILE=1"
 };
 
 // Throws UsageError when a forced timer is unknown or not usable here, when
 // no timer is eligible at all, or when the chosen timer (or its fallback)
-// cannot honour the L2 policy the knobs ask for.
+// cannot honour the L2 policy the knobs ask for, or when the knobs ask for a
+// profile and no profiler rule is satisfied by the backend's capabilities.
 Plan derive_plan(const Rules& rules, const PlanInputs& in);
 
 }  // namespace zl
