@@ -26,7 +26,10 @@ from zlcore_pytest.timers.settings import GraphSettings, SettingsError, TimerSet
 # Four placements and one sustained reading per placement: small numbers that
 # keep the mechanics visible. The defaults (six, two readings) have tests of their own.
 # No extra placements unless a test asks: the others read exactly `placements`.
-SETTINGS = GraphSettings(api="fake.Graph", placements=4, readings=0, noisy_placements=0)
+# The full fixed settle (ZL_GRAPH_SETTLE_FLAT_MS=0), so the loads these tests
+# count do not hang on when a fake pace looks flat; the flat settle, the
+# default, has tests of its own below.
+SETTINGS = GraphSettings(api="fake.Graph", placements=4, readings=0, noisy_placements=0, settle_flat_ms=0.0)
 
 
 class FakeGraph:
@@ -881,12 +884,13 @@ def test_a_flat_pace_settles_in_two_chunks_and_a_ramp_settles_until_it_is_flat()
     assert gemm.settled_ms < 30.0 and gemm.sustained is not None
     assert gemm.latency_ms == pytest.approx(0.100)
 
-    fixed, _, _ = run(lambda p, load, rest: 0.010)  # the default: the full settle, no settled_ms
+    fixed, _, _ = run(lambda p, load, rest: 0.010)  # ZL_GRAPH_SETTLE_FLAT_MS=0: the full settle, no settled_ms
     assert fixed.settled_ms is None and fixed.windows[0].load_ms >= SETTINGS.settle_ms
 
 
 def test_the_flat_settle_setting_is_read_and_checked():
     assert TimerSettings.from_env({"ZL_GRAPH_SETTLE_FLAT_MS": "5"}).graph.settle_flat_ms == 5.0
-    assert TimerSettings.from_env({}).graph.settle_flat_ms == 0.0
+    assert TimerSettings.from_env({}).graph.settle_flat_ms == 5.0
+    assert TimerSettings.from_env({"ZL_GRAPH_SETTLE_FLAT_MS": "0"}).graph.settle_flat_ms == 0.0
     with pytest.raises(SettingsError, match="ZL_GRAPH_SETTLE_FLAT_MS"):
         TimerSettings.from_env({"ZL_GRAPH_SETTLE_FLAT_MS": "-1"})

@@ -135,8 +135,10 @@ class GraphSettings:
     # Where above 0: settle no longer than the pace needs, at most settle_ms:
     # replay in chunks of about this much load until two chunks in a row
     # agree within half of stable_pct (graph_policy._settle_until_flat).
-    # 0 (the default): always the full settle_ms.
-    settle_flat_ms: float = 0.0
+    # 0: always the full settle_ms. 5 by default: on an H100 it read the same
+    # numbers as the full settle, op for op, for a third less measuring
+    # (docs/graph-timer.md, "Settling no longer than needed").
+    settle_flat_ms: float = 5.0
     # Calls a later placement runs untimed before its samples when its
     # inputs or its graph's pool took memory the device had just handed out
     # (slow for its first calls); at least one replay either way.
