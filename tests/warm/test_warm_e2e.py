@@ -172,7 +172,7 @@ def test_a_retired_worker_is_replaced_by_the_standby_that_waited_imported(tmp_pa
     taken = identity(tmp_path / "b", "ok3")["worker"]
     assert first["standby"] is False and taken["standby"] is True and taken["ops_before"] == 0
     assert taken["pid"] != first["pid"] == identity(tmp_path / "b", "crash.warm")["worker"]["pid"]
-    # ok2 started the standby (generation 2); it imported the device-free
+    # ok1 started the standby (generation 2); it imported the device-free
     # module while it waited and the rest only once ok3 connected.
     standby = worker_log_lines(tmp_path / "b", 2)
     assert standby[0]["worker"] == taken["pid"] and standby[0]["standby"] is True
@@ -184,6 +184,18 @@ def test_a_retired_worker_is_replaced_by_the_standby_that_waited_imported(tmp_pa
     assert identity(tmp_path / "b", "ok4")["worker"]["pid"] == taken["pid"]
     assert batch_identity(tmp_path / "b")["standby_worker"] is True
     assert tagged_pids(tag) == []
+
+
+def test_the_standby_starts_with_the_first_op_so_the_second_finds_it(tmp_path):
+    # The first op crashes and retires the device's first worker; the op
+    # after it is served by a standby begun beside that worker, not by a
+    # fresh worker that pays the whole start.
+    r = run_batch(tmp_path / "b", "crash,ok1", ZL_FAKE_IMPORT_LOG=tmp_path / "imports.log", **STANDBY_ENV)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert rows(tmp_path / "b")["ok1"]["status"] == "passed"
+    ok1 = identity(tmp_path / "b", "ok1")["worker"]
+    assert ok1["standby"] is True and ok1["ops_before"] == 0
+    assert worker_log_lines(tmp_path / "b", 2)[0]["standby"] is True
 
 
 def test_two_retirements_in_a_row_both_find_a_standby(tmp_path):

@@ -114,11 +114,12 @@ class WarmExecutor : public Executor {
     reap();
     OpLaunch launch = l;
     Worker& w = workers_[l.device.index];
-    const bool worker_had_ops = w.pid > 0;
-    const bool promoted = w.pid <= 0 && !sock_dir_.empty() && take_standby_or_spawn(w, l.device);
-    // Its imports run while this op measures: they touch no device. Right
-    // after a takeover too, so that two retirements in a row still find one.
-    if ((worker_had_ops || promoted) && c_.standby) {
+    if (w.pid <= 0 && !sock_dir_.empty()) take_standby_or_spawn(w, l.device);
+    // From the device's first op: the standby's imports then run beside the
+    // new worker's own, not beside a later op's measuring, and it is ready by
+    // the first retirement. They touch no device. Right after a takeover
+    // too, so that two retirements in a row still find one.
+    if (w.pid > 0 && c_.standby) {
       Worker& spare = standbys_[l.device.index];
       if (spare.pid <= 0) spawn(spare, l.device, true);
     }
@@ -174,16 +175,15 @@ class WarmExecutor : public Executor {
     record_exit(w, status);
   }
 
-  // A live standby becomes the device's worker (true); without one, a fresh worker.
-  bool take_standby_or_spawn(Worker& w, const Device& device) {
+  // A live standby becomes the device's worker; without one, a fresh worker.
+  void take_standby_or_spawn(Worker& w, const Device& device) {
     auto spare = standbys_.find(device.index);
     if (spare != standbys_.end() && spare->second.pid > 0) {
       w = spare->second;
       standbys_.erase(spare);
-      return true;
+      return;
     }
     spawn(w, device, false);
-    return false;
   }
 
   void spawn(Worker& w, const Device& device, bool standby) {
