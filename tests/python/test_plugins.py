@@ -563,12 +563,14 @@ def test_unknown_timer_is_a_usage_error(run_child):
 # window (samples 68-77). Every later placement has a graph of its own.
 STEP_SHAPE = "[[64, 64]]"
 # Rests short enough for a test; the stub's boost needs no more.
-QUICK_RESTS = {"ZL_GRAPH_REST_MS": "60", "ZL_GRAPH_PROBE_REST_MS": "60"}
-# The stub's step comes at a graph's 85th replay, which the full 70 ms settle
-# puts between the first placement's two windows; a flat settle, the default,
-# would time both before it (what catches a real GEMM then is tested in
-# test_graph_policy.py).
-STEP_RESTS = {**QUICK_RESTS, "ZL_GRAPH_SETTLE_FLAT_MS": "0"}
+# These tests place the stub's pace changes by replay count and wall-clock
+# idle, so they keep the full 70 ms settle: the stub's step at a graph's 85th
+# replay then falls between the first placement's two windows, and its boost
+# arms only at the rests asked for. The flat settle (the default) syncs the
+# host between chunks, where a host stall on a loaded machine would arm the
+# boost mid-settle; it has its own tests on a fake pace in
+# test_graph_policy.py.
+QUICK_RESTS = {"ZL_GRAPH_REST_MS": "60", "ZL_GRAPH_PROBE_REST_MS": "60", "ZL_GRAPH_SETTLE_FLAT_MS": "0"}
 
 
 def test_graph_timer_sustains_a_pace_that_moved(run_child):
@@ -578,7 +580,7 @@ def test_graph_timer_sustains_a_pace_that_moved(run_child):
     # own graph) is past the step after its first 200 ms of load.
     nominal = SHAPES[STEP_SHAPE] * COST / 2
     args = ["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST
-    run = run_child(args, STUB_GRAPH_STEP="67:1.15:each", **STEP_RESTS)
+    run = run_child(args, STUB_GRAPH_STEP="67:1.15:each", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
     assert row["sustained"] == row["sustained_base"] == "window medians 15.0 % apart"
@@ -601,13 +603,13 @@ def test_graph_timer_sustains_a_pace_that_moved(run_child):
     assert timing["settings"]["graph"]["rest_ms"] == 60.0
 
     # One window on the first placement cannot see the step; the pace holds.
-    one = run_child(args, STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_MIN_WINDOWS="1", **STEP_RESTS)
+    one = run_child(args, STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_MIN_WINDOWS="1", **QUICK_RESTS)
     row = by_shape(one.rows())[STEP_SHAPE]
     assert row["sustained"] is None and row["readings"] is None and row["windows"] == 4
 
     # Fewer, shorter sustained readings: only the samples after ZL_GRAPH_SUSTAINED_FROM_MS count.
     short = run_child(args, STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_SUSTAINED_MS="70",
-                      ZL_GRAPH_SUSTAINED_FROM_MS="30", ZL_GRAPH_READINGS="2", **STEP_RESTS)
+                      ZL_GRAPH_SUSTAINED_FROM_MS="30", ZL_GRAPH_READINGS="2", **QUICK_RESTS)
     row = by_shape(short.rows())[STEP_SHAPE]
     assert row["readings"] == [approx(nominal)] * 2  # the step comes after 67 replays, ~88 ms
     assert short.child("timing")["settings"]["graph"]["readings"] == 2
@@ -712,7 +714,7 @@ def test_graph_timer_reports_a_sustained_reading_cut_short(run_child):
     # window, before 200 ms of load: that window stands in, and says so.
     nominal = SHAPES[STEP_SHAPE] * COST / 2
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
-                    STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_MAX_WINDOWS="1", **STEP_RESTS)
+                    STUB_GRAPH_STEP="67:1.15:each", ZL_GRAPH_MAX_WINDOWS="1", **QUICK_RESTS)
     assert run.rc == 0, run.output
     row = by_shape(run.rows())[STEP_SHAPE]
     assert row["windows"] == 2 + 4 and row["sustained"] is not None  # one per reading
