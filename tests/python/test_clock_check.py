@@ -25,7 +25,7 @@ from zlcore_pytest.timers.base import SideThrottled  # noqa: E402
 from zlcore_pytest.timers.settings import SettingsError, TimerSettings  # noqa: E402
 
 # A pause the probe's 100 ms rest cannot be taken for.
-CHECKED = replace(SETTINGS, clock_pause_ms=40.0)
+CHECKED = replace(SETTINGS, clock_check="auto", clock_pause_ms=40.0)
 FAST = ["--level", "core", "--warmup", "1", "--iter", "5"]
 
 
@@ -159,11 +159,11 @@ def test_the_report_says_why_the_check_was_off():
 
 def test_clock_settings_are_validated_with_one_line_each():
     s = TimerSettings.from_env({}).graph
-    assert (s.clock_check, s.clock_min_pct, s.clock_retries, s.clock_pause_ms) == ("auto", 75.0, 3, 100.0)
+    assert (s.clock_check, s.clock_min_pct, s.clock_retries, s.clock_pause_ms) == ("off", 75.0, 3, 100.0)
     assert TimerSettings.from_env({"ZL_GRAPH_CLOCK_CHECK": " On "}).graph.clock_check == "on"
     report = s.report()
     assert {k: report[k] for k in report if k.startswith("clock_")} == {
-        "clock_check": "auto", "clock_min_pct": 75.0, "clock_retries": 3, "clock_pause_ms": 100.0}
+        "clock_check": "off", "clock_min_pct": 75.0, "clock_retries": 3, "clock_pause_ms": 100.0}
     for env, message in [
         ({"ZL_GRAPH_CLOCK_CHECK": "maybe"}, "ZL_GRAPH_CLOCK_CHECK='maybe' is not one of off, auto, on"),
         ({"ZL_GRAPH_CLOCK_MIN_PCT": "0"}, "ZL_GRAPH_CLOCK_MIN_PCT='0' must be above 0"),
@@ -202,7 +202,8 @@ def with_state_server(tmp_path, held=FIRST_HELD):
 
 def test_rows_count_dropped_windows_and_a_throttled_side_has_no_number(run_child, tmp_path):
     run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST,
-                    ZL_GRAPH_CLOCK_RETRIES="1", ZL_GRAPH_CLOCK_PAUSE_MS="0", **with_state_server(tmp_path))
+                    ZL_GRAPH_CLOCK_CHECK="auto", ZL_GRAPH_CLOCK_RETRIES="1", ZL_GRAPH_CLOCK_PAUSE_MS="0",
+                    **with_state_server(tmp_path))
     assert run.rc == 0, run.output
     first, second, third = run.rows()
     # The first shape's torch side held 1980 MHz in all five windows.
@@ -230,7 +231,7 @@ def test_rows_count_dropped_windows_and_a_throttled_side_has_no_number(run_child
 
 
 def test_without_a_state_reader_the_check_is_off_and_the_report_says_why(run_child):
-    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST)
+    run = run_child(["benchmark/test_ops.py", "-m", "abs", "--dtypes", "float16"] + FAST, ZL_GRAPH_CLOCK_CHECK="auto")
     assert run.rc == 0, run.output
     for row in run.rows():
         assert row["latency_ms"] is not None
