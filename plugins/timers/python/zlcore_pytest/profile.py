@@ -67,8 +67,6 @@ class Profiler:
         self.module = module
         self.run_dir = run_dir
         self.taken = set()  # trace names already used in this run
-        self.passes = 0
-        self.failed = 0
 
     def _trace_path(self, row, side):
         stem = trace_name(row, side)
@@ -94,11 +92,9 @@ class Profiler:
                     os.replace(tmp, path)
                     fields["trace"] = relative
                 fields["kernels"] = top_kernels(launches, CALLS)
-                self.passes += 1
             except Exception as exc:
                 # The side is measured; a profile that failed is the row's
                 # note, never the side's error.
-                self.failed += 1
                 fields["error"] = describe(exc)
                 if os.path.exists(tmp):
                     os.unlink(tmp)
