@@ -307,5 +307,6 @@ def _with_l2(out, base, gems):
         return out
     out.update({"l2": "cold", "l2_clear_ms": _extra(gems, "l2_clear_ms"),
                 "l2_clear_base_ms": _extra(base, "l2_clear_ms"),
-                "l2_clear_bytes": _extra(gems, "l2_clear_bytes") or _extra(base, "l2_clear_bytes")})
+                "l2_clear_bytes": _extra(gems, "l2_clear_bytes") or _extra(base, "l2_clear_bytes"),
+                "l2_timing": _extra(gems, "l2_timing") or _extra(base, "l2_timing")})
     return out

@@ -78,7 +78,7 @@ class DirectTimer:
         # Cold, do_bench: its own 256 MB clear before every call is the
         # clear (it does that whatever the policy); the events path clears
         # the L2 itself, outside its events.
-        cold = {"l2": "cold", "l2_clear_ms": None} if self.l2.cold else {}
+        cold = {"l2": "cold", "l2_clear_ms": None, "l2_timing": "bracketed"} if self.l2.cold else {}
         if slow:
             placements, calls = self._by_events(call, call_ms, rng)
             note = (f"one call {call_ms:.0f} ms ({source}): {len(placements)} placement(s) of {calls} call(s) "

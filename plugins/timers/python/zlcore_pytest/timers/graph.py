@@ -132,7 +132,7 @@ class GraphTimer:
             # as the placements' clones are.
             clear = l2_clear.for_side(self.l2, _env.torch_device())
             if clear is not None:
-                mech = l2_clear.ColdGraphDevice(mech, clear)
+                mech = l2_clear.cold_device(mech, clear, s.replay_ms)
             eager_ms = mech.eager_ms(fn, s.estimate_calls, enough_ms=ESTIMATE_ENOUGH_MS)
             del fn, grad_to_none
             rng = self.placer.rng(call.context)

@@ -112,10 +112,23 @@ class stream:
 
 
 class Event:
-    def __init__(self, enable_timing=False):
+    """An event on the fake timeline. An external one recorded inside a
+    capture becomes a node of the graph (as cudaEventRecordExternal does):
+    each replay sets it when the replay reaches it. STUB_NO_EXTERNAL_EVENTS=1:
+    a torch that has no external events (the keyword is refused)."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, **more):
+        if "external" in more and os.environ.get("STUB_NO_EXTERNAL_EVENTS") == "1":
+            raise TypeError("__init__() got an unexpected keyword argument 'external'")
+        self.external = bool(more.pop("external", False))
+        if more:
+            raise TypeError(f"__init__() got unexpected keyword arguments {sorted(more)}")
         self.t = None
 
     def record(self, stream=None):
+        if self.external and _stub.capture is not None:
+            _stub.capture[0]._nodes.append((0.0, False, self))
+            return
         self.t = _stub.now_ms
 
     def synchronize(self):
@@ -188,7 +201,10 @@ class CUDAGraph:
         slowdown *= _boost()
         cluster_only = os.environ.get("STUB_GRAPH_SLOWDOWN_CLUSTER_ONLY") == "1"
         total = 0.0
-        for cost, cluster in self._nodes:
+        for cost, cluster, *event in self._nodes:
+            if event:  # an external event captured here: set where the replay reaches it
+                event[0].t = _stub.now_ms + total * first
+                continue
             factor = slowdown if (cluster or not cluster_only) else 1.0
             total += cost * factor
         _stub.now_ms += total * first

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""zlcore's rows against FlagGems' own timing, one L2 policy against the mode that matches it.
+
+    l2_agreement.py WARM_OR_COLD ZL_BATCH... --ref FLAGGEMS_JSON... [--rows]
+
+ZL_BATCH: zlcore batch directories of the same ops, run back to back with one
+`--l2` policy (three make an A/A). FLAGGEMS_JSON: FlagGems' `pytest --record json
+--output` files of the same files and marks, in the mode that clears the L2 as
+the policy does (`--mode kernel` for cold, `--mode cudagraph` for warm), run
+more than once to know FlagGems' own run-to-run spread.
+
+For every (op, shape, side) both report (FlagGems' kernel and torch's baseline)
+the row agrees when zlcore's median over its batches and FlagGems' mean over
+its runs differ by no more than the noise of the pair: zlcore's spread over its
+batches plus FlagGems' over its runs (max against min, in %), and never less
+than 1 % (the A/A bar of a row of 10 us or more; 3 % below). Rows zlcore
+measured but FlagGems did not (or the other way) are counted, not compared.
+"""
+import argparse
+import json
+import pathlib
+import statistics
+
+SIDES = (("FlagGems", "latency_ms", "latency"), ("torch", "latency_base_ms", "latency_base"))
+
+
+def numbered(pairs):
+    """Pairs keyed by (op, shape); a shape seen twice gets '#2', as compare pairs them."""
+    out, seen = {}, {}
+    for key, value in pairs:
+        seen[key] = seen.get(key, 0) + 1
+        out[key if seen[key] == 1 else (key[0], f"{key[1]} #{seen[key]}")] = value
+    return out
+
+
+def zl_rows(batch, field):
+    pairs = []
+    for f in sorted(pathlib.Path(batch).glob("runs/*/results.jsonl")):
+        for line in f.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                pairs.append(((r["op"], r["shape"]), r.get(field)))
+    return numbered(pairs)
+
+
+def ref_rows(path, field):
+    pairs = []
+    for op, entry in json.loads(pathlib.Path(path).read_text()).items():
+        for det in entry.get("details", []) if isinstance(entry, dict) else []:
+            for m in det.get("result", []):
+                pairs.append(((det.get("op_name", op), json.dumps(m["shape_detail"])), m.get(field)))
+    return numbered(pairs)
+
+
+def spread_pct(values):
+    return (max(values) - min(values)) / min(values) * 100 if len(values) > 1 else 0.0
+
+
+def compare(batches, refs):
+    """One dict per (op, shape, side) that both zlcore and FlagGems report."""
+    out, only_zl, only_ref = [], 0, 0
+    for side, zl_field, ref_field in SIDES:
+        zl = [zl_rows(b, zl_field) for b in batches]
+        rf = [ref_rows(r, ref_field) for r in refs]
+        keys = set().union(*zl)
+        ref_keys = set().union(*rf)
+        only_ref += len(ref_keys - keys)
+        for key in sorted(keys):
+            zv = [z[key] for z in zl if z.get(key)]
+            rv = [r[key] for r in rf if r.get(key)]
+            if not zv or not rv:
+                only_zl += bool(zv)
+                continue
+            z, f = statistics.median(zv), statistics.fmean(rv)
+            floor = 1.0 if min(z, f) >= 0.010 else 3.0
+            bar = max(floor, spread_pct(zv) + spread_pct(rv))
+            diff = (z - f) / f * 100
+            out.append(dict(op=key[0], shape=key[1], side=side, zl=z, zl_spread=spread_pct(zv), ref=f,
+                            ref_spread=spread_pct(rv), diff=diff, bar=bar, agree=abs(diff) <= bar))
+    return out, only_zl, only_ref
+
+
+def size_class(ms):
+    return "under 10 us" if ms < 0.010 else ("10-100 us" if ms < 0.100 else "100 us or more")
+
+
+def report(policy, batches, refs, rows_too):
+    rows, only_zl, only_ref = compare(batches, refs)
+    mode = "kernel" if policy == "cold" else "cudagraph"
+    print(f"## `--l2 {policy}` against FlagGems `--mode {mode}`\n")
+    print(f"{len(batches)} zlcore batch(es), {len(refs)} FlagGems run(s); {len(rows)} (shape, side) rows in both, "
+          f"{only_zl} only in zlcore's, {only_ref} only in FlagGems'.\n")
+    print("| latency (FlagGems' mean) | rows | agree | zlcore faster | zlcore slower | median diff % |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for cls in ("under 10 us", "10-100 us", "100 us or more", "all"):
+        part = [r for r in rows if cls == "all" or size_class(r["ref"]) == cls]
+        if not part:
+            continue
+        off = [r for r in part if not r["agree"]]
+        print(f"| {cls} | {len(part)} | {len(part) - len(off)} | {sum(r['diff'] < 0 for r in off)} "
+              f"| {sum(r['diff'] > 0 for r in off)} | {statistics.median(r['diff'] for r in part):+.1f} |")
+    shown = rows if rows_too else sorted((r for r in rows if not r["agree"]), key=lambda r: -abs(r["diff"]))[:15]
+    if shown:
+        print(f"\n{'Every row' if rows_too else 'Rows outside the bar, largest first (at most 15)'}:\n")
+        print("| op | shape | side | zlcore ms | its A/A % | FlagGems ms | its runs % | diff % | bar % |")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        for r in shown:
+            print(f"| {r['op']} | {r['shape']} | {r['side']} | {r['zl']:.4g} | {r['zl_spread']:.1f} | {r['ref']:.4g} "
+                  f"| {r['ref_spread']:.1f} | {r['diff']:+.1f} | {r['bar']:.1f} |")
+    print()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("policy", choices=("warm", "cold"))
+    p.add_argument("batches", nargs="+")
+    p.add_argument("--ref", nargs="+", required=True)
+    p.add_argument("--rows", action="store_true", help="every row, not only those outside the bar")
+    a = p.parse_args(argv)
+    report(a.policy, a.batches, a.ref, a.rows)
+
+
+if __name__ == "__main__":
+    main()
