@@ -14,7 +14,7 @@ void add_plan_options(po::options_description& desc) {
       "enable-cudagraph", po::value<std::string>(),
       "a boolean; off removes graph timing and its plugins (env ZL_ENABLE_CUDAGRAPH; default on)")(
       "l2", po::value<std::string>(),
-      "cold (the device's L2 cleared before each timed call, the clears' time subtracted) or warm (left as the "
+      "cold (the device's L2 cleared before each timed call, the clears kept out of the time) or warm (left as the "
       "calls before left it) (env ZL_L2; default warm; docs/graph-timer.md, \"The L2 policy\")")(
       "profile", po::value<std::string>()->zero_tokens()->implicit_value("1"),
       "after measuring each (shape, side), run it once more under the backend's profiler: the trace in the run "

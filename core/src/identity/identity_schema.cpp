@@ -166,7 +166,7 @@ const std::vector<Field>& fields() {
       {"device.attributes.ecc_enabled", W::core, true, "whether ECC is on"},
       // Last for the same reason: the L2 policy, recorded since `--l2`.
       {key::timer_l2, W::core, true,
-       "the L2 policy: `cold` (cleared before each timed call, the clears' time subtracted) or `warm` (absent in "
+       "the L2 policy: `cold` (cleared before each timed call, the clears kept out of the time) or `warm` (absent in "
        "older identities, whose timers all ran warm: compare reads it so)"},
       {key::timer_l2_bytes, W::core, false, "cold: the device's L2 size (`l2_cache_bytes`), what each clear covers"},
   };
