@@ -59,6 +59,16 @@
 #              run's device state at start and end and the graph timer's per-side clocks
 #              and throttle reasons (abi_check.md); nvidia-smi's answers to the backend's
 #              attribute and state queries, to record as testdata
+#   l2         the L2 policy: L2_N (12) marks drawn with L2_SEED (20261211), none in
+#              scripts/measured_ops.txt; batches L2_RUNS (W1 C1 W2 C2 W3 C3: W warm, C --l2 cold)
+#              back to back on one tuner cache in WORK (a name that exists is resumed, so the
+#              stage spans calls); FlagGems' own pytest --record json over the first passed
+#              ops' files and marks, --mode kernel and --mode cudagraph, L2_REF_RUNS (2) times
+#              each; `run --op abs --profile` on FlagGems and on the slowed copy (see ab),
+#              compared; the clock check (ZL_GRAPH_CLOCK_CHECK=on) over L2_CLOCK_OPS (4) of the
+#              ops while another process runs bursts of float16 GEMMs, and again without; then
+#              l2_check.md: every pair of a policy compared, the agreement of each policy with
+#              its FlagGems mode (scripts/l2_agreement.py), the clock check's counts
 #   series     a nightly series for zlcore history: SERIES_NIGHTS batches of SERIES_N marks drawn
 #              with SERIES_SEED plus abs, abs slowed from night SERIES_SLOW_FROM on (see the stage)
 # env: ZL (zlcore binary), FLAGGEMS_DIR, PY (python with torch), BACKEND (cuda), OPS,
@@ -85,7 +95,7 @@ MEASURED=$(dirname "$0")/measured_ops.txt
 say() { echo "== $* ($(date +%T))"; }
 # Tuner caches stay behind: the shared one holds compiled binaries (tens of MB).
 pack() { (cd "$WORK" && tar czf "$OUT/acceptance.tgz" --exclude=.tuner_cache --exclude='*.db' --exclude=./shared \
-                        --exclude=./aa_cache --exclude=./fg_slow --exclude='./AB*/tuner' --exclude=./seq_cache .); }
+                        --exclude=./aa_cache --exclude=./l2_cache --exclude=./fg_slow --exclude='./AB*/tuner' --exclude=./seq_cache .); }
 # The slower copy ($WORK/fg_slow): abs's pointwise_dynamic gets a
 # CodeGenConfig with a 32-element tile and one warp; every other op is the
 # same code. Made once per WORK.
@@ -512,6 +522,92 @@ PY
           --dtypes "${DTYPES:-float16}" --python "$PY" --ops-file "$WORK/series_ops.txt" \
           --out "$WORK/$night" "${again[@]}" | tail -16
       done
+      ;;
+    l2)
+      start=$(date +%s)
+      left() { [ "${BUDGET_S:-0}" = 0 ] && echo 0 || echo $(( BUDGET_S - ($(date +%s) - start) )); }
+      spent() { [ "${BUDGET_S:-0}" != 0 ] && [ "$(left)" -le "${1:-30}" ] && say "l2: budget spent before $2"; }
+      if [ ! -f "$WORK/l2_ops.txt" ]; then
+        "$ZL" ops --flaggems-dir "$FG" --json > "$WORK/l2_index.json"
+        "$PY" "$(dirname "$0")/sample_ops.py" "$WORK/l2_index.json" --seed "${L2_SEED:-20261211}" \
+          --count "${L2_N:-12}" --exclude "$MEASURED" > "$WORK/l2_ops.txt" || exit 1
+      fi
+      echo "l2 ops: $(grep -v '^#' "$WORK/l2_ops.txt" | tr '\n' ' ')"
+      # One tuner cache for every batch and FlagGems' own runs: all time the same winners.
+      export FLAGGEMS_CACHE_DIR=$WORK/l2_cache/flaggems TRITON_CACHE_DIR=$WORK/l2_cache/triton
+      mkdir -p "$FLAGGEMS_CACHE_DIR" "$TRITON_CACHE_DIR"
+      for run in ${L2_RUNS:-W1 C1 W2 C2 W3 C3}; do
+        spent 30 "$run" && break
+        policy=warm; [ "${run#C}" != "$run" ] && policy=cold
+        again=(); [ -f "$WORK/$run/ops_status.csv" ] && again=(--resume)
+        say "l2: batch $run, --l2 $policy"
+        timeout -s INT -k 30 "$(left)" "$ZL" batch "${COMMON[@]}" --ops-file "$WORK/l2_ops.txt" --l2 "$policy" \
+          --out "$WORK/$run" "${again[@]}" | tail -14
+      done
+      first=$(set -- ${L2_RUNS:-W1}; echo "$1")
+      mapfile -t ref_args < <("$PY" "$(dirname "$0")/throughput_table.py" reference-args "$WORK/$first" --count "${L2_N:-12}")
+      for n in $(seq 1 "${L2_REF_RUNS:-2}"); do
+        for mode in kernel cudagraph; do
+          [ -f "$WORK/ref_${mode}$n.json" ] && continue
+          spent 60 "ref_${mode}$n" && break 2
+          say "l2: FlagGems' own pytest --mode $mode, run $n"
+          (cd "$FG" && GEMS_VENDOR=${GEMS_VENDOR:-nvidia} timeout -s INT -k 20 "$(left)" "$PY" -m pytest -q -s \
+             "${ref_args[@]}" --mode "$mode" --level core --dtypes "${DTYPES:-float16}" --record json \
+             --output "$WORK/ref_${mode}$n.json.part" > "$WORK/ref_${mode}$n.log" 2>&1)
+          echo "exit $? ($(tail -1 "$WORK/ref_${mode}$n.log"))"
+          [ -s "$WORK/ref_${mode}$n.json.part" ] && mv "$WORK/ref_${mode}$n.json.part" "$WORK/ref_${mode}$n.json"
+        done
+      done
+      slow_copy || exit 1
+      for side in PA PB; do
+        [ -d "$WORK/$side" ] && continue
+        spent 30 "$side" && break
+        fg=$FG; [ $side = PB ] && fg=$WORK/fg_slow
+        timeout -s INT -k 20 "$(left)" "$ZL" run --backend "$BACKEND" --flaggems-dir "$fg" --level core \
+          --dtypes "${DTYPES:-float16}" --python "$PY" --op abs --profile --out "$WORK/$side" | tail -3
+      done
+      [ -d "$WORK/PB" ] && "$ZL" compare "$WORK/PA" "$WORK/PB" > "$WORK/profile_compare.txt"
+      grep -v '^#' "$WORK/l2_ops.txt" | head -"${L2_CLOCK_OPS:-4}" > "$WORK/l2_clock_ops.txt"
+      for run in K1 K0; do
+        [ -f "$WORK/$run/ops_status.csv" ] && continue
+        spent 60 "$run" && break
+        load=
+        if [ $run = K1 ]; then  # bursts of GEMMs from another process: 250 ms on, 250 ms off
+          "$PY" -c 'import time, torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
+while True:
+    t = time.time()
+    while time.time() - t < 0.25:
+        a @ a; torch.cuda.synchronize()
+    time.sleep(0.25)' & load=$!
+          sleep 5
+        fi
+        say "l2: clock check $run ($( [ -n "$load" ] && echo under load || echo unloaded))"
+        ZL_GRAPH_CLOCK_CHECK=on timeout -s INT -k 30 "$(left)" "$ZL" batch "${COMMON[@]}" --no-idle-check \
+          --ops-file "$WORK/l2_clock_ops.txt" --out "$WORK/$run" | tail -3
+        [ -n "$load" ] && kill "$load" && wait "$load" 2> /dev/null
+      done
+      {
+        echo "# The L2 policy ($(date -u +%FT%TZ))"; echo
+        for pair in W1:W2 W2:W3 W1:W3 C1:C2 C2:C3 C1:C3; do
+          a=${pair%:*} b=${pair#*:}
+          [ -d "$WORK/$a" ] && [ -d "$WORK/$b" ] && echo "$a-$b: $("$ZL" compare "$WORK/$a" "$WORK/$b" | grep '^verdicts:')"
+        done
+        warm=$(ls -d "$WORK"/W[0-9]* 2> /dev/null); cold=$(ls -d "$WORK"/C[0-9]* 2> /dev/null)
+        ls "$WORK"/ref_cudagraph*.json > /dev/null 2>&1 && [ -n "$warm" ] &&
+          "$PY" "$(dirname "$0")/l2_agreement.py" warm $warm --ref "$WORK"/ref_cudagraph*.json
+        ls "$WORK"/ref_kernel*.json > /dev/null 2>&1 && [ -n "$cold" ] &&
+          "$PY" "$(dirname "$0")/l2_agreement.py" cold $cold --ref "$WORK"/ref_kernel*.json
+        [ -f "$WORK/profile_compare.txt" ] && sed -n '/^kernels that moved/,/^verdicts/p' "$WORK/profile_compare.txt"
+        for run in K1 K0; do
+          for f in "$WORK/$run"/runs/*/run_identity.json; do
+            [ -f "$f" ] && "$PY" -c 'import json, sys
+c = json.load(open(sys.argv[2]))["timer"].get("clock_check") or {}
+print(sys.argv[1], {k: c.get(k) for k in ("sides_checked", "windows_dropped", "sides_throttled")})' "$run" "$f"
+          done
+        done
+      } > "$WORK/l2_check.md" 2>&1
+      cp "$WORK/l2_check.md" "$OUT/"; cat "$WORK/l2_check.md"
       ;;
     *) echo "acceptance.sh: unknown stage '$stage'" >&2; exit 2 ;;
   esac
