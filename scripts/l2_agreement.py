@@ -15,13 +15,29 @@ its runs differ by no more than the noise of the pair: zlcore's spread over its
 batches plus FlagGems' over its runs (max against min, in %), and never less
 than 1 % (the A/A bar of a row of 10 us or more; 3 % below). Rows zlcore
 measured but FlagGems did not (or the other way) are counted, not compared.
+
+A row outside the bar gets the likeliest reason the two differ, from what
+zlcore recorded of it. Against --mode kernel, whose do_bench times each call
+eagerly, zlcore's own eager estimate of the calls (`eager_ms`) tells two
+apart: `dispatch` where it and FlagGems both read at least 1.3 times the
+graph's time (FlagGems' Python dispatch outlasts the kernel, and do_bench
+times the dispatch); `graph path` where the graph's time is 3 % or more
+from FlagGems' and the eager estimate at most half as far (the op runs
+another way when captured). Then `noisy` (zlcore's batches more than 10 % apart), `under
+10 us` (where one timing event pair, about 1.3 us on an H100, and the
+inputs' placement weigh most), or none.
 """
 import argparse
 import json
 import pathlib
 import statistics
 
-SIDES = (("FlagGems", "latency_ms", "latency"), ("torch", "latency_base_ms", "latency_base"))
+# (side, zlcore's graph time, zlcore's eager estimate, FlagGems' field)
+SIDES = (("FlagGems", "latency_ms", "eager_ms", "latency"),
+         ("torch", "latency_base_ms", "eager_base_ms", "latency_base"))
+NOISY_PCT = 10.0
+REASONS = ("dispatch", "graph path", "noisy", "under 10 us", "")
+HOST_BOUND = 1.3
 
 
 def numbered(pairs):
@@ -56,11 +72,12 @@ def spread_pct(values):
     return (max(values) - min(values)) / min(values) * 100 if len(values) > 1 else 0.0
 
 
-def compare(batches, refs):
+def compare(batches, refs, policy):
     """One dict per (op, shape, side) that both zlcore and FlagGems report."""
     out, only_zl, only_ref = [], 0, 0
-    for side, zl_field, ref_field in SIDES:
+    for side, zl_field, eager_field, ref_field in SIDES:
         zl = [zl_rows(b, zl_field) for b in batches]
+        eager = [zl_rows(b, eager_field) for b in batches]
         rf = [ref_rows(r, ref_field) for r in refs]
         keys = set().union(*zl)
         ref_keys = set().union(*rf)
@@ -75,9 +92,27 @@ def compare(batches, refs):
             floor = 1.0 if min(z, f) >= 0.010 else 3.0
             bar = max(floor, spread_pct(zv) + spread_pct(rv))
             diff = (z - f) / f * 100
-            out.append(dict(op=key[0], shape=key[1], side=side, zl=z, zl_spread=spread_pct(zv), ref=f,
-                            ref_spread=spread_pct(rv), diff=diff, bar=bar, agree=abs(diff) <= bar))
+            ev = [e[key] for e in eager if e.get(key)]
+            row = dict(op=key[0], shape=key[1], side=side, zl=z, zl_spread=spread_pct(zv), ref=f,
+                       ref_spread=spread_pct(rv), diff=diff, bar=bar, agree=abs(diff) <= bar,
+                       eager=statistics.median(ev) if ev else None)
+            row["why"] = "" if row["agree"] else reason(row, policy)
+            out.append(row)
     return out, only_zl, only_ref
+
+
+def reason(row, policy):
+    """The likeliest reason a row outside the bar differs (module docstring)."""
+    z, eager, ref = row["zl"], row["eager"], row["ref"]
+    if policy == "cold" and eager:
+        if eager >= HOST_BOUND * z and ref >= HOST_BOUND * z:
+            return "dispatch"
+        eager_gap = abs(eager - ref) / ref * 100
+        if abs(row["diff"]) >= 3.0 and eager_gap * 2 <= abs(row["diff"]):
+            return "graph path"
+    if row["zl_spread"] > NOISY_PCT:
+        return "noisy"
+    return "under 10 us" if z < 0.010 else ""
 
 
 def size_class(ms):
@@ -85,7 +120,7 @@ def size_class(ms):
 
 
 def report(policy, batches, refs, rows_too):
-    rows, only_zl, only_ref = compare(batches, refs)
+    rows, only_zl, only_ref = compare(batches, refs, policy)
     mode = "kernel" if policy == "cold" else "cudagraph"
     print(f"## `--l2 {policy}` against FlagGems `--mode {mode}`\n")
     print(f"{len(batches)} zlcore batch(es), {len(refs)} FlagGems run(s); {len(rows)} (shape, side) rows in both, "
@@ -99,14 +134,18 @@ def report(policy, batches, refs, rows_too):
         off = [r for r in part if not r["agree"]]
         print(f"| {cls} | {len(part)} | {len(part) - len(off)} | {sum(r['diff'] < 0 for r in off)} "
               f"| {sum(r['diff'] > 0 for r in off)} | {statistics.median(r['diff'] for r in part):+.1f} |")
+    off = [r for r in rows if not r["agree"]]
+    if off:
+        counts = ", ".join(f"{why or 'no reason recorded'} {sum(r['why'] == why for r in off)}" for why in REASONS)
+        print(f"\nOutside the bar, by likeliest reason: {counts}.")
     shown = rows if rows_too else sorted((r for r in rows if not r["agree"]), key=lambda r: -abs(r["diff"]))[:15]
     if shown:
         print(f"\n{'Every row' if rows_too else 'Rows outside the bar, largest first (at most 15)'}:\n")
-        print("| op | shape | side | zlcore ms | its A/A % | FlagGems ms | its runs % | diff % | bar % |")
-        print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        print("| op | shape | side | zlcore ms | its A/A % | FlagGems ms | its runs % | diff % | bar % | why |")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
         for r in shown:
             print(f"| {r['op']} | {r['shape']} | {r['side']} | {r['zl']:.4g} | {r['zl_spread']:.1f} | {r['ref']:.4g} "
-                  f"| {r['ref_spread']:.1f} | {r['diff']:+.1f} | {r['bar']:.1f} |")
+                  f"| {r['ref_spread']:.1f} | {r['diff']:+.1f} | {r['bar']:.1f} | {r['why']} |")
     print()
 
 
