@@ -144,6 +144,18 @@ TEST(Verdict, GuardsOnlyStopFindings) {
   EXPECT_NE(hosted.why.find("A's FlagGems side was timed call by call"), std::string::npos) << hosted.why;
   host.floor_known = true;  // an A/A measured this row's move between processes
   EXPECT_EQ(zc::decide(in, host).verdict, V::Faster);
+  // A kernel of launch scale timed cold (on an H100, view_copy at 64x64 read
+  // 4.28, 4.26 and 3.94 us in three batches, each batch's placements within
+  // 1 %): the same, until an A/A measured it.
+  zc::Guards cold;
+  cold.cold_launch_scale = true;
+  const zc::Decision cleared = zc::decide(in, cold);
+  EXPECT_EQ(cleared.verdict, V::Noisy);
+  EXPECT_NE(cleared.why.find("timed with the L2 cleared before each call at launch scale (under 10 us)"),
+            std::string::npos)
+      << cleared.why;
+  cold.floor_known = true;
+  EXPECT_EQ(zc::decide(in, cold).verdict, V::Faster);
   // The guards never make a verdict out of nothing.
   zc::Guards all;
   all.spread = 0.5;
@@ -340,6 +352,45 @@ TEST(Match, ARepeatedShapeMatchesByOccurrence) {
   EXPECT_NEAR(*second.speedup, 1.0, 1e-12);
   EXPECT_NEAR(*first.a_ms, 0.2054, 1e-12);
   EXPECT_NEAR(*second.a_ms, 0.2364, 1e-12);
+}
+
+// A kernel of launch scale read cold moves between processes past its
+// placements' spread (docs/compare.md, "The guards"): between two runs it is
+// no finding; a larger one, or one read warm, is judged as usual, and over
+// rounds (zlcore ab) the test sees the processes.
+TEST(Match, ColdRowsOfLaunchScaleAreJudgedOnlyByAnAA) {
+  auto side = [](const std::string& label, double ms, const std::string& l2) {
+    zc::ResultRow row;
+    row.op = "view_copy";
+    row.dtype = "float16";
+    row.shape = "[[64, 64]]";
+    row.placements_ms = spaced(ms, 1);
+    row.latency_ms = mean(row.placements_ms);
+    row.l2 = l2;
+    zc::RunInfo run;
+    run.dir = label;
+    run.op = "view_copy";
+    run.status = "passed";
+    run.rows = {row};
+    for (const std::string& key : zc::caliber_keys()) run.caliber[key] = "";
+    zc::Side s;
+    s.label = label;
+    s.runs = {run};
+    return s;
+  };
+  const zc::Report cold = zc::compare(side("A", 4.28e-3, "cold"), side("B", 3.94e-3, "cold"), {});
+  ASSERT_EQ(cold.rows.size(), 1u);
+  EXPECT_EQ(cold.rows[0].verdict, zc::Verdict::Noisy);
+  EXPECT_NE(cold.rows[0].note.find("L2 cleared before each call at launch scale"), std::string::npos)
+      << cold.rows[0].note;
+  EXPECT_EQ(zc::compare(side("A", 4.28e-3, "warm"), side("B", 3.94e-3, "warm"), {}).rows[0].verdict,
+            zc::Verdict::Faster);
+  EXPECT_EQ(zc::compare(side("A", 42.8e-3, "cold"), side("B", 39.4e-3, "cold"), {}).rows[0].verdict,
+            zc::Verdict::Faster);
+  zc::Options rounds;
+  rounds.process_guards = false;
+  EXPECT_EQ(zc::compare(side("A", 4.28e-3, "cold"), side("B", 3.94e-3, "cold"), rounds).rows[0].verdict,
+            zc::Verdict::Faster);
 }
 
 // A side read sustained in one run and held in the other: no finding

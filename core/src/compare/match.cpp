@@ -132,6 +132,8 @@ Compared match(const ResultRow& a, const ResultRow& b, const Options& opt) {
     guards.call_by_call_a = a.timed_call_by_call;
     guards.call_by_call_b = b.timed_call_by_call;
     guards.floor_known = c.floor.has_value();
+    guards.cold_launch_scale =
+        (a.l2 == "cold" || b.l2 == "cold") && *a.latency_ms < kLaunchScaleMs && *b.latency_ms < kLaunchScaleMs;
     c.host_paced = (guards.call_by_call_a || guards.call_by_call_b) && !guards.floor_known;
   }
   guards.control = c.control;

@@ -20,7 +20,8 @@
 // power-limited pace in one run and at its held pace in the other compares
 // two quantities (which one a run reads flips between runs of the same
 // code), and a side timed call by call after its capture failed moves
-// with the host's pace between processes, which one run cannot see. All
+// with the host's pace between processes, which one run cannot see, as does
+// a kernel of launch scale timed with the L2 cleared before each call. All
 // only turn FASTER/SLOWER into NOISY. Rows where neither side
 // did any work are NO_WORK.
 #include <cmath>
@@ -106,6 +107,12 @@ std::string guarded(const VerdictInputs& in, const Guards& g) {
     return std::string(g.call_by_call_a ? "A" : "B") +
            "'s FlagGems side was timed call by call (its capture failed): its level moves between processes with "
            "the host's pace, past its in-run spread; a noise floor from compare --calibrate can judge it";
+  }
+  if (g.cold_launch_scale && !g.floor_known) {
+    return "timed with the L2 cleared before each call at launch scale (under " +
+           std::to_string(std::lround(kLaunchScaleMs * 1e3)) +
+           " us): its level moves between processes past its in-run spread; a noise floor from compare "
+           "--calibrate can judge it";
   }
   if (g.sustained_a != g.sustained_b) {
     return std::string(g.sustained_a ? "A" : "B") + " was read at its sustained (power-limited) pace, " +

@@ -218,6 +218,9 @@ struct Guards {
   // Each run's FlagGems side timed call by call after its capture failed,
   // and whether a noise floor measured this row's process-to-process move.
   bool call_by_call_a = false, call_by_call_b = false, floor_known = false;
+  // A run read the row with the L2 cleared before each call (`l2` cold) and
+  // both its FlagGems latencies are of launch scale (under kLaunchScaleMs).
+  bool cold_launch_scale = false;
   bool no_work = false;  // both latencies under kNoWorkMs
 };
 
