@@ -23,14 +23,16 @@ apart: `dispatch` where it and FlagGems both read at least 1.3 times the
 graph's time (FlagGems' Python dispatch outlasts the kernel, and do_bench
 times the dispatch); `graph path` where the graph's time is 3 % or more
 from FlagGems' and the eager estimate at most half as far (the op runs
-another way when captured). Then `noisy` (zlcore's batches more than 10 % apart), `under
-10 us` (where one timing event pair, about 1.3 us on an H100, and the
-inputs' placement weigh most), or none.
+another way when captured). Then `noisy` (zlcore's batches more than 10 %
+apart), `under 10 us` (where one timing event pair, about 1.3 us on an
+H100, and the inputs' placement weigh most), or none.
 """
 import argparse
 import json
 import pathlib
 import statistics
+
+from acceptance_tables import agree_limit_pct, numbered
 
 # (side, zlcore's graph time, zlcore's eager estimate, FlagGems' field)
 SIDES = (("FlagGems", "latency_ms", "eager_ms", "latency"),
@@ -38,15 +40,6 @@ SIDES = (("FlagGems", "latency_ms", "eager_ms", "latency"),
 NOISY_PCT = 10.0
 REASONS = ("dispatch", "graph path", "noisy", "under 10 us", "")
 HOST_BOUND = 1.3
-
-
-def numbered(pairs):
-    """Pairs keyed by (op, shape); a shape seen twice gets '#2', as compare pairs them."""
-    out, seen = {}, {}
-    for key, value in pairs:
-        seen[key] = seen.get(key, 0) + 1
-        out[key if seen[key] == 1 else (key[0], f"{key[1]} #{seen[key]}")] = value
-    return out
 
 
 def zl_rows(batch, field):
@@ -89,8 +82,7 @@ def compare(batches, refs, policy):
                 only_zl += bool(zv)
                 continue
             z, f = statistics.median(zv), statistics.fmean(rv)
-            floor = 1.0 if min(z, f) >= 0.010 else 3.0
-            bar = max(floor, spread_pct(zv) + spread_pct(rv))
+            bar = max(agree_limit_pct(min(z, f)), spread_pct(zv) + spread_pct(rv))
             diff = (z - f) / f * 100
             ev = [e[key] for e in eager if e.get(key)]
             row = dict(op=key[0], shape=key[1], side=side, zl=z, zl_spread=spread_pct(zv), ref=f,
