@@ -61,6 +61,30 @@ zc::Verdict verdict(const std::vector<double>& a, const std::vector<double>& b, 
   return zc::decide({mean(a) / mean(b), a, b, threshold, bar}).verdict;
 }
 
+// One side of one run holding one row, measured like the other side.
+zc::Side one_row_side(const std::string& label, const zc::ResultRow& row) {
+  zc::RunInfo run;
+  run.dir = label;
+  run.op = row.op;
+  run.status = "passed";
+  run.rows = {row};
+  for (const std::string& key : zc::caliber_keys()) run.caliber[key] = "";  // measured alike
+  zc::Side s;
+  s.label = label;
+  s.runs = {run};
+  return s;
+}
+
+zc::ResultRow placed_row(const std::string& op, const std::string& shape, double ms) {
+  zc::ResultRow row;
+  row.op = op;
+  row.dtype = "float16";
+  row.shape = shape;
+  row.placements_ms = spaced(ms, 1);
+  row.latency_ms = mean(row.placements_ms);
+  return row;
+}
+
 }  // namespace
 
 TEST(Verdict, RuleAtItsEdges) {
@@ -360,23 +384,9 @@ TEST(Match, ARepeatedShapeMatchesByOccurrence) {
 // rounds (zlcore ab) the test sees the processes.
 TEST(Match, ColdRowsOfLaunchScaleAreJudgedOnlyByAnAA) {
   auto side = [](const std::string& label, double ms, const std::string& l2) {
-    zc::ResultRow row;
-    row.op = "view_copy";
-    row.dtype = "float16";
-    row.shape = "[[64, 64]]";
-    row.placements_ms = spaced(ms, 1);
-    row.latency_ms = mean(row.placements_ms);
+    zc::ResultRow row = placed_row("view_copy", "[[64, 64]]", ms);
     row.l2 = l2;
-    zc::RunInfo run;
-    run.dir = label;
-    run.op = "view_copy";
-    run.status = "passed";
-    run.rows = {row};
-    for (const std::string& key : zc::caliber_keys()) run.caliber[key] = "";
-    zc::Side s;
-    s.label = label;
-    s.runs = {run};
-    return s;
+    return one_row_side(label, row);
   };
   const zc::Report cold = zc::compare(side("A", 4.28e-3, "cold"), side("B", 3.94e-3, "cold"), {});
   ASSERT_EQ(cold.rows.size(), 1u);
@@ -398,23 +408,9 @@ TEST(Match, ColdRowsOfLaunchScaleAreJudgedOnlyByAnAA) {
 // over them decides, and the method line says which guards applied.
 TEST(Match, ThePaceGuardIsOneOfTheProcessGuards) {
   auto side = [](const std::string& label, double ms, bool sustained) {
-    zc::ResultRow row;
-    row.op = "abs";
-    row.dtype = "float16";
-    row.shape = "[[64]]";
-    row.placements_ms = spaced(ms, 1);
-    row.latency_ms = mean(row.placements_ms);
+    zc::ResultRow row = placed_row("abs", "[[64]]", ms);
     row.sustained = sustained;
-    zc::RunInfo run;
-    run.dir = label;
-    run.op = "abs";
-    run.status = "passed";
-    run.rows = {row};
-    for (const std::string& key : zc::caliber_keys()) run.caliber[key] = "";  // measured alike
-    zc::Side s;
-    s.label = label;
-    s.runs = {run};
-    return s;
+    return one_row_side(label, row);
   };
   const zc::Report two_runs = zc::compare(side("A", 1.00, false), side("B", 1.05, true), {});
   ASSERT_EQ(two_runs.rows.size(), 1u);

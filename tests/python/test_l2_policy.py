@@ -236,11 +236,6 @@ def test_the_bracketed_mechanism_times_each_call_between_its_own_events_after_it
     log = _Log()
 
     class Inner(_Mechanism):
-        def capture(self, placed, calls):
-            for _ in range(calls):
-                placed.fn()
-            return {"calls": calls, "clears_only": False}
-
         def replay_ms(self, graph):
             # 3 ms of clear, then 1 ms of call, each call: set the events as a replay would.
             t = 0.0
@@ -276,11 +271,6 @@ def test_a_bracketed_graph_holds_the_calls_that_fit_a_replay_with_their_clears()
     class Inner(_Mechanism):
         def eager_ms(self, fn, calls, enough_ms=None):
             return 0.05 if fn is clear else 0.051  # a clear alone, then a call after a clear
-
-        def capture(self, placed, calls):
-            for _ in range(calls):
-                placed.fn()
-            return {"calls": calls, "clears_only": False}
 
         def replay_ms(self, graph):
             t = 0.0
