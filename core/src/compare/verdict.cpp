@@ -11,7 +11,7 @@
 // else with enough placements is NOISY; fewer than kMinSamples per side is
 // UNCONFIRMED.
 //
-// Three guards stand between a rejection and a verdict, all because the test
+// Guards stand between a rejection and a verdict, all because the test
 // assumes the two runs' placements are draws from one distribution while a
 // process as a whole can land elsewhere (docs/compare.md, "The guards"): a
 // difference within the row's own in-run range of placements is one more
