@@ -104,7 +104,7 @@ def reason(row, policy):
             return "graph path"
     if row["zl_spread"] > NOISY_PCT:
         return "noisy"
-    return "under 10 us" if z < 0.010 else ""
+    return "under 10 us" if size_class(z) == "under 10 us" else ""
 
 
 def size_class(ms):
