@@ -110,11 +110,16 @@ def test_a_against_a_gives_no_verdict_and_states_its_false_verdict_rate(tmp_path
     assert all(row["samples_a"] == row["samples_b"] == 40 for row in rows(out))
 
 
-def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path):
+def test_a_slower_side_is_refused_until_declared_then_fails_on_regression(tmp_path):
     out = tmp_path / "ke"
-    sides = ["--a", SUITE, "--b", SUITE, "--b-env", "ZL_KNOWN_EFFECT_PCT=10", "--ops", "fma_loop", "--out", out]
-    args = [*sides, "--rounds", 12]
-    # A 3 % bar: the effect is 10 %, and this machine's noise can pull a row's speedup well below that.
+    # Side B does twice the work. This test is about the flow (refused,
+    # declared, resumed, REGRESSION and exit 1), not about how small an effect
+    # ab can find: host_aa holds that bound (+10 % on 90 % of rows). The VM CI
+    # runs on flips between two speeds 50-70 % apart for a second or more, so
+    # a 10 % effect can stay NOISY for 48 rounds; B's fast state is still
+    # slower than A's slow one at +100 %.
+    sides = ["--a", SUITE, "--b", SUITE, "--b-env", "ZL_KNOWN_EFFECT_PCT=100", "--ops", "fma_loop", "--out", out]
+    args = [*sides, "--rounds", 8]
     r = ab(*args, check=3, threshold=3)
     assert "CALIBER_MISMATCH" in r.stderr and "env.ZL_KNOWN_EFFECT_PCT" in r.stdout
     assert json.loads((out / "ab_identity.json").read_text())["status"] == "refused"
@@ -122,36 +127,17 @@ def test_ten_percent_slower_side_is_refused_until_declared_then_slower(tmp_path)
     # Declared, the same directory continues from the round already measured.
     declared = ["--resume", "--expect-diff", "ZL_KNOWN_EFFECT_PCT", "--fail-on-regression"]
     r = ab(*args, *declared, threshold=3)
-    assert r.returncode in (0, 1), r.stdout + r.stderr
-    rounds_run = 12
-    # A stretch of this VM's bursts (whole rounds 30-80 % slower, in CPU
-    # time too) can leave 12 rounds undecided, or pull the mean of a row's
-    # rounds past the effect; what a user does then: more rounds, in the
-    # same directory. On a bad day 24 are not enough either: placements
-    # flip between two speeds 50-70 % apart (docs/results.md, "Finding an
-    # injected effect"), and 48 rounds decide it.
-    for more in (24, 48):
-        overall = json.loads((out / "report.json").read_text())["geomean"]["overall"]
-        if verdicts(out).get("SLOWER", 0) > 0 and overall["speedup"] < 1:
-            break
-        print(f"{rounds_run} rounds left it open ({verdicts(out)}, geomean {overall['speedup']}): extending to {more}")
-        rounds_run = more
-        r = ab(*sides, *declared, "--rounds", more, threshold=3)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "REGRESSION" in r.stderr
     v = verdicts(out)
-
-    print(f"known effect 10 % through ab: {v}")
-    # One value per round: on a loaded 2-core machine a round's noise can be
-    # 10-30 %, so not every row reaches a verdict; none may point the wrong
-    # way, at least one must be confirmed, and the geomean must say slower.
-    assert v.get("FASTER", 0) == 0, v
-    assert v.get("SLOWER", 0) >= 1, v
+    print(f"known effect 100 % through ab: {v}")
+    # Every row is decided and none points the wrong way.
+    assert v.get("SLOWER", 0) == len(rows(out)) == 5, v
     overall = json.loads((out / "report.json").read_text())["geomean"]["overall"]
     print(f"geomean: {overall}")
-    assert overall["speedup"] < 1
+    assert overall["speedup"] < 0.75
     done = [row for row in rounds(out) if row["side"] == "*" and row["status"] == "done" and row["round"] != "0"]
-    assert sorted(int(row["round"]) for row in done) == list(range(1, rounds_run + 1))
+    assert sorted(int(row["round"]) for row in done) == list(range(1, 9))
 
 
 def crashing_suite(tmp_path):
