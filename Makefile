@@ -1,8 +1,7 @@
 # zlcore's front door. `make demo` and `make test` work on a fresh Debian 12
 # machine as root: each installs what is missing from Debian packages first.
 BUILD    ?= build
-ASAN     ?= build-asan
-FUZZ     ?= build-fuzz
+SAN      ?= build-san
 FUZZ_SECONDS ?= 60
 PREFIX   ?= $(CURDIR)/_install
 JOBS     ?= $(shell nproc)
@@ -38,16 +37,18 @@ test: install
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-fuzz
 
+# The sanitizer tree (scripts/sanitized-build.sh: clang, ASan, UBSan) serves
+# both: the C++ tests labelled sanitize, then the fuzz targets.
 test-asan: deps
-	@cmake -S . -B $(ASAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DZL_SANITIZE=ON -DZL_STATIC_DEPS=OFF >/dev/null
-	@cmake --build $(ASAN) -j $(JOBS)
-	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	@SAN_BUILD=$(SAN) JOBS=$(JOBS) bash scripts/sanitized-build.sh
+	@cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/ubsan.supp \
 	  ctest --output-on-failure -j $(JOBS) -L sanitize
 
 # The libFuzzer targets of tests/fuzz, JOBS side by side (docs/fuzzing.md);
 # fails on any finding.
 test-fuzz: deps
-	@FUZZ_BUILD=$(FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash scripts/fuzz.sh
+	@FUZZ_BUILD=$(SAN) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash scripts/fuzz.sh
 
 # Style and static checks (scripts/lint.sh): clang-format, clang-tidy over
 # core/ with the build's compile database, flake8. CI runs it after the tests.
@@ -64,4 +65,4 @@ bench: install
 	@bash scripts/bench.sh $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ) $(PREFIX)
+	rm -rf $(BUILD) $(SAN) $(PREFIX)

@@ -15,6 +15,6 @@ function(zl_add_backend name)
   target_compile_definitions(${target} PRIVATE ZL_BACKEND_VERSION="${name} ${PROJECT_VERSION}")
   target_link_options(${target} PRIVATE
     "-Wl,--version-script=${PROJECT_SOURCE_DIR}/sdk/cmake/backend.map"
-    "-Wl,--no-undefined")
+    ${ZL_SHARED_NO_UNDEFINED})
   install(TARGETS ${target} LIBRARY DESTINATION "${ZL_PLUGIN_SUBDIR}")
 endfunction()

@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
+FUZZ_BUILD=${FUZZ_BUILD:-build-san}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
 FUZZ_RSS_MB=${FUZZ_RSS_MB:-2048}
@@ -40,8 +40,6 @@ case "$FUZZ_SEED" in
     ;;
 esac
 
-bash scripts/install-deps.sh fuzz
-
 names=()
 if [ $# -gt 0 ]; then
   names=("$@")
@@ -58,14 +56,11 @@ for n in "${names[@]}"; do
   fi
 done
 
-# -O1 with line tables: the sanitizers' usual build, and half the compile
-# time of -O2 -g for a build that exists only to be fuzzed.
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DZL_FUZZ=ON -DZL_BUILD_TESTS=OFF -DZL_STATIC_DEPS=OFF >/dev/null
+# The sanitizer tree (scripts/sanitized-build.sh), shared with the C++ tests
+# that run under the sanitizers; only the targets are built here.
 targets=()
 for n in "${names[@]}"; do targets+=("${n}_fuzz"); done
-cmake --build "$FUZZ_BUILD" -j "$FUZZ_JOBS" --target "${targets[@]}"
+SAN_BUILD="$FUZZ_BUILD" JOBS="$FUZZ_JOBS" bash scripts/sanitized-build.sh "${targets[@]}"
 
 work="$FUZZ_BUILD/fuzz-work"
 mkdir -p "$work"
@@ -78,7 +73,7 @@ run_one() {
   if [ "$FUZZ_SEED" != random ]; then rm -rf "$dir/corpus"; fi
   mkdir -p "$dir/corpus"
   rm -f "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-* "$dir"/slow-unit-* "$dir/rc"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=tests/fuzz/ubsan.supp \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=tests/ubsan.supp \
     "$FUZZ_BUILD/fuzz/${n}_fuzz" -max_total_time="$FUZZ_SECONDS" -timeout="$FUZZ_TIMEOUT" \
     -rss_limit_mb="$FUZZ_RSS_MB" "${seed_flag[@]}" -print_final_stats=1 -artifact_prefix="$dir/" \
     "$dir/corpus" "tests/fuzz/corpus/$n" >"$dir/log" 2>&1 || rc=$?

@@ -54,7 +54,9 @@ bool parse_values(std::string_view text, const std::vector<std::pair<const char*
     std::vector<zl_kit::Value>& values = out[f[0]];
     for (size_t i = 0; i < kinds.size(); ++i) {
       const std::string& v = f[i + 1];
-      const auto& [name, kind] = kinds[i];
+      // Named, not a structured binding: C++17 lets no lambda capture one.
+      const char* name = kinds[i].first;
+      const Kind kind = kinds[i].second;
       if (unknown(v) || kind == Kind::Skip) continue;
       auto bad = [&] {
         error = where + name + " is not a number: " + v;
