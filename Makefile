@@ -5,6 +5,9 @@ SAN      ?= build-san
 FUZZ_SECONDS ?= 60
 PREFIX   ?= $(CURDIR)/_install
 JOBS     ?= $(shell nproc)
+# Most tests wait on the processes they start, so ctest runs twice as many
+# as there are cores; the timing tests still run alone (RUN_SERIAL).
+TEST_JOBS ?= $(shell expr $(JOBS) \* 2)
 CMAKE_GEN = -G Ninja
 ZLCORE    = $(PREFIX)/bin/zlcore
 
@@ -33,7 +36,7 @@ demo: install
 # fuzz target for FUZZ_SECONDS from its seed corpus.
 test: install
 	@bash scripts/install-deps.sh chromium slurm
-	@cd $(BUILD) && ZL_REQUIRE_SLURM=1 ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ZL_REQUIRE_SLURM=1 ctest --output-on-failure -j $(TEST_JOBS)
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-fuzz
 
@@ -43,7 +46,7 @@ test-asan: deps
 	@SAN_BUILD=$(SAN) JOBS=$(JOBS) bash scripts/sanitized-build.sh
 	@cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/ubsan.supp \
-	  ctest --output-on-failure -j $(JOBS) -L sanitize
+	  ctest --output-on-failure -j $(TEST_JOBS) -L sanitize
 
 # The libFuzzer targets of tests/fuzz, JOBS side by side (docs/fuzzing.md);
 # fails on any finding.

@@ -1,7 +1,7 @@
 """zlcore batch end to end: the built zlcore, the multi-device fake backend
 (tests/loader, `fakegpu`) and the fault and example suites.
 
-Run by ctest (batch_e2e), which sets ZLCORE, ZL_VENDOR_DIR and ZL_SOURCE_DIR.
+Run by ctest (batch_e2e.test_batch_e2e), which sets ZLCORE, ZL_VENDOR_DIR and ZL_SOURCE_DIR.
 """
 
 import os

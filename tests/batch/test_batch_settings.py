@@ -2,7 +2,7 @@
 keep (the resume caliber, values checked once, REPLAY_FROM), and a preflight
 failure inside the child.
 
-Run by ctest (batch_settings_e2e) with the same environment as batch_e2e.
+Run by ctest (batch_e2e.test_batch_settings) with the same environment as the other files here.
 """
 
 import subprocess

@@ -1,7 +1,7 @@
 """The whole suite as a user runs it: ops are marks, statuses say what happened,
 and a warm worker that an op poisoned is replaced without costing the ops after it.
 
-Run by ctest (batch_e2e), which sets ZLCORE, ZL_VENDOR_DIR and ZL_SOURCE_DIR.
+Run by ctest (batch_e2e.test_whole_suite), which sets ZLCORE, ZL_VENDOR_DIR and ZL_SOURCE_DIR.
 """
 
 import json
