@@ -27,7 +27,7 @@ struct Driver {
 };
 
 template <class Fn>
-void bind(void* lib, const char* symbol, Fn& fn) {
+void bind_symbol(void* lib, const char* symbol, Fn& fn) {
   fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
 }
 
@@ -38,12 +38,12 @@ std::map<std::string, int64_t> ask(const std::string& path) {
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) return out;
   Driver d;
-  bind(lib, "cuInit", d.init);
-  bind(lib, "cuDeviceGetCount", d.count);
-  bind(lib, "cuDeviceGet", d.get);
-  bind(lib, "cuDeviceGetUuid_v2", d.uuid);
-  if (d.uuid == nullptr) bind(lib, "cuDeviceGetUuid", d.uuid);
-  bind(lib, "cuDeviceGetAttribute", d.attribute);
+  bind_symbol(lib, "cuInit", d.init);
+  bind_symbol(lib, "cuDeviceGetCount", d.count);
+  bind_symbol(lib, "cuDeviceGet", d.get);
+  bind_symbol(lib, "cuDeviceGetUuid_v2", d.uuid);
+  if (d.uuid == nullptr) bind_symbol(lib, "cuDeviceGetUuid", d.uuid);
+  bind_symbol(lib, "cuDeviceGetAttribute", d.attribute);
   if (!d.init || !d.count || !d.get || !d.uuid || !d.attribute || d.init(0) != kCudaSuccess) return out;
   int n = 0;
   if (d.count(&n) != kCudaSuccess) return out;

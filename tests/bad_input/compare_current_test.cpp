@@ -17,11 +17,6 @@ namespace {
 using zltest::TempDir;
 namespace fs = std::filesystem;
 
-void copy_run(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
-  fs::copy(from, to, fs::copy_options::recursive);
-}
-
 std::string row(const std::string& status, const std::string& run_dir) {
   zl::batch::OpRow r;
   r.op = "abs";
@@ -35,9 +30,9 @@ TEST(CompareCurrent, ABatchSideIsEachOpsLastRunOnly) {
   const fs::path batch = tmp / "batch";
   // The op failed, was rerun by --resume (the failed run moved aside), and
   // an attempt in a warm worker was kept beside the rerun.
-  copy_run(ZL_COMPARE_DATA "/verdicts/a", batch / "runs" / "abs");
-  copy_run(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.attempt1");
-  copy_run(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.warm");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/a", batch / "runs" / "abs");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.attempt1");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/b", batch / "runs" / "abs.warm");
   zltest::spit(batch / "ops_status.csv",
                zl::batch::csv_header() + row("failed", "runs/abs") + row("passed", "runs/abs"));
   zltest::Ran r = zltest::zlcore(
@@ -61,8 +56,8 @@ TEST(CompareCurrent, ABatchSideIsEachOpsLastRunOnly) {
 
 TEST(CompareCurrent, CsvKeepsTheTornLineWarning) {
   TempDir tmp;
-  copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
-  copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "B");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/a", tmp / "B");
   { std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "{\"op\": \"abs\", \"dtype\": \"flo"; }
   const size_t line = zltest::count_lines(zltest::slurp(tmp / "B" / "results.jsonl")) + 1;
   zltest::Ran r =

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "../../core/src/util/json_read.hpp"
+#include "replay_run.hpp"
 #include "zl_kit/json.hpp"
 #include "zltest/child.hpp"
 #include "zltest/files.hpp"
@@ -43,15 +44,10 @@ TEST(DeepJson, TheBackendsKitRefusesDeepNesting) {
   EXPECT_TRUE(zl_kit::Json::parse(nested(60)).has_value());
 }
 
-void copy_run(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
-  fs::copy(from, to, fs::copy_options::recursive);
-}
-
 TEST(DeepJson, CompareNamesADeepIdentityInOneLine) {
   TempDir tmp;
-  copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
-  copy_run(ZL_COMPARE_DATA "/verdicts/b", tmp / "B");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/b", tmp / "B");
   zltest::spit(tmp / "B" / "run_identity.json", kDeep);
   zltest::Ran r = zltest::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string()}, tmp.path());
   EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
@@ -90,8 +86,8 @@ TEST(DeepJson, AbNamesADeepNoiseFloorAsItsOwnInOneLine) {
 
 TEST(DeepJson, CompareSkipsADeepResultsLineWithAWarning) {
   TempDir tmp;
-  copy_run(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
-  copy_run(ZL_COMPARE_DATA "/verdicts/b", tmp / "B");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/a", tmp / "A");
+  zltest::copy_tree(ZL_COMPARE_DATA "/verdicts/b", tmp / "B");
   { std::ofstream(tmp / "B" / "results.jsonl", std::ios::app) << "\n" << kDeep << "\n"; }
   const size_t line = zltest::count_lines(zltest::slurp(tmp / "B" / "results.jsonl"));
   zltest::Ran r = zltest::zlcore({"compare", (tmp / "A").string(), (tmp / "B").string(), "--format", "md"}, tmp.path());
@@ -112,17 +108,10 @@ fs::path records(const TempDir& tmp, const std::string& manifest, const std::str
   return run;
 }
 
-zltest::Ran replay(const TempDir& tmp, const fs::path& source) {
-  return zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                         ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--replay-from",
-                         source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
-                        tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
-}
-
 TEST(DeepJson, ReplayNamesADeepRecordInOneLine) {
   TempDir tmp;
   const fs::path source = records(tmp, "{\"schema\": 1}\n", kDeep);
-  zltest::Ran r = replay(tmp, source);
+  zltest::Ran r = bad_input::replay_run(tmp, source, "abs");
   EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
   EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_EQ(r.err, "PREFLIGHT_FAILED check=replay_from cannot replay " +
@@ -135,7 +124,7 @@ TEST(DeepJson, ReplayNamesADeepRecordInOneLine) {
 TEST(DeepJson, ReplayRefusesADeepManifestInOneLine) {
   TempDir tmp;
   const fs::path source = records(tmp, kDeep, "");
-  zltest::Ran r = replay(tmp, source);
+  zltest::Ran r = bad_input::replay_run(tmp, source, "abs");
   EXPECT_EQ(r.term_signal, 0) << zltest::describe(r);
   EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_EQ(r.err, "PREFLIGHT_FAILED check=replay_from cannot replay " +

@@ -12,7 +12,7 @@ namespace {
 using zltest::TempDir;
 namespace fs = std::filesystem;
 
-void expect_refused(const zltest::Ran& r, const std::string& says) {
+void expect_one_line_refusal(const zltest::Ran& r, const std::string& says) {
   EXPECT_EQ(r.exit_code, 2) << zltest::describe(r);
   EXPECT_EQ(zltest::count_lines(r.err), 1u) << zltest::describe(r);
   EXPECT_NE(r.err.find(says), std::string::npos) << zltest::describe(r);
@@ -27,14 +27,17 @@ zltest::Ran batch(const TempDir& tmp, const std::string& ops, const std::vector<
 TEST(NamesValues, BatchOpNamesAreCheckedBeforeAnythingIsWritten) {
   TempDir tmp;
   const std::string not_an_op = "is not an op entry: ";
-  expect_refused(batch(tmp, std::string(300, 'x')), not_an_op + "an op (a mark of the suite) is letters, digits");
-  expect_refused(batch(tmp, "ok1,ab\x1b[31mc"), "'ab\\x1b[31mc' " + not_an_op);
-  expect_refused(batch(tmp, "ok1,a b"), "'a b' " + not_an_op);
-  expect_refused(batch(tmp, "benchmark/test_ok1.py::" + std::string(1100, 't')), "a node id is at most 1024 bytes");
-  expect_refused(batch(tmp, "benchmark/test_ok1.py::test_\x07ok1"), "a node id's test part is printable ASCII");
-  expect_refused(batch(tmp, "bench mark/test_ok1.py"), "a benchmark file path is letters, digits");
+  expect_one_line_refusal(batch(tmp, std::string(300, 'x')),
+                          not_an_op + "an op (a mark of the suite) is letters, digits");
+  expect_one_line_refusal(batch(tmp, "ok1,ab\x1b[31mc"), "'ab\\x1b[31mc' " + not_an_op);
+  expect_one_line_refusal(batch(tmp, "ok1,a b"), "'a b' " + not_an_op);
+  expect_one_line_refusal(batch(tmp, "benchmark/test_ok1.py::" + std::string(1100, 't')),
+                          "a node id is at most 1024 bytes");
+  expect_one_line_refusal(batch(tmp, "benchmark/test_ok1.py::test_\x07ok1"),
+                          "a node id's test part is printable ASCII");
+  expect_one_line_refusal(batch(tmp, "bench mark/test_ok1.py"), "a benchmark file path is letters, digits");
   zltest::spit(tmp / "ops.yaml", "ops:\n  - name: \"ok\\u001b]0;pwned\\u0007\"\n");
-  expect_refused(
+  expect_one_line_refusal(
       zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "batch", "--backend", "host", "--flaggems-dir",
                       ZL_FAULT_SUITE, "--ops-file", (tmp / "ops.yaml").string(), "--out", (tmp / "b").string()},
                      tmp.path()),
@@ -44,8 +47,8 @@ TEST(NamesValues, BatchOpNamesAreCheckedBeforeAnythingIsWritten) {
 
 TEST(NamesValues, AnEmptyDeviceListIsNotAll) {
   TempDir tmp;
-  expect_refused(batch(tmp, "ok1", {"--devices", ""}), "--devices: empty device list");
-  expect_refused(batch(tmp, "ok1", {"--gpus", " "}), "--gpus: empty device list");
+  expect_one_line_refusal(batch(tmp, "ok1", {"--devices", ""}), "--devices: empty device list");
+  expect_one_line_refusal(batch(tmp, "ok1", {"--gpus", " "}), "--gpus: empty device list");
   EXPECT_FALSE(fs::exists(tmp / "b"));
 }
 
@@ -53,12 +56,12 @@ TEST(NamesValues, TimeoutsMustBeFiniteAndNotNegative) {
   TempDir tmp;
   for (const std::string bad : {"-1", "nan", "inf", "-inf", "1e9", "ten"}) {
     SCOPED_TRACE(bad);
-    expect_refused(batch(tmp, "ok1", {"--timeout", bad}), "--timeout: '" + bad + "' is not allowed");
+    expect_one_line_refusal(batch(tmp, "ok1", {"--timeout", bad}), "--timeout: '" + bad + "' is not allowed");
     zltest::Ran r = zltest::zlcore(
         {"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir", ZL_FAULT_SUITE, "--op",
          "ok1", "--python", "/usr/bin/python3", "--timeout", bad, "--out", (tmp / "r").string()},
         tmp.path());
-    expect_refused(r, "--timeout: '" + bad + "' is not allowed");
+    expect_one_line_refusal(r, "--timeout: '" + bad + "' is not allowed");
   }
   EXPECT_FALSE(fs::exists(tmp / "b"));
   EXPECT_FALSE(fs::exists(tmp / "r"));

@@ -5,6 +5,7 @@
 // fails before its identity exists leaves no directory.
 #include <gtest/gtest.h>
 
+#include "replay_run.hpp"
 #include "zltest/child.hpp"
 #include "zltest/files.hpp"
 #include "zltest/temp_dir.hpp"
@@ -22,13 +23,6 @@ fs::path source_with_manifest(const TempDir& tmp, const std::string& manifest) {
   return run;
 }
 
-zltest::Ran replay(const TempDir& tmp, const fs::path& source) {
-  return zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                         ZL_EXAMPLE_SUITE, "--op", "abs", "--python", "/usr/bin/python3", "--dtypes", "float32",
-                         "--replay-from", source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
-                        tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
-}
-
 TEST(ReplaySetup, ABadManifestIsRefusedInOneLineAndLeavesNoDirectory) {
   TempDir tmp;
   const std::string whole = "{\"schema\": 1, \"run_id\": \"20261203-abs\", \"records_hash\": \"\"}\n";
@@ -40,7 +34,7 @@ TEST(ReplaySetup, ABadManifestIsRefusedInOneLineAndLeavesNoDirectory) {
   for (const auto& [manifest, says] : cases) {
     SCOPED_TRACE(says);
     const fs::path source = source_with_manifest(tmp, manifest);
-    zltest::Ran r = replay(tmp, source);
+    zltest::Ran r = bad_input::replay_run(tmp, source, "abs", {"--dtypes", "float32"});
     EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
     EXPECT_EQ(r.err.rfind("PREFLIGHT_FAILED check=replay_from cannot replay " +
                               (source / "autotune_records" / "manifest.json").string() + ": " + says,
@@ -51,7 +45,7 @@ TEST(ReplaySetup, ABadManifestIsRefusedInOneLineAndLeavesNoDirectory) {
     EXPECT_FALSE(fs::exists(tmp / "B")) << "a refused replay left its run directory behind";
   }
   // The same --out is free for the next try.
-  zltest::Ran r = replay(tmp, source_with_manifest(tmp, whole));
+  zltest::Ran r = bad_input::replay_run(tmp, source_with_manifest(tmp, whole), "abs", {"--dtypes", "float32"});
   EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
   EXPECT_TRUE(fs::exists(tmp / "B" / "run_identity.json"));
 }
@@ -60,7 +54,7 @@ TEST(ReplaySetup, ARefusedRecordLeavesNoDirectory) {
   TempDir tmp;
   const fs::path source = source_with_manifest(tmp, "{\"schema\": 1, \"run_id\": \"x\"}\n");
   zltest::spit(source / "autotune_records" / "libtuner" / "TunedConfig_host_numgems_0_1" / "t.json", "{\"schema\": ");
-  zltest::Ran r = replay(tmp, source);
+  zltest::Ran r = bad_input::replay_run(tmp, source, "abs", {"--dtypes", "float32"});
   EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_FALSE(fs::exists(tmp / "B"));
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "../../core/src/autotune/libtuner_schema.hpp"
+#include "replay_run.hpp"
 #include "zltest/child.hpp"
 #include "zltest/files.hpp"
 #include "zltest/temp_dir.hpp"
@@ -53,13 +54,6 @@ fs::path records_with(const TempDir& tmp, const std::string& table, const std::s
   return run;
 }
 
-zltest::Ran replay(const TempDir& tmp, const fs::path& source) {
-  return zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "run", "--backend", "host", "--flaggems-dir",
-                         ZL_EXAMPLE_SUITE, "--op", "mm", "--python", "/usr/bin/python3", "--replay-from",
-                         source.string(), "--out", (tmp / "B").string(), "--timeout", "60"},
-                        tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
-}
-
 void expect_refused(const TempDir& tmp, const zltest::Ran& r, const std::string& mentions) {
   EXPECT_EQ(r.exit_code, 3) << zltest::describe(r);
   EXPECT_EQ(r.err.rfind("PREFLIGHT_FAILED check=replay_from cannot replay ", 0), 0u) << zltest::describe(r);
@@ -73,7 +67,7 @@ TEST(ReplaySql, ColumnTypeThatAttachesADatabaseRunsNothing) {
   const fs::path canary = tmp / "canary.db";
   const std::string type = "BIGINT); COMMIT; ATTACH DATABASE '" + canary.string() +
                            "' AS p; CREATE TABLE p.t(x); DETACH DATABASE p; BEGIN; --";
-  zltest::Ran r = replay(tmp, records_with(tmp, kTable, "BLOCK_M", type));
+  zltest::Ran r = bad_input::replay_run(tmp, records_with(tmp, kTable, "BLOCK_M", type), "mm");
   EXPECT_FALSE(fs::exists(canary)) << "the record's type ran as SQL";
   expect_refused(tmp, r, "column 2 ('BLOCK_M') type 'BIGINT); COMMIT;");
 }
@@ -82,14 +76,15 @@ TEST(ReplaySql, MaliciousTableNameIsRefused) {
   TempDir tmp;
   const fs::path canary = tmp / "canary2.db";
   const std::string table = "x\" (a); ATTACH DATABASE '" + canary.string() + "' AS p; --";
-  zltest::Ran r = replay(tmp, records_with(tmp, table, "BLOCK_M", "BIGINT"));
+  zltest::Ran r = bad_input::replay_run(tmp, records_with(tmp, table, "BLOCK_M", "BIGINT"), "mm");
   EXPECT_FALSE(fs::exists(canary));
   expect_refused(tmp, r, "is not a LibTuner table name");
 }
 
 TEST(ReplaySql, MaliciousColumnNameIsRefused) {
   TempDir tmp;
-  zltest::Ran r = replay(tmp, records_with(tmp, kTable, "BLOCK_M\" BIGINT, \"evil\nline", "BIGINT"));
+  zltest::Ran r =
+      bad_input::replay_run(tmp, records_with(tmp, kTable, "BLOCK_M\" BIGINT, \"evil\nline", "BIGINT"), "mm");
   expect_refused(tmp, r, "column 2 name 'BLOCK_M\" BIGINT, \"evil\\x0aline' is not an identifier");
 }
 

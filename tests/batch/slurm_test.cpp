@@ -21,7 +21,7 @@ using zltest::TempDir;
 
 namespace {
 
-std::string usage_message(const std::function<void()>& f) {
+std::string slurm_usage_error(const std::function<void()>& f) {
   try {
     f();
   } catch (const zl::UsageError& e) {
@@ -194,9 +194,9 @@ TEST(SlurmPlan, BadPlanFilesAreOneLineNamingTheFileAndTheKey) {
   const std::string file = (tmp.path() / kPlanFile).string();
   const auto message = [&](const std::string& text) {
     write_plan(tmp.path(), text);
-    return usage_message([&] { read_plan(file); });
+    return slurm_usage_error([&] { read_plan(file); });
   };
-  EXPECT_EQ(usage_message([&] { read_plan(tmp.path() / "none" / kPlanFile); }),
+  EXPECT_EQ(slurm_usage_error([&] { read_plan(tmp.path() / "none" / kPlanFile); }),
             (tmp.path() / "none").string() + " has no plan.json: not a Slurm batch");
   EXPECT_EQ(message("[1, 2]"), file + " is not a zlcore Slurm plan: the document is not an object");
   EXPECT_NE(message("{\"ops\": ").find(file + " is not a zlcore Slurm plan: "), std::string::npos);
@@ -268,7 +268,7 @@ TEST(SlurmShards, ShardCountIsShardsElseNodesAtMostOnePerOp) {
   o.launcher_options["shards"] = "8";
   EXPECT_EQ(shard_count(o), 3);
   o.launcher_options["shards"] = "0";
-  EXPECT_EQ(usage_message([&] { shard_count(o); }), "--shards: '0' is not a positive integer");
+  EXPECT_EQ(slurm_usage_error([&] { shard_count(o); }), "--shards: '0' is not a positive integer");
 }
 
 TEST(SlurmShards, ResumeRerunsOnlyShardsWithAnOpNotSettled) {
@@ -292,7 +292,7 @@ TEST(SlurmShards, ShardIndexIsOneOfThePlans) {
   EXPECT_EQ(shard_index("0", 2), 0);
   EXPECT_EQ(shard_index("1", 2), 1);
   for (const char* bad : {"2", "1/2", "-1", "", "x", "99999999999"}) {
-    EXPECT_EQ(usage_message([&] { shard_index(bad, 2); }),
+    EXPECT_EQ(slurm_usage_error([&] { shard_index(bad, 2); }),
               std::string("--shard: '") + bad + "' is not a shard of this plan (0 to 1)");
   }
 }
@@ -311,7 +311,7 @@ TEST(SlurmShards, AShardRunsItsOwnOpsInItsOwnDirectoryResuming) {
   EXPECT_EQ(o.caliber, p.options.caliber);
   EXPECT_EQ(o.timeout_s, p.options.timeout_s);
   p.assignment[1] = {"neg"};
-  EXPECT_EQ(usage_message([&] { shard_options(p, 1, "/b"); }),
+  EXPECT_EQ(slurm_usage_error([&] { shard_options(p, 1, "/b"); }),
             "the plan assigns op 'neg' to shard 1 but 'batch.ops' does not describe it");
 }
 
@@ -333,7 +333,7 @@ TEST(SlurmPlan, AnAbPlanCarriesItsFlagsAndSaysWhoseItIs) {
   EXPECT_EQ(back.ab_args, p.ab_args);
   EXPECT_EQ(plan_json(back), text);
   const std::string file = (tmp.path() / "plan.json").string();
-  EXPECT_EQ(usage_message([&] {
+  EXPECT_EQ(slurm_usage_error([&] {
               std::string bad = text;
               bad.replace(bad.find("\"command\": \"ab\""), 15, "\"command\": \"run\"");
               read_plan(write_plan(tmp.path(), bad));
@@ -391,7 +391,8 @@ TEST(SlurmScript, SbatchLinesPutThePassThroughLast) {
                                       "--partition=gpu", "--dependency=afterany:77", "--nodes=1", "--ntasks=1",
                                       "--output=/runs/nightly/slurm/merge.log", "--account=perf"}));
   o.launcher_options["gpus-per-shard"] = "many";
-  EXPECT_EQ(usage_message([&] { array_sbatch(o, "/b", {0}); }), "--gpus-per-shard: 'many' is not a positive integer");
+  EXPECT_EQ(slurm_usage_error([&] { array_sbatch(o, "/b", {0}); }),
+            "--gpus-per-shard: 'many' is not a positive integer");
 }
 
 TEST(SlurmScript, JobIdIsTheLastNumericLine) {

@@ -43,7 +43,7 @@ std::string segment(const std::string& device) {
   return out;
 }
 
-Entry batch(size_t b, const Scenario& sc, std::mt19937& rng, double pace) {
+Entry nightly_batch(size_t b, const Scenario& sc, std::mt19937& rng, double pace) {
   std::normal_distribution<double> noise(0, 0.01);
   Entry e;
   e.path = "/nightly/batch" + std::to_string(b);
@@ -89,7 +89,7 @@ struct TempDb {
 void fill(Store& s, const Scenario& sc, size_t batches = 12) {
   std::mt19937 rng(sc.seed);
   std::uniform_real_distribution<double> wander(-0.05, 0.05);
-  for (size_t b = 0; b < batches; ++b) s.add(batch(b, sc, rng, std::exp(wander(rng))));
+  for (size_t b = 0; b < batches; ++b) s.add(nightly_batch(b, sc, rng, std::exp(wander(rng))));
 }
 
 std::set<std::pair<std::string, size_t>> stepped_ops(const Report& r) {
@@ -210,7 +210,7 @@ TEST(HistoryDetect, AnOutlierRunIsNoStep) {
   Store s(t.db());
   std::mt19937 rng(11);
   for (size_t b = 0; b < 12; ++b) {
-    Entry e = batch(b, Scenario{}, rng, 1.0);
+    Entry e = nightly_batch(b, Scenario{}, rng, 1.0);
     if (b == 1 || b == 10) {
       for (Row& w : e.runs[2].rows) w.median_ms *= 1.45, w.lo_ms *= 1.45, w.hi_ms *= 1.45;
     }
@@ -226,7 +226,7 @@ TEST(HistoryDetect, FlagGemsSideReadsAgainstItsTorchSide) {
   Store s(t.db());
   std::mt19937 rng(13);
   for (size_t b = 0; b < 12; ++b) {
-    Entry e = batch(b, Scenario{}, rng, 1.0);
+    Entry e = nightly_batch(b, Scenario{}, rng, 1.0);
     if (b >= 6 && b <= 8) {
       for (Row& w : e.runs[2].rows) w.median_ms *= 1.4, w.lo_ms *= 1.4, w.hi_ms *= 1.4;
     }
@@ -249,7 +249,7 @@ TEST(HistoryStore, AddingADirectoryTwiceKeepsOneEntry) {
   TempDb t;
   Store s(t.db());
   std::mt19937 rng(3);
-  const Entry e = batch(0, Scenario{}, rng, 1.0);
+  const Entry e = nightly_batch(0, Scenario{}, rng, 1.0);
   EXPECT_EQ(s.add(e), AddOutcome::Added);
   EXPECT_EQ(s.add(e), AddOutcome::Unchanged);
   Entry resumed = e;
@@ -264,8 +264,8 @@ TEST(HistoryStore, AddingADirectoryTwiceKeepsOneEntry) {
 TEST(HistoryStore, KillDuringAddLeavesNothingHalfImported) {
   TempDb t;
   std::mt19937 rng(5);
-  const Entry first = batch(0, Scenario{}, rng, 1.0);
-  const Entry second = batch(1, Scenario{}, rng, 1.0);
+  const Entry first = nightly_batch(0, Scenario{}, rng, 1.0);
+  const Entry second = nightly_batch(1, Scenario{}, rng, 1.0);
   {
     Store s(t.db());
     s.add(first);

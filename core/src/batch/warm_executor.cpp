@@ -34,8 +34,6 @@
 #include "zlcore/process.hpp"
 #include "zlcore/provider.hpp"
 
-extern char** environ;
-
 namespace fs = std::filesystem;
 
 namespace zl::batch {

@@ -1,13 +1,12 @@
 #include "batch_caliber.hpp"
 #include "zlcore/provider.hpp"
 
+#include <unistd.h>  // environ (glibc declares it under _GNU_SOURCE)
 #include <cstring>
 #include <filesystem>
 
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/sha256.hpp"
-
-extern char** environ;
 
 namespace zl::cli {
 namespace {

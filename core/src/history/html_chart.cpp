@@ -14,7 +14,9 @@ constexpr int kLeft = 56, kRight = 16, kTop = 16, kBottom = 28;
 constexpr double kMarkerLine = 13;  // px between stacked marker labels
 const char* const kColours[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22"};
 
-double median_of(std::vector<double> v) {
+// A series' level the chart draws percentages from: its upper median, 1 for
+// a series without points (never divided by zero).
+double series_level(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 1 : v[v.size() / 2];
 }
@@ -50,7 +52,7 @@ std::string timeline_svg(const std::vector<const ReportSeries*>& series, const s
   for (const ReportSeries* s : series) {
     std::vector<double> v;
     for (const Point& p : s->points) v.push_back(p.value_ms);
-    const double m = median_of(v);
+    const double m = series_level(v);
     for (const Point& p : s->points)
       lo = std::min(lo, (p.lo_ms / m - 1) * 100), hi = std::max(hi, (p.hi_ms / m - 1) * 100);
   }
@@ -85,7 +87,7 @@ std::string timeline_svg(const std::vector<const ReportSeries*>& series, const s
     const ReportSeries& s = *series[k];
     std::vector<double> v;
     for (const Point& p : s.points) v.push_back(p.value_ms);
-    const double m = median_of(v);
+    const double m = series_level(v);
     const char* colour = kColours[k % (sizeof kColours / sizeof *kColours)];
     std::string path;
     for (const Point& p : s.points) {

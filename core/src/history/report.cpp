@@ -41,7 +41,8 @@ Assembled assemble(const std::vector<StoredRow>& rows, std::vector<RunRef>& runs
   return a;
 }
 
-double median_of(std::vector<double> v) {
+// The typical series' noise: the upper median, 0 when no series has enough points.
+double typical_noise(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -56,7 +57,7 @@ double pooled_noise(const std::map<Key, std::vector<Point>>& points, const std::
     for (const Point& p : pts) y.push_back(std::log(p.value_ms) - (use_pace ? pace[p.run] : 0));
     if (y.size() >= 3) each.push_back(learned_noise(y));
   }
-  return median_of(each);
+  return typical_noise(each);
 }
 
 ReportStep make_step(const Store& store, const Key& k, const Step& st, std::int64_t good, std::int64_t bad, size_t runs,

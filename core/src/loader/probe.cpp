@@ -19,8 +19,6 @@
 #include "zlcore/bool_text.hpp"
 #include "zlcore/process.hpp"
 
-extern char** environ;
-
 namespace zl::loader {
 namespace {
 

@@ -4,6 +4,7 @@
 
 #include <sys/time.h>
 
+#include <unistd.h>  // environ (glibc declares it under _GNU_SOURCE)
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -14,8 +15,6 @@
 #include "../util/text.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/l2_policy.hpp"
-
-extern char** environ;
 
 namespace zl {
 

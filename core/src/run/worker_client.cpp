@@ -16,8 +16,6 @@
 #include "../util/process_tree.hpp"
 #include "zlcore/signals.hpp"
 
-extern char** environ;
-
 namespace zl {
 namespace {
 

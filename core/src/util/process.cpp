@@ -20,8 +20,6 @@
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/signals.hpp"
 
-extern char** environ;
-
 namespace zl {
 
 double monotonic_seconds() {

@@ -28,4 +28,9 @@ size_t count_lines(const std::string& s) {
   return n;
 }
 
+void copy_tree(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  fs::copy(from, to, fs::copy_options::recursive);
+}
+
 }  // namespace zltest

@@ -20,4 +20,8 @@ bool file_has(const fs::path& p, const std::string& text);
 
 size_t count_lines(const std::string& s);
 
+// Copies the directory `from` into `to` (made first), recursively: a
+// recorded run planted where a test wants it.
+void copy_tree(const fs::path& from, const fs::path& to);
+
 }  // namespace zltest
