@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "../../core/src/util/json_read.hpp"
-#include "replay_run.hpp"
+#include "host_run.hpp"
 #include "zl_kit/json.hpp"
 #include "zltest/child.hpp"
 #include "zltest/files.hpp"

@@ -6,6 +6,7 @@
 // runs (preflight, exit 3), which is earlier and says more.
 #include <gtest/gtest.h>
 
+#include "host_run.hpp"
 #include "zltest/fault_suite_batch.hpp"
 
 namespace {
@@ -14,25 +15,9 @@ using zl::batch::Status;
 using zltest::TempDir;
 namespace fs = std::filesystem;
 
-zltest::Ran run_abs(const TempDir& tmp, const std::string& out, const std::vector<std::string>& extra) {
-  std::vector<std::string> args{"--backend-dir",
-                                ZL_BUILD_PLUGIN_DIR,
-                                "run",
-                                "--backend",
-                                "host",
-                                "--flaggems-dir",
-                                ZL_EXAMPLE_SUITE,
-                                "--op",
-                                "abs",
-                                "--dtypes",
-                                "float32",
-                                "--out",
-                                (tmp / out).string()};
-  args.insert(args.end(), extra.begin(), extra.end());
-  if (std::find(extra.begin(), extra.end(), "--python") == extra.end()) {
-    args.insert(args.end(), {"--python", "/usr/bin/python3"});
-  }
-  return zltest::zlcore(args, tmp.path(), {{"HOME", (tmp / "home").string()}}, 120);
+zltest::Ran run_abs(const TempDir& tmp, const std::string& out, std::vector<std::string> extra) {
+  extra.insert(extra.begin(), {"--dtypes", "float32"});
+  return bad_input::host_run(tmp, "abs", out, extra);
 }
 
 size_t rows_in(const fs::path& run) {

@@ -5,7 +5,7 @@
 // fails before its identity exists leaves no directory.
 #include <gtest/gtest.h>
 
-#include "replay_run.hpp"
+#include "host_run.hpp"
 #include "zltest/child.hpp"
 #include "zltest/files.hpp"
 #include "zltest/temp_dir.hpp"

@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "../../core/src/autotune/libtuner_schema.hpp"
-#include "replay_run.hpp"
+#include "host_run.hpp"
 #include "zltest/child.hpp"
 #include "zltest/files.hpp"
 #include "zltest/temp_dir.hpp"
