@@ -321,6 +321,7 @@ def test_settings_parse_with_clear_errors():
     assert s.graph.placements == 6 and s.placement.seed == 7 and s.graph.settle_ms == 0.0
     assert s.direct.repeat == 5 and s.host.repeat == 2 and s.host.clock == "wall"
     assert TimerSettings.from_env({"ZL_HOST_CLOCK": " Thread "}).host.clock == "thread"
+    assert TimerSettings.from_env({"ZL_GRAPH_SETTLE_FLAT_MS": "2.5e0", "ZL_PLACEMENTS": "+7"}).graph.placements == 7
     assert s.graph.report()["readings"] == 2
     assert TimerSettings.from_env({"ZL_GRAPH_READINGS": "0"}).graph.report()["readings"] == 6  # one per placement
     for env, message in [
@@ -334,6 +335,16 @@ def test_settings_parse_with_clear_errors():
         ({"ZL_GRAPH_SUSTAINED_MS": "150", "ZL_GRAPH_SUSTAINED_FROM_MS": "150"},
          "ZL_GRAPH_SUSTAINED_MS (150) must exceed ZL_GRAPH_SUSTAINED_FROM_MS (150): no sample would count"),
         ({"ZL_GRAPH_MIN_SAMPLES": "11"}, "ZL_GRAPH_MIN_SAMPLES (11) must not exceed ZL_GRAPH_SAMPLES (10)"),
+        # Other scripts' digits and underscores parse in Python, not here.
+        ({"ZL_PLACEMENTS_NOISY": "\uff15"}, "ZL_PLACEMENTS_NOISY='\uff15' is not an integer"),
+        ({"ZL_GRAPH_SETTLE_FLAT_MS": "1_0"}, "ZL_GRAPH_SETTLE_FLAT_MS='1_0' is not a number"),
+        ({"ZL_GRAPH_CLOCK_CHECK": "  "},
+         "ZL_GRAPH_CLOCK_CHECK='  ' is blank; unset it (or set it empty) for the default"),
+        # A typo must not make a run that never ends, or allocates without bound.
+        ({"ZL_HOST_LOOPS": "99999999999999999999"}, "ZL_HOST_LOOPS='99999999999999999999' must be at most 1000"),
+        ({"ZL_PLACEMENT_MAX_SHIFT_MB": "1e7"}, "ZL_PLACEMENT_MAX_SHIFT_MB='1e7' must be at most 16384"),
+        ({"ZL_GRAPH_REST_MS": "1e9"}, "ZL_GRAPH_REST_MS='1e9' must be at most 600000"),
+        ({"ZL_PLACEMENTS_NOISY_PCT": "101"}, "ZL_PLACEMENTS_NOISY_PCT='101' must be at most 100"),
     ]:
         with pytest.raises(SettingsError) as err:
             TimerSettings.from_env(env)

@@ -786,7 +786,7 @@ def test_compile_ahead_setting():
     given = ("", "off", "0", "8", " 2 ")
     assert [_precompile.threads_from_env({"ZL_COMPILE_AHEAD": v}) for v in given] == [0, 0, 0, 8, 2]
     assert _precompile.threads_from_env({}) == 0
-    for bad in ("-1", "lots", "65", "1.5"):
+    for bad in ("-1", "lots", "65", "1.5", " ", "\uff15", "\u0663", "1_0", "+5"):
         with pytest.raises(_precompile.SettingError, match="ZL_COMPILE_AHEAD"):
             _precompile.threads_from_env({"ZL_COMPILE_AHEAD": bad})
 

@@ -31,15 +31,14 @@ class SettingError(ValueError):
 
 
 def threads_from_env(env=None):
-    raw = (env if env is not None else os.environ).get("ZL_COMPILE_AHEAD", "").strip().lower()
-    if raw in ("", "off"):
+    given = (env if env is not None else os.environ).get("ZL_COMPILE_AHEAD", "")
+    raw = given.strip().lower()
+    if given == "" or raw == "off":
         return 0
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
+    # ASCII digits only: int() would take other scripts' digits and underscores.
+    value = int(raw) if raw.isascii() and raw.isdigit() else -1
     if not 0 <= value <= MAX_THREADS:
-        raise SettingError(f"ZL_COMPILE_AHEAD={raw!r} is not allowed; use a number of threads from 0 to "
+        raise SettingError(f"ZL_COMPILE_AHEAD={given!r} is not allowed; use a number of threads from 0 to "
                            f"{MAX_THREADS}, or off")
     return value
 

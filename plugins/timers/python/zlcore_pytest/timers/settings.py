@@ -4,12 +4,17 @@ Every knob is an environment variable (docs/cli.md). A value that does not
 parse, or is out of range, is an error that names the variable and what it
 accepts: the run stops before measuring (pytest usage error, exit 4) rather
 than silently measuring with a default the user did not ask for. An unset or
-empty variable means the default. `report()` gives what the timing report
+empty variable means the default; one of blanks alone is refused, since it is
+neither. Numbers are ASCII digits (Python's int() and float() would also take
+other scripts' digits and underscores), each within a range wide enough for
+any measurement and narrow enough that a typo cannot make a run that never
+ends or allocates without bound. `report()` gives what the timing report
 records under `settings` (copied into run_identity.json `timer.settings`, a
 caliber field of compare), defaults included.
 """
 
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Mapping, Optional
 
@@ -21,47 +26,57 @@ class SettingsError(ValueError):
 # -- parsing ---------------------------------------------------------------------
 
 
+_INT = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+# Upper bounds (docs/cli.md): counts, durations in ms (ten minutes).
+MAX_COUNT = 1_000_000
+MAX_MS = 600_000.0
+
+
 def _raw(env, name):
     value = env.get(name)
-    if value is None:
+    if value is None or value == "":
         return None
-    value = value.strip()
-    return value or None
+    if not value.strip():
+        raise SettingsError(f"{name}={value!r} is blank; unset it (or set it empty) for the default")
+    return value.strip()
 
 
-def _int(env, name, default, minimum):
+def _int(env, name, default, minimum, maximum=MAX_COUNT):
     raw = _raw(env, name)
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not an integer") from None
+    if not _INT.fullmatch(raw):
+        raise SettingsError(f"{name}={raw!r} is not an integer")
+    value = int(raw)
     if value < minimum:
         raise SettingsError(f"{name}={raw!r} must be at least {minimum}")
+    if value > maximum:
+        raise SettingsError(f"{name}={raw!r} must be at most {maximum}")
     return value
 
 
-def _float(env, name, default, minimum, inclusive=True):
+def _float(env, name, default, minimum, inclusive=True, maximum=MAX_MS):
     raw = _raw(env, name)
     if raw is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a number") from None
+    if raw.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise SettingsError(f"{name}={raw!r} must be finite")
+    if not _FLOAT.fullmatch(raw):
+        raise SettingsError(f"{name}={raw!r} is not a number")
+    value = float(raw)
     if value != value or value in (float("inf"), float("-inf")):
         raise SettingsError(f"{name}={raw!r} must be finite")
     if value < minimum or (not inclusive and value == minimum):
         raise SettingsError(f"{name}={raw!r} must be {'at least' if inclusive else 'above'} {minimum:g}")
+    if value > maximum:
+        raise SettingsError(f"{name}={raw!r} must be at most {maximum:g}")
     return value
 
 
 def _pct(env, name, default):
-    value = _float(env, name, default, 0.0, inclusive=False)
-    if value > 100.0:
-        raise SettingsError(f"{name}={_raw(env, name)!r} must be at most 100")
-    return value
+    return _float(env, name, default, 0.0, inclusive=False, maximum=100.0)
 
 
 def _choice(env, name, default, allowed):
@@ -71,6 +86,15 @@ def _choice(env, name, default, allowed):
     if raw.lower() not in allowed:
         raise SettingsError(f"{name}={raw!r} is not one of {', '.join(allowed)}")
     return raw.lower()
+
+
+# Placements, readings, repeats and loops: at most this many (as --direct-repeat).
+MAX_PLACEMENTS = 1000
+# The largest allocator shift, MiB: a shift moves where inputs land; past a few
+# GiB it only asks for memory.
+MAX_SHIFT_MB = 16384.0
+MAX_SEED = 2**32 - 1
+MAX_L2_BYTES = 2**40
 
 
 # -- the settings ----------------------------------------------------------------
@@ -98,8 +122,8 @@ class PlacementSettings:
     @classmethod
     def from_env(cls, env):
         return cls(
-            seed=_int(env, "ZL_PLACEMENT_SEED", cls.seed, 0),
-            max_shift_mb=_float(env, "ZL_PLACEMENT_MAX_SHIFT_MB", cls.max_shift_mb, 0.0),
+            seed=_int(env, "ZL_PLACEMENT_SEED", cls.seed, 0, MAX_SEED),
+            max_shift_mb=_float(env, "ZL_PLACEMENT_MAX_SHIFT_MB", cls.max_shift_mb, 0.0, maximum=MAX_SHIFT_MB),
             memory_pct=_pct(env, "ZL_PLACEMENT_MEMORY_PCT", cls.memory_pct),
         )
 
@@ -189,22 +213,23 @@ class GraphSettings:
     @classmethod
     def from_env(cls, env):
         s = cls(
-            placements=_int(env, "ZL_PLACEMENTS", cls.placements, 1),
-            noisy_placements=_int(env, "ZL_PLACEMENTS_NOISY", cls.noisy_placements, 0),
-            noisy_spread_pct=_float(env, "ZL_PLACEMENTS_NOISY_PCT", cls.noisy_spread_pct, 0.0, inclusive=False),
+            placements=_int(env, "ZL_PLACEMENTS", cls.placements, 1, MAX_PLACEMENTS),
+            noisy_placements=_int(env, "ZL_PLACEMENTS_NOISY", cls.noisy_placements, 0, MAX_PLACEMENTS),
+            noisy_spread_pct=_float(env, "ZL_PLACEMENTS_NOISY_PCT", cls.noisy_spread_pct, 0.0, inclusive=False,
+                                    maximum=100.0),
             placement_ms=_float(env, "ZL_PLACEMENT_MS", cls.placement_ms, 0.0, inclusive=False),
             replay_ms=_float(env, "ZL_GRAPH_REPLAY_MS", cls.replay_ms, 0.0, inclusive=False),
             settle_ms=_float(env, "ZL_GRAPH_SETTLE_MS", cls.settle_ms, 0.0),
             settle_flat_ms=_float(env, "ZL_GRAPH_SETTLE_FLAT_MS", cls.settle_flat_ms, 0.0),
             fresh_calls=_int(env, "ZL_GRAPH_FRESH_CALLS", cls.fresh_calls, 0),
             min_windows=_int(env, "ZL_GRAPH_MIN_WINDOWS", cls.min_windows, 1),
-            stable_pct=_float(env, "ZL_GRAPH_STABLE_PCT", cls.stable_pct, 0.0, inclusive=False),
+            stable_pct=_float(env, "ZL_GRAPH_STABLE_PCT", cls.stable_pct, 0.0, inclusive=False, maximum=100.0),
             samples=_int(env, "ZL_GRAPH_SAMPLES", cls.samples, 1),
             min_samples=_int(env, "ZL_GRAPH_MIN_SAMPLES", cls.min_samples, 1),
             max_calls=_int(env, "ZL_GRAPH_MAX_CALLS", cls.max_calls, 1),
             probe_rest_ms=_float(env, "ZL_GRAPH_PROBE_REST_MS", cls.probe_rest_ms, 0.0),
-            boost_pct=_float(env, "ZL_GRAPH_BOOST_PCT", cls.boost_pct, 0.0, inclusive=False),
-            readings=_int(env, "ZL_GRAPH_READINGS", cls.readings, 0),
+            boost_pct=_float(env, "ZL_GRAPH_BOOST_PCT", cls.boost_pct, 0.0, inclusive=False, maximum=100.0),
+            readings=_int(env, "ZL_GRAPH_READINGS", cls.readings, 0, MAX_PLACEMENTS),
             rest_ms=_float(env, "ZL_GRAPH_REST_MS", cls.rest_ms, 0.0),
             sustained_ms=_float(env, "ZL_GRAPH_SUSTAINED_MS", cls.sustained_ms, 0.0, inclusive=False),
             sustained_from_ms=_float(env, "ZL_GRAPH_SUSTAINED_FROM_MS", cls.sustained_from_ms, 0.0),
@@ -248,7 +273,7 @@ class DirectSettings:
 
     @classmethod
     def from_env(cls, env):
-        return cls(repeat=_int(env, "ZL_DIRECT_REPEAT", cls.repeat, 1),
+        return cls(repeat=_int(env, "ZL_DIRECT_REPEAT", cls.repeat, 1, MAX_PLACEMENTS),
                    budget_ms=_float(env, "ZL_DIRECT_BUDGET_MS", cls.budget_ms, 0.0, inclusive=False))
 
 
@@ -271,8 +296,8 @@ class HostSettings:
 
     @classmethod
     def from_env(cls, env):
-        return cls(repeat=_int(env, "ZL_HOST_REPEAT", cls.repeat, 1),
-                   loops=_int(env, "ZL_HOST_LOOPS", cls.loops, 1),
+        return cls(repeat=_int(env, "ZL_HOST_REPEAT", cls.repeat, 1, MAX_PLACEMENTS),
+                   loops=_int(env, "ZL_HOST_LOOPS", cls.loops, 1, MAX_PLACEMENTS),
                    clock=_choice(env, "ZL_HOST_CLOCK", cls.clock, HOST_CLOCKS))
 
 
@@ -302,7 +327,7 @@ class L2Settings:
         policy = _choice(env, "ZL_L2", cls.policy, L2_POLICIES)
         if policy != "cold":
             return cls(policy=policy)
-        size = _int(env, "ZL_L2_BYTES", 0, 0)
+        size = _int(env, "ZL_L2_BYTES", 0, 0, MAX_L2_BYTES)
         if size <= 0:
             raise SettingsError("ZL_L2=cold needs ZL_L2_BYTES, the device's L2 size in bytes, above 0 "
                                 "(zlcore sets it from the backend's l2_cache_bytes)")
