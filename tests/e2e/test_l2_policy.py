@@ -38,6 +38,10 @@ def test_devices_prints_the_l2_size_a_backend_reports():
                             "call) or warm (left as the calls before left it)\n"),
     ([], {"ZL_L2": "tepid"}, "zlcore: ZL_L2='tepid' is not allowed; use cold (the L2 cleared before each timed "
                              "call) or warm (left as the calls before left it)\n"),
+    (["--l2", ""], {}, "zlcore: --l2 '' is not allowed; use cold (the L2 cleared before each timed "
+                       "call) or warm (left as the calls before left it)\n"),
+    (["--enable-cudagraph", ""], {}, "zlcore: --enable-cudagraph='' is not a boolean; use one of 1/0, true/false, "
+                                     "yes/no, on/off (any case)\n"),
     (["--l2", "cold"], {}, "zlcore: --l2 cold cannot be honoured by the host timer (the plan's): it reads the "
                            "host's clock around loops of back-to-back calls, so a clear between two calls would be "
                            "timed with them, and without device events there is no clock that could time the "

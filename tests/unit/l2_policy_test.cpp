@@ -36,6 +36,8 @@ TEST(L2Policy, WarmColdAndUnsetAreTheWordsAndTheErrorNamesTheInputAsGiven) {
                  "calls before left it)");
   }
   EXPECT_THROW(zl::parse_l2_policy("hot", "--l2 "), zl::UsageError);
+  // Empty is an unset variable's value; as a flag's value it is a typo.
+  EXPECT_THROW(zl::parse_l2_policy("", "--l2 ", false), zl::UsageError);
 }
 
 TEST(L2Policy, OnlyAPositiveInt64IsAnL2Size) {

@@ -115,7 +115,8 @@ std::string flag_or_env(const po::variables_map& vm, const char* flag, const cha
 bool flag_or_env_bool(const po::variables_map& vm, const char* flag, const char* env, bool fallback) {
   const bool from_flag = vm.count(flag) && !vm[flag].defaulted();
   const std::string text = flag_or_env(vm, flag, env, "");
-  if (text.empty()) return fallback;
+  // An empty variable is an unset one; an empty flag value is a typo.
+  if (text.empty() && !from_flag) return fallback;
   if (std::optional<bool> b = parse_bool(text)) return *b;
   throw UsageError((from_flag ? "--" + std::string(flag) : std::string(env)) + "='" + text +
                    "' is not a boolean; use one of " + bool_words() + " (any case)");

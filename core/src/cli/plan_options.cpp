@@ -25,7 +25,8 @@ std::map<std::string, std::string> plan_knobs(const po::variables_map& vm) {
   // Spelled 0 or 1 from here on: the rules (rules.yaml) and the child read that.
   const bool graph = flag_or_env_bool(vm, "enable-cudagraph", "ZL_ENABLE_CUDAGRAPH", true);
   // Named as the user gave it: the flag when there is one, else the variable.
-  const std::string l2 = parse_l2_policy(flag_or_env(vm, "l2", kL2Knob), vm.count("l2") ? "--l2 " : "ZL_L2=");
+  const bool l2_flag = vm.count("l2") > 0;
+  const std::string l2 = parse_l2_policy(flag_or_env(vm, "l2", kL2Knob), l2_flag ? "--l2 " : "ZL_L2=", !l2_flag);
   const bool profile = flag_or_env_bool(vm, "profile", kProfileKnob, false);
   return {{"ZL_ENABLE_CUDAGRAPH", graph ? "1" : "0"}, {kL2Knob, l2}, {kProfileKnob, profile ? "1" : "0"}};
 }

@@ -4,8 +4,8 @@
 
 namespace zl {
 
-std::string parse_l2_policy(const std::string& text, const std::string& given) {
-  if (text.empty() || text == "warm") return "warm";
+std::string parse_l2_policy(const std::string& text, const std::string& given, bool empty_is_warm) {
+  if ((text.empty() && empty_is_warm) || text == "warm") return "warm";
   if (text == "cold") return "cold";
   throw UsageError(given + "'" + text + "' is not allowed; use cold (the L2 cleared before each timed call) or " +
                    "warm (left as the calls before left it)");

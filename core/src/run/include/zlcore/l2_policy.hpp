@@ -19,9 +19,11 @@ namespace zl {
 inline constexpr const char* kL2BytesEnv = "ZL_L2_BYTES";
 
 // `warm` or `cold` from the flag's value, or from ZL_L2 when the flag is
-// absent (`given` says which, for the error line); empty text means warm.
+// absent (`given` says which, for the error line); empty text means warm
+// when it stands for an unset variable (empty_is_warm), and is refused when it
+// is a flag's value (`--l2 ''`).
 // Throws UsageError naming the flag or the variable for any other word.
-std::string parse_l2_policy(const std::string& text, const std::string& given);
+std::string parse_l2_policy(const std::string& text, const std::string& given, bool empty_is_warm = true);
 
 // The device's L2 size when the backend reports one that can be used: an
 // int64 above 0. nullopt otherwise (absent, mistyped, 0).
