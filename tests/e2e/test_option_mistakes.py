@@ -111,3 +111,27 @@ def test_a_run_without_out_is_named_after_its_run_id(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert zltest.identity(run_dir)["run_id"] == run_dir.name
+
+
+@pytest.mark.parametrize("command", ["run", "batch", "ab"])
+@pytest.mark.parametrize("var, value, line", [
+    ("ZL_GRAPH_CLOCK_CHECK", "maybe", "zlcore: ZL_GRAPH_CLOCK_CHECK='maybe' is not one of off, auto, on"),
+    ("ZL_HOST_LOOPS", "99999999999999999999", "zlcore: ZL_HOST_LOOPS='99999999999999999999' must be at most 1000"),
+    ("ZL_COMPILE_AHEAD", "99", "zlcore: ZL_COMPILE_AHEAD='99' is not allowed; use a number of threads from 0 to "
+                               "64, or off"),
+])
+def test_a_timer_setting_the_child_would_refuse_stops_the_command_before_anything_is_written(
+        tmp_path, command, var, value, line):
+    # Checked by the interpreter probe, once: not a run directory left
+    # 'failed', nor a batch or an A/B whose every op fails with the same line.
+    out = tmp_path / "out"
+    args = {"run": run_args(out),
+            "batch": ["batch", "--backend", "host", "--flaggems-dir", SUITE, "--ops", "abs,exp", "--python", PY,
+                      "--out", out],
+            # ab probes the interpreter it chooses; given both sides' (which
+            # may live on a cluster's nodes only), each run checks its own.
+            "ab": ["ab", "--backend", "host", "--a", SUITE, "--b", SUITE, "--ops", "abs", "--out", out]}[command]
+    r = zltest.zl(*args, env=zltest.clean_env(STRIP, **{var: value}), timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert one_line(r) == line
+    assert not out.exists()

@@ -351,6 +351,16 @@ def test_settings_parse_with_clear_errors():
         assert str(err.value) == message
 
 
+def test_the_probe_names_the_first_setting_the_child_would_refuse():
+    from zlcore_pytest.timers.settings import environment_error
+
+    assert environment_error({}) == ""
+    # ZL_L2 and its size are zlcore's to set and check; a user's ZL_L2=cold is not refused here.
+    assert environment_error({"ZL_L2": "cold"}) == ""
+    assert environment_error({"ZL_PLACEMENTS": "x"}) == "ZL_PLACEMENTS='x' is not an integer"
+    assert environment_error({"ZL_COMPILE_AHEAD": "lots"}).startswith("ZL_COMPILE_AHEAD='lots' is not allowed")
+
+
 # -- the mechanism's capture hygiene -----------------------------------------------------
 
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "zlcore/errors.hpp"
+#include "zlcore/paths.hpp"
 #include "zlcore/process.hpp"
 
 namespace zl {
@@ -32,7 +33,28 @@ struct Probe {
   bool ran = false;
   bool has_pytest = false;  // and every other module asked for
   std::string version, executable, failure;
+  std::string settings_error;  // the line the child would refuse the timer settings with
 };
+
+// The probe's script: version, executable, missing modules, then what the
+// child's timer settings parser (zlcore_pytest.timers.settings, from the
+// plugin directory in argv[1]) says of this environment, so a setting the
+// child would refuse stops the command before anything is written. Asked
+// only where a ZL_ variable is set (the parser's import is ~15 ms, as much
+// as the rest of the probe); an interpreter that cannot import the plugins
+// says nothing of the settings.
+constexpr const char* kProbeScript =
+    "import importlib.util,os,sys\n"
+    "print('%d.%d.%d' % sys.version_info[:3])\n"
+    "print(sys.executable)\n"
+    "print('missing:', *(m for m in sys.argv[2:] if not importlib.util.find_spec(m)))\n"
+    "if any(k.startswith('ZL_') for k in os.environ):\n"
+    "  try:\n"
+    "    sys.path.insert(0, sys.argv[1])\n"
+    "    from zlcore_pytest.timers.settings import environment_error\n"
+    "    print('settings:', environment_error().replace('\\n', ' '))\n"
+    "  except ImportError:\n"
+    "    pass\n";
 
 // find_spec rather than import: it proves a module is importable by this
 // interpreter at a fraction of the cost of importing it (torch takes seconds).
@@ -43,15 +65,9 @@ Probe probe(const std::string& command, const std::vector<std::string>& modules)
     p.failure = command.find('/') != std::string::npos ? "does not exist or is not executable" : "is not on PATH";
     return p;
   }
-  std::string names;
-  for (const std::string& m : modules) names += ",'" + m + "'";
-  auto out = capture_output({command, "-c",
-                             "import importlib.util,sys;"
-                             "print('%d.%d.%d' % sys.version_info[:3]);"
-                             "print(sys.executable);"
-                             "print('missing:', *(m for m in ['pytest'" +
-                                 names + "] if not importlib.util.find_spec(m)))"},
-                            "", 30);
+  std::vector<std::string> argv = {command, "-c", kProbeScript, python_plugin_dir(), "pytest"};
+  argv.insert(argv.end(), modules.begin(), modules.end());
+  auto out = capture_output(argv, "", 30);
   if (!out) {
     p.failure = "(" + where + ") did not run as a Python 3 interpreter";
     return p;
@@ -61,6 +77,10 @@ Probe probe(const std::string& command, const std::vector<std::string>& modules)
   std::getline(lines, p.version);
   std::getline(lines, p.executable);
   std::getline(lines, missing);
+  std::string settings;
+  if (std::getline(lines, settings) && settings.rfind("settings: ", 0) == 0) {
+    p.settings_error = settings.substr(sizeof("settings: ") - 1);
+  }
   // A program that exits 0 printing nothing (/bin/true) is no interpreter.
   if (missing.rfind("missing:", 0) != 0) {
     p.failure = "(" + where + ") did not run as a Python 3 interpreter";
@@ -77,6 +97,10 @@ Probe probe(const std::string& command, const std::vector<std::string>& modules)
     p.failure = "(" + where + ", Python " + p.version + ") cannot import " + missing;
   }
   return p;
+}
+
+void refuse_settings(const Probe& p) {
+  if (!p.settings_error.empty()) throw UsageError(p.settings_error);
 }
 
 }  // namespace
@@ -114,6 +138,7 @@ PythonChoice choose_python(const std::string& requested, const std::vector<std::
                                : "give") +
                         " an interpreter that has " + needs + " with --python PATH");
     }
+    refuse_settings(p);
     return {requested, p.executable, p.version, true, {}};
   }
   std::vector<std::string> seen;  // resolved paths: /usr/bin/python3 twice is tried once
@@ -127,6 +152,7 @@ PythonChoice choose_python(const std::string& requested, const std::vector<std::
     seen.push_back(real);
     const Probe p = probe(candidate, modules);
     if (p.has_pytest) {
+      refuse_settings(p);
       c.command = candidate;
       c.path = p.executable;
       c.version = p.version;

@@ -352,3 +352,30 @@ class TimerSettings:
             host=HostSettings.from_env(env),
             l2=L2Settings.from_env(env),
         )
+
+
+# Set by zlcore itself for the child, and checked by zlcore before it sets them.
+_SET_BY_ZLCORE = ("ZL_L2", "ZL_L2_BYTES")
+
+
+def environment_error(env: Optional[Mapping[str, str]] = None):
+    """The line the child would refuse this environment's timer settings with, or "" when none.
+
+    zlcore's interpreter probe calls this before anything is written, so a
+    mistyped variable stops `run`, `batch` or `ab` once, with that line,
+    instead of every op's child stopping with it."""
+    env = dict(os.environ if env is None else env)
+    for name in _SET_BY_ZLCORE:
+        env.pop(name, None)
+    try:
+        TimerSettings.from_env(env)
+    except SettingsError as err:
+        return str(err)
+    if env.get("ZL_COMPILE_AHEAD"):
+        from .._precompile import SettingError, threads_from_env
+
+        try:
+            threads_from_env(env)
+        except SettingError as err:
+            return str(err)
+    return ""
