@@ -37,7 +37,7 @@ double heartbeat_seconds() {
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   if (end == v || *end != '\0' || !(s > 0) || s > 86400) {
-    std::cerr << "zlcore: ZL_BATCH_HEARTBEAT_S=" << v << " is not a number of seconds in (0, 86400]; using 60\n";
+    std::cerr << "zlcore: ZL_BATCH_HEARTBEAT_S='" << v << "' is not a number of seconds in (0, 86400]; using 60\n";
     return kDefault;
   }
   return s;

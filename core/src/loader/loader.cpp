@@ -110,7 +110,7 @@ double backend_timeout_s() {
   if (end == v || *end != '\0' || !(s > 0) || s > 86400) {
     static bool warned = false;
     if (!warned) {
-      std::fprintf(stderr, "zlcore: ZL_BACKEND_TIMEOUT=%s is not a number of seconds in (0, 86400]; using %g\n", v,
+      std::fprintf(stderr, "zlcore: ZL_BACKEND_TIMEOUT='%s' is not a number of seconds in (0, 86400]; using %g\n", v,
                    kDefaultTimeoutS);
       warned = true;
     }
