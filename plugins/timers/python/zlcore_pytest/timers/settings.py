@@ -2,8 +2,10 @@
 
 Every knob is an environment variable (docs/cli.md). A value that does not
 parse, or is out of range, is an error that names the variable and what it
-accepts: the run stops before measuring (pytest usage error, exit 4) rather
-than silently measuring with a default the user did not ask for. An unset or
+accepts: zlcore's interpreter probe asks environment_error() before anything is
+written (exit 2), and a child started otherwise stops before measuring
+(pytest usage error, exit 4), rather than silently measuring with a default
+the user did not ask for. An unset or
 empty variable means the default; one of blanks alone is refused, since it is
 neither. Numbers are ASCII digits (Python's int() and float() would also take
 other scripts' digits and underscores), each within a range wide enough for
@@ -66,7 +68,7 @@ def _float(env, name, default, minimum, inclusive=True, maximum=MAX_MS):
     if not _FLOAT.fullmatch(raw):
         raise SettingsError(f"{name}={raw!r} is not a number")
     value = float(raw)
-    if value != value or value in (float("inf"), float("-inf")):
+    if value in (float("inf"), float("-inf")):  # digits past float's range
         raise SettingsError(f"{name}={raw!r} must be finite")
     if value < minimum or (not inclusive and value == minimum):
         raise SettingsError(f"{name}={raw!r} must be {'at least' if inclusive else 'above'} {minimum:g}")
@@ -215,20 +217,19 @@ class GraphSettings:
         s = cls(
             placements=_int(env, "ZL_PLACEMENTS", cls.placements, 1, MAX_PLACEMENTS),
             noisy_placements=_int(env, "ZL_PLACEMENTS_NOISY", cls.noisy_placements, 0, MAX_PLACEMENTS),
-            noisy_spread_pct=_float(env, "ZL_PLACEMENTS_NOISY_PCT", cls.noisy_spread_pct, 0.0, inclusive=False,
-                                    maximum=100.0),
+            noisy_spread_pct=_pct(env, "ZL_PLACEMENTS_NOISY_PCT", cls.noisy_spread_pct),
             placement_ms=_float(env, "ZL_PLACEMENT_MS", cls.placement_ms, 0.0, inclusive=False),
             replay_ms=_float(env, "ZL_GRAPH_REPLAY_MS", cls.replay_ms, 0.0, inclusive=False),
             settle_ms=_float(env, "ZL_GRAPH_SETTLE_MS", cls.settle_ms, 0.0),
             settle_flat_ms=_float(env, "ZL_GRAPH_SETTLE_FLAT_MS", cls.settle_flat_ms, 0.0),
             fresh_calls=_int(env, "ZL_GRAPH_FRESH_CALLS", cls.fresh_calls, 0),
             min_windows=_int(env, "ZL_GRAPH_MIN_WINDOWS", cls.min_windows, 1),
-            stable_pct=_float(env, "ZL_GRAPH_STABLE_PCT", cls.stable_pct, 0.0, inclusive=False, maximum=100.0),
+            stable_pct=_pct(env, "ZL_GRAPH_STABLE_PCT", cls.stable_pct),
             samples=_int(env, "ZL_GRAPH_SAMPLES", cls.samples, 1),
             min_samples=_int(env, "ZL_GRAPH_MIN_SAMPLES", cls.min_samples, 1),
             max_calls=_int(env, "ZL_GRAPH_MAX_CALLS", cls.max_calls, 1),
             probe_rest_ms=_float(env, "ZL_GRAPH_PROBE_REST_MS", cls.probe_rest_ms, 0.0),
-            boost_pct=_float(env, "ZL_GRAPH_BOOST_PCT", cls.boost_pct, 0.0, inclusive=False, maximum=100.0),
+            boost_pct=_pct(env, "ZL_GRAPH_BOOST_PCT", cls.boost_pct),
             readings=_int(env, "ZL_GRAPH_READINGS", cls.readings, 0, MAX_PLACEMENTS),
             rest_ms=_float(env, "ZL_GRAPH_REST_MS", cls.rest_ms, 0.0),
             sustained_ms=_float(env, "ZL_GRAPH_SUSTAINED_MS", cls.sustained_ms, 0.0, inclusive=False),
