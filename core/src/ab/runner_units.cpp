@@ -96,8 +96,12 @@ void Runner::lease(const Slot& s, const std::string& label) {
     batch::write_lease(batch::lease_path(dir_.string(), run_name(s, label)), l);
   } catch (const std::exception& e) {
     // Without it a --resume after a SIGKILL of ab cannot stop this run;
-    // the run itself is unaffected.
-    if (is_out_of_space(e)) out_of_space(e.what());
+    // the run itself is unaffected. A full disk is said once, by the line
+    // that ends the A/B (its reason names this file).
+    if (is_out_of_space(e)) {
+      out_of_space(e.what());
+      return;
+    }
     std::cerr << "zlcore ab: cannot write the run's lease: " << printable(e.what()) << "\n";
   }
 }
