@@ -28,6 +28,7 @@
 #include "../util/json_read.hpp"
 #include "../util/process_tree.hpp"
 #include "outcome.hpp"
+#include "socket_dir.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/autotune.hpp"
 #include "zlcore/paths.hpp"
@@ -90,9 +91,7 @@ class WarmExecution : public Execution {
 class WarmExecutor : public Executor {
  public:
   explicit WarmExecutor(WarmExecutorConfig c) : c_(std::move(c)), cold_(make_cold_executor(c_.run)) {
-    // Unix socket paths are limited to 108 bytes; batch directories are not.
-    char tmpl[] = "/tmp/zlw-XXXXXX";
-    if (::mkdtemp(tmpl) != nullptr) sock_dir_ = tmpl;
+    sock_dir_ = make_socket_dir();
     workers_dir_ = fs::path(c_.run.batch_dir) / "workers";
   }
   ~WarmExecutor() override {
