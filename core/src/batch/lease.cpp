@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "../util/clock.hpp"
@@ -128,8 +129,10 @@ std::optional<Lease> read_lease(const std::string& path, std::string* why) {
   const auto op = str("op"), run_dir = str("run_dir"), batch_dir = str("batch_dir"), boot = str("boot_id"),
              host = str("host");
   const auto pid = num("pid"), pgid = num("pgid");
-  if (!op || !run_dir || !batch_dir || !boot || !host || !pid || !pgid || *pid <= 1 || *pgid <= 1 ||
-      !d.HasMember("start_ticks") || !d["start_ticks"].IsUint64()) {
+  // A pid past pid_t's range would wrap to another (4294967297 to 1).
+  constexpr int64_t kMaxPid = std::numeric_limits<pid_t>::max();
+  if (!op || !run_dir || !batch_dir || !boot || !host || !pid || !pgid || *pid <= 1 || *pgid <= 1 || *pid > kMaxPid ||
+      *pgid > kMaxPid || !d.HasMember("start_ticks") || !d["start_ticks"].IsUint64()) {
     *why = "not a lease zlcore writes";
     return std::nullopt;
   }
@@ -143,7 +146,9 @@ std::optional<Lease> read_lease(const std::string& path, std::string* why) {
   l.pgid = static_cast<pid_t>(*pgid);
   l.start_ticks = d["start_ticks"].GetUint64();
   l.warmup = d.HasMember("warmup") && d["warmup"].IsBool() && d["warmup"].GetBool();
-  if (auto v = num("device_index")) l.device_index = static_cast<int>(*v);
+  if (auto v = num("device_index"); v && *v >= 0 && *v <= std::numeric_limits<int>::max()) {
+    l.device_index = static_cast<int>(*v);
+  }
   l.device_id = str("device_id").value_or("");
   l.started = str("started").value_or("");
   return l;
