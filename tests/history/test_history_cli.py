@@ -88,6 +88,46 @@ def test_report_refuses_bad_input(tmp_path):
     assert "needs a subcommand" in zl("remove", check=2).stderr
 
 
+def edited(db, tmp_path, sql):
+    """A copy of `db` with `sql` run on it, as someone editing the file would."""
+    import shutil
+    import sqlite3
+    copy = tmp_path / "edited.db"
+    shutil.copy(db, copy)
+    con = sqlite3.connect(copy)
+    con.executescript(sql)
+    con.commit()
+    con.close()
+    return copy
+
+
+def test_an_edited_store_is_read_as_hostile_input(tmp_path):
+    db = tmp_path / "h.db"
+    zl("add", "--db", db, *write_series(tmp_path, n=8), check=0)
+    # Numbers no import writes: left out and counted, never a step of inf or nan.
+    r = report(edited(db, tmp_path, "UPDATE rows SET median_ms = 1e308 * 10 WHERE run % 2 = 0;"
+                                    "UPDATE rows SET median_ms = -1, lo_ms = -2 WHERE run % 3 = 0;"))
+    assert r["steps"] == [] and r["series_steps"] == [], r["steps"]
+    assert any(n.endswith("which no import writes (the file was edited or damaged)") and " left out" in n
+               for n in r["notes"]), r["notes"]
+    # Control characters reach no format.
+    bad = edited(db, tmp_path, "UPDATE rows SET shape = x'1b5b33316d00ff' WHERE run = 1;"
+                               "UPDATE identity SET value = x'1b5d303b7469746c6507';")
+    for fmt in ("md", "json", "csv", "html"):
+        out = zl("report", "--db", bad, "--format", fmt, check=0).stdout
+        assert not any(ord(c) < 32 and c not in "\n\t" for c in out), fmt
+    # A table of version 1 changed or gone: refused at open, naming the table.
+    for sql in ("DROP TABLE rows;", "ALTER TABLE rows RENAME COLUMN median_ms TO m;"):
+        p = zl("report", "--db", edited(db, tmp_path, sql), check=2)
+        assert p.stderr.startswith("zlcore: history: --db ") and "lacks its table (rows: run op dtype" in p.stderr
+        assert len(p.stderr.splitlines()) == 1, p.stderr
+    p = zl("add", "--db", edited(db, tmp_path, "DROP TABLE identity;"), tmp_path, check=2)
+    assert "lacks its table (identity: run key value)" in p.stderr
+    # A directory is not a history file.
+    assert zl("report", "--db", tmp_path, check=2).stderr.endswith("is not a file (a directory or a device); "
+                                                                 "name the history file\n")
+
+
 def test_csv_and_html_carry_the_steps(tmp_path):
     db = tmp_path / "h.db"
     zl("add", "--db", db, *write_series(tmp_path, slowed=("norm_loop",)), check=0)

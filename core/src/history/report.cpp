@@ -106,7 +106,8 @@ Report build_report(const Store& store, const std::string& since, const std::str
   rep.options = opt;
   // Every op's rows, whatever --op keeps: the pace is the whole run's, and
   // one op's series alone would read its own step as the run's pace.
-  Assembled a = assemble(store.rows(since, ""), rep.runs);
+  size_t skipped = 0;
+  Assembled a = assemble(store.rows(since, "", &skipped), rep.runs);
   std::vector<std::vector<Point>> all;
   for (const auto& [k, pts] : a.points) all.push_back(pts);
   const std::vector<double> pace = run_pace(all, rep.runs.size());
@@ -149,6 +150,11 @@ Report build_report(const Store& store, const std::string& since, const std::str
     return std::fabs(x.step.change) > std::fabs(y.step.change);
   });
   rep.notes = segment_notes(rep);
+  if (skipped > 0) {
+    rep.notes.push_back(std::to_string(skipped) +
+                        " stored row(s) left out: a latency that is not a positive finite number inside its "
+                        "interval, which no import writes (the file was edited or damaged)");
+  }
   return rep;
 }
 

@@ -1,7 +1,10 @@
 // The store's schema (docs/history.md, "The store"), versioned in `meta`: a
 // file of another version, or an SQLite file that is not a history, is
 // refused rather than written into.
+#include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "store_impl.hpp"
 #include "zlcore/errors.hpp"
@@ -28,6 +31,33 @@ CREATE TABLE rows(
 CREATE INDEX runs_entry ON runs(entry);
 CREATE INDEX rows_run ON rows(run);
 )sql";
+
+// Each table's columns, in order: "rows: run op dtype ...".
+std::vector<std::string> tables_of(SQLite::Database& db) {
+  std::vector<std::string> out;
+  SQLite::Statement t(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name");
+  while (t.executeStep()) {
+    std::string line = t.getColumn(0).getString() + ":";
+    SQLite::Statement c(db, "SELECT name FROM pragma_table_info(?)");
+    c.bind(1, t.getColumn(0).getString());
+    while (c.executeStep()) line += " " + c.getColumn(0).getString();
+    out.push_back(line);
+  }
+  return out;
+}
+
+// The first table of the schema that `db` lacks or holds other columns in,
+// as it should be; "" when every one is there as written. Tables the schema
+// does not name are left alone.
+std::string schema_difference(SQLite::Database& db) {
+  SQLite::Database want(":memory:", SQLite::OPEN_READWRITE);
+  want.exec(kSchema);
+  const std::vector<std::string> have = tables_of(db);
+  for (const std::string& table : tables_of(want)) {
+    if (std::find(have.begin(), have.end(), table) == have.end()) return table;
+  }
+  return "";
+}
 
 bool has_table(SQLite::Database& db, const char* name) {
   SQLite::Statement q(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
@@ -71,6 +101,11 @@ Store::Impl::Impl(const std::string& p) : path(p), db(open_db(p)) {
     if (have != std::to_string(kSchemaVersion)) {
       throw UsageError("history: --db " + path + " has schema version '" + have + "'; this zlcore reads version " +
                        std::to_string(kSchemaVersion));
+    }
+    // Version 1 by its word: its tables must be there as version 1 made them.
+    if (const std::string want = schema_difference(db); !want.empty()) {
+      throw UsageError("history: --db " + path + " says schema version " + have + " but lacks its table (" + want +
+                       "); it was edited or is not a zlcore history");
     }
   } catch (const SQLite::Exception& e) {
     throw UsageError("history: --db " + path + " is not a readable history: " + e.what());

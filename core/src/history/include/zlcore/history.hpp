@@ -90,11 +90,14 @@ class Store {
 
   size_t entry_count() const;
   // Every row, oldest entry first; `since` ("" or an ISO date) keeps entries
-  // that started then or later; `op` ("" all) keeps one op.
-  std::vector<StoredRow> rows(const std::string& since, const std::string& op) const;
+  // that started then or later; `op` ("" all) keeps one op. A row whose
+  // numbers no import writes (not finite, latency not positive, outside its
+  // interval) is left out and counted in `skipped`.
+  std::vector<StoredRow> rows(const std::string& since, const std::string& op, size_t* skipped = nullptr) const;
   std::map<std::string, std::string> identity(std::int64_t run_id) const;
 
  private:
+  std::vector<StoredRow> read_rows(const std::string& since, const std::string& op, size_t* skipped) const;
   struct Impl;
   Impl* impl_;
 };
