@@ -124,8 +124,8 @@ def test_an_edited_store_is_read_as_hostile_input(tmp_path):
     p = zl("add", "--db", edited(db, tmp_path, "DROP TABLE identity;"), tmp_path, check=2)
     assert "lacks its table (identity: run key value)" in p.stderr
     # A directory is not a history file.
-    assert zl("report", "--db", tmp_path, check=2).stderr.endswith("is not a file (a directory or a device); "
-                                                                 "name the history file\n")
+    said = zl("report", "--db", tmp_path, check=2).stderr
+    assert said.endswith("is not a file (a directory or a device); name the history file\n"), said
 
 
 def test_csv_and_html_carry_the_steps(tmp_path):

@@ -1,8 +1,9 @@
 // Reading the store back for a report: rows in entry order, oldest first.
 // The file is read as any input is: it may have been edited or damaged since
 // zlcore wrote it. Its text goes through printable() (a report lands on
-// terminals and in HTML; an identity value and a segment keep their lines), a row whose numbers no import writes is skipped
-// and counted, and an SQLite error names the file (exit 2).
+// terminals and in HTML; identity values and segments keep their lines), a
+// row whose numbers no import writes is skipped and counted, and an SQLite
+// error names the file (exit 2).
 #include <cmath>
 
 #include "../util/printable.hpp"
