@@ -119,6 +119,10 @@ TEST(InputWords, ALoaderDebugSwitchThatIsNoBooleanIsSaidAndReadAsOff) {
             "zlcore: ZL_DEBUG_LOADER='maybe' is not a boolean (1/0, true/false, yes/no, on/off); loader tracing is "
             "off\n")
       << zltest::describe(r);
+  // Empty is unset: nothing said.
+  r = zltest::zlcore({"--backend-dir", ZL_BUILD_PLUGIN_DIR, "backends"}, tmp.path(), {{"ZL_DEBUG_LOADER", ""}}, 60);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  EXPECT_EQ(r.err, "") << zltest::describe(r);
 }
 
 // An op name holding ESC, a newline and a NUL, on both sides of a compare.

@@ -29,7 +29,8 @@ constexpr double kDefaultTimeoutS = 10;
 bool tracing() {
   static const bool on = [] {
     const char* v = std::getenv("ZL_DEBUG_LOADER");
-    if (v == nullptr) return false;
+    // Empty is unset, as for every variable zlcore reads.
+    if (v == nullptr || *v == '\0') return false;
     const std::optional<bool> on = parse_bool(v);
     // A debug switch: a word outside the set is said once and read as off,
     // never a reason to stop the command.
