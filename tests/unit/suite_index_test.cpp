@@ -92,6 +92,27 @@ TEST(SuiteIndex, BuildScansSubdirectoriesAndCachesByStamp) {
   EXPECT_EQ(fourth.marks(), third.marks());
 }
 
+// A cache whose key matches but that names a file the scan did not find
+// (a path out of the suite) is not trusted: that name would reach pytest.
+TEST(SuiteIndex, ACacheNamingAFileTheScanDidNotFindIsReadAfresh) {
+  const zltest::TempDir tmp("zl-index-planted");
+  const fs::path root = tmp.path();
+  const fs::path cache = root / "cache";
+  spit(root / "benchmark" / "test_abs.py", "@pytest.mark.abs\n");
+  ASSERT_FALSE(SuiteIndex::build(root.string(), "benchmark", cache.string()).from_cache());
+  for (const auto& e : fs::recursive_directory_iterator(cache)) {
+    if (!e.is_regular_file()) continue;
+    std::string text = zltest::slurp(e.path());
+    const size_t at = text.find("benchmark/test_abs.py");
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, std::string("benchmark/test_abs.py").size(), "../outside/test_abs.py");
+    spit(e.path(), text);
+  }
+  const SuiteIndex index = SuiteIndex::build(root.string(), "benchmark", cache.string());
+  EXPECT_FALSE(index.from_cache());
+  EXPECT_EQ(index.files_of("abs"), (std::vector<std::string>{"benchmark/test_abs.py"}));
+}
+
 TEST(SuiteIndex, MissingBenchmarkDirIsEmpty) {
   const zltest::TempDir tmp("zl-index-missing");
   const fs::path root = tmp.path();

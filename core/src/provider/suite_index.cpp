@@ -149,8 +149,12 @@ SuiteIndex SuiteIndex::build(const std::string& root, const std::string& bench_d
                 doc["schema"].GetInt() == kCacheSchema && doc.HasMember("key") && doc["key"].IsString() &&
                 key == doc["key"].GetString() && doc.HasMember("files") && doc["files"].IsObject();
     if (good) {
+      // Exactly the files scanned: a name the scan did not find (another
+      // suite's file, a path out of the suite) would be handed to pytest.
+      std::set<std::string> scanned;
+      for (const Scanned& f : files) scanned.insert(f.rel);
       for (auto it = doc["files"].MemberBegin(); good && it != doc["files"].MemberEnd(); ++it) {
-        if (!it->value.IsArray()) {
+        if (!it->value.IsArray() || !scanned.count(it->name.GetString())) {
           good = false;
           break;
         }
