@@ -1,88 +1,102 @@
 // The warm workers' socket directory: what a killed batch left in /tmp is
-// removed by the next batch, and nothing else is.
+// removed by the next batch, a live batch's is kept, and nothing else is
+// touched.
 #include "batch/socket_dir.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
-#include <vector>
 
 #include "zltest/files.hpp"
 #include "zltest/temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using zl::batch::remove_abandoned_socket_dirs;
+using zl::batch::SocketDir;
 
 namespace {
 
-// The pid of a process that has exited and been reaped.
-pid_t gone_pid() {
+// The directory a process made before SIGKILL ended it: its destructor never ran.
+std::string left_by_a_killed_process(const fs::path& parent) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "";
   const pid_t pid = ::fork();
-  if (pid == 0) _exit(0);
+  if (pid == 0) {
+    auto* dir = new SocketDir(parent.string());  // never deleted: the process is killed
+    const std::string made = dir->path() + "\n";
+    if (::write(fds[1], made.data(), made.size()) < 0) _exit(1);
+    ::pause();
+    _exit(0);
+  }
+  ::close(fds[1]);
+  std::string made;
+  char c = 0;
+  while (::read(fds[0], &c, 1) == 1 && c != '\n') made += c;
+  ::close(fds[0]);
+  ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return pid;
+  return made;
 }
 
-std::string dir_name(pid_t pid, const std::string& tail = "a1B2c3") {
-  return "zlw-" + std::to_string(pid) + "-" + tail;
-}
-
-TEST(SocketDir, AKilledBatchsDirectoryIsRemovedAndALiveOnesKept) {
+TEST(SocketDir, AKilledBatchsDirectoryIsRemovedByTheNextOne) {
   zltest::TempDir tmp{"zl-sockdir"};
-  const pid_t dead = gone_pid();
-  const fs::path abandoned = tmp / dir_name(dead), live_parent = tmp / dir_name(::getppid()),
-                 own = tmp / dir_name(::getpid());
-  for (const fs::path& d : {abandoned, live_parent, own}) fs::create_directories(d);
-  zltest::spit(abandoned / "d0-1.sock.exit", "signal 9\n");
+  const std::string abandoned = left_by_a_killed_process(tmp.path());
+  ASSERT_FALSE(abandoned.empty());
+  ASSERT_TRUE(fs::is_regular_file(fs::path(abandoned) / "owner"));
+  zltest::spit(fs::path(abandoned) / "d0-1.sock.exit", "signal 9\n");
 
-  EXPECT_EQ(zl::batch::remove_abandoned_socket_dirs(tmp.path().string()), 1);
+  const SocketDir next(tmp.path().string());
   EXPECT_FALSE(fs::exists(abandoned));
-  EXPECT_TRUE(fs::is_directory(live_parent));
-  EXPECT_TRUE(fs::is_directory(own));
+  EXPECT_TRUE(fs::is_directory(next.path()));
 }
 
-TEST(SocketDir, OnlyOurOwnDirectoriesOfThatExactNameAreTouched) {
+TEST(SocketDir, ALiveBatchsDirectoryIsKeptAndRemovedWhenItEnds) {
   zltest::TempDir tmp{"zl-sockdir"};
-  const pid_t dead = gone_pid();
-  // A link named like an abandoned directory: neither it nor its target goes.
-  const fs::path target = tmp / "kept";
-  fs::create_directories(target);
-  zltest::spit(target / "precious", "x");
-  fs::create_directory_symlink(target, tmp / dir_name(dead));
-  // Names that only look like ours.
-  for (const std::string& name :
-       std::vector<std::string>{"zlw-" + std::to_string(dead) + "-ab", "zlw-abc-a1B2c3", "zlw-a1B2c3", "zlw--a1B2c3",
-                                "zlw-" + std::to_string(dead) + "-a1B2c3x"}) {
-    fs::create_directories(tmp / name);
+  std::string first_path;
+  {
+    const SocketDir first(tmp.path().string());
+    first_path = first.path();
+    ASSERT_FALSE(first_path.empty());
+    struct stat st {};
+    ASSERT_EQ(::lstat(first_path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    EXPECT_EQ(fs::path(first_path).filename().string().rfind("zlw-", 0), 0u) << first_path;
+    // Its lock is held (another open file, even in this process, cannot take it).
+    EXPECT_EQ(remove_abandoned_socket_dirs(tmp.path().string()), 0);
+    const SocketDir second(tmp.path().string());
+    EXPECT_TRUE(fs::is_directory(first_path));
+    EXPECT_NE(second.path(), first_path);
   }
-  zltest::spit(tmp / dir_name(dead, "file00"), "a file, not a directory");
-
-  EXPECT_EQ(zl::batch::remove_abandoned_socket_dirs(tmp.path().string()), 0);
-  EXPECT_TRUE(fs::exists(target / "precious"));
-  EXPECT_TRUE(fs::is_symlink(tmp / dir_name(dead)));
-  EXPECT_TRUE(fs::exists(tmp / "zlw-a1B2c3"));
-  EXPECT_TRUE(fs::exists(tmp / dir_name(dead, "file00")));
+  EXPECT_FALSE(fs::exists(first_path));
 }
 
-TEST(SocketDir, MakeSweepsThenMakesAPrivateDirectoryNamedAfterThisProcess) {
+TEST(SocketDir, OnlyOurOwnDirectoriesWithAnUnheldOwnerAreTouched) {
   zltest::TempDir tmp{"zl-sockdir"};
-  const fs::path abandoned = tmp / dir_name(gone_pid());
-  fs::create_directories(abandoned);
-  const std::string made = zl::batch::make_socket_dir(tmp.path().string());
-  ASSERT_FALSE(made.empty());
-  EXPECT_FALSE(fs::exists(abandoned));
-  EXPECT_EQ(fs::path(made).filename().string().rfind("zlw-" + std::to_string(::getpid()) + "-", 0), 0u) << made;
-  struct stat st {};
-  ASSERT_EQ(::lstat(made.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0700u);
-  // A second batch of the same process keeps the first one's directory.
-  const std::string again = zl::batch::make_socket_dir(tmp.path().string());
-  EXPECT_NE(again, made);
-  EXPECT_TRUE(fs::is_directory(made));
+  // A link named like ours, to a directory whose owner nobody holds: neither
+  // the link nor its target goes.
+  const fs::path target = tmp / "kept";
+  zltest::spit(target / "owner", "");
+  zltest::spit(target / "precious", "x");
+  fs::create_directory_symlink(target, tmp / "zlw-link00");
+  // Without an owner file: a zlcore before the lock, or one being made.
+  fs::create_directories(tmp / "zlw-nolock");
+  zltest::spit(tmp / "zlw-nolock" / ".owner", "");
+  // Not a directory; not our prefix.
+  zltest::spit(tmp / "zlw-file00", "a file");
+  zltest::spit(tmp / "other" / "owner", "");
+
+  EXPECT_EQ(remove_abandoned_socket_dirs(tmp.path().string()), 0);
+  EXPECT_TRUE(fs::exists(target / "precious"));
+  EXPECT_TRUE(fs::is_symlink(tmp / "zlw-link00"));
+  EXPECT_TRUE(fs::is_directory(tmp / "zlw-nolock"));
+  EXPECT_TRUE(fs::is_regular_file(tmp / "zlw-file00"));
+  EXPECT_TRUE(fs::exists(tmp / "other" / "owner"));
 }
 
 }  // namespace

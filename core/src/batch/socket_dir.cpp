@@ -1,35 +1,21 @@
 #include "socket_dir.hpp"
 
-#include <errno.h>
-#include <signal.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
-#include <string_view>
 
 namespace fs = std::filesystem;
 
 namespace zl::batch {
 namespace {
 
-constexpr std::string_view kPrefix = "zlw-";
-
-// The pid in "zlw-<pid>-XXXXXX", or -1 for any other name.
-pid_t owner_pid(const std::string& name) {
-  if (name.compare(0, kPrefix.size(), kPrefix) != 0) return -1;
-  const size_t dash = name.find('-', kPrefix.size());
-  if (dash == std::string::npos || dash == kPrefix.size() || dash > kPrefix.size() + 9 || name.size() != dash + 7) {
-    return -1;
-  }
-  pid_t pid = 0;
-  for (size_t i = kPrefix.size(); i < dash; ++i) {
-    if (name[i] < '0' || name[i] > '9') return -1;
-    pid = pid * 10 + (name[i] - '0');
-  }
-  return pid > 0 ? pid : -1;
-}
+constexpr const char* kPrefix = "zlw-";
+constexpr const char* kOwner = "owner";
 
 }  // namespace
 
@@ -37,25 +23,49 @@ int remove_abandoned_socket_dirs(const std::string& parent) {
   int removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const pid_t pid = owner_pid(name);
-    if (pid <= 0 || pid == ::getpid()) continue;
+    if (it->path().filename().string().rfind(kPrefix, 0) != 0) continue;
+    // O_NOFOLLOW: a link named like ours is somebody's plant, not our directory.
+    const int dir = ::open(it->path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0) continue;
     struct stat st {};
-    // lstat: a link named like ours is somebody's plant, not our directory.
-    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
-    // A live process, or one we may not signal, may still be using it.
-    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
-    std::error_code rm;
-    if (fs::remove_all(it->path(), rm) > 0 && !rm) ++removed;
+    const int owner = ::fstat(dir, &st) == 0 && st.st_uid == ::geteuid()
+                          ? ::openat(dir, kOwner, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                          : -1;
+    ::close(dir);
+    if (owner < 0) continue;
+    // Held: its batch is alive. Taken: it is gone, and while we hold the
+    // lock no batch can be using the directory.
+    if (::flock(owner, LOCK_EX | LOCK_NB) == 0) {
+      std::error_code rm;
+      if (fs::remove_all(it->path(), rm) > 0 && !rm) ++removed;
+    }
+    ::close(owner);
   }
   return removed;
 }
 
-std::string make_socket_dir(const std::string& parent) {
+SocketDir::SocketDir(const std::string& parent) {
   remove_abandoned_socket_dirs(parent);
-  std::string tmpl = parent + "/" + std::string(kPrefix) + std::to_string(::getpid()) + "-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) return "";
-  return tmpl;
+  std::string dir = parent + "/" + kPrefix + "XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) return;
+  // Locked under another name and then renamed, so that a sweep never finds
+  // an owner file before its lock is held.
+  const std::string locking = dir + "/.owner", owner = dir + "/" + kOwner;
+  const int fd = ::open(locking.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 || ::flock(fd, LOCK_EX) != 0 || std::rename(locking.c_str(), owner.c_str()) != 0) {
+    if (fd >= 0) ::close(fd);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return;
+  }
+  path_ = dir;
+  owner_fd_ = fd;
+}
+
+SocketDir::~SocketDir() {
+  std::error_code ec;
+  if (!path_.empty()) fs::remove_all(path_, ec);
+  if (owner_fd_ >= 0) ::close(owner_fd_);
 }
 
 }  // namespace zl::batch

@@ -91,14 +91,12 @@ class WarmExecution : public Execution {
 class WarmExecutor : public Executor {
  public:
   explicit WarmExecutor(WarmExecutorConfig c) : c_(std::move(c)), cold_(make_cold_executor(c_.run)) {
-    sock_dir_ = make_socket_dir();
     workers_dir_ = fs::path(c_.run.batch_dir) / "workers";
   }
   ~WarmExecutor() override {
     for (auto& [device, w] : workers_) stop(w);
     for (auto& [device, w] : standbys_) stop(w);
-    std::error_code ec;
-    if (!sock_dir_.empty()) fs::remove_all(sock_dir_, ec);
+    // sock_dir_ goes after this body: the workers are stopped by then.
   }
   const char* kind() const override { return "warm"; }
 
@@ -111,7 +109,7 @@ class WarmExecutor : public Executor {
     reap();
     OpLaunch launch = l;
     Worker& w = workers_[l.device.index];
-    if (w.pid <= 0 && !sock_dir_.empty()) take_standby_or_spawn(w, l.device);
+    if (w.pid <= 0 && !sock_dir_.path().empty()) take_standby_or_spawn(w, l.device);
     // From the device's first op: the standby's imports then run beside the
     // new worker's own, not beside a later op's measuring, and it is ready by
     // the first retirement. They touch no device. Right after a takeover
@@ -185,7 +183,7 @@ class WarmExecutor : public Executor {
 
   void spawn(Worker& w, const Device& device, bool standby) {
     const std::string generation = std::to_string(++generations_[device.index]);
-    w.socket = sock_dir_ + "/d" + std::to_string(device.index) + "-" + generation + ".sock";
+    w.socket = sock_dir_.path() + "/d" + std::to_string(device.index) + "-" + generation + ".sock";
     std::error_code ec;
     fs::create_directories(workers_dir_, ec);
     const std::string log =
@@ -248,7 +246,7 @@ class WarmExecutor : public Executor {
 
   WarmExecutorConfig c_;
   std::unique_ptr<Executor> cold_;
-  std::string sock_dir_;
+  SocketDir sock_dir_;
   fs::path workers_dir_;
   std::map<int, Worker> workers_;
   std::map<int, Worker> standbys_;  // at most one per device, waiting to be a worker
