@@ -110,22 +110,33 @@ def test_an_edited_store_is_read_as_hostile_input(tmp_path):
     assert r["steps"] == [] and r["series_steps"] == [], r["steps"]
     assert any(n.endswith("which no import writes (the file was edited or damaged)") and " left out" in n
                for n in r["notes"]), r["notes"]
-    # Control characters reach no format.
-    bad = edited(db, tmp_path, "UPDATE rows SET shape = x'1b5b33316d00ff' WHERE run = 1;"
-                               "UPDATE identity SET value = x'1b5d303b7469746c6507';")
+    # Control characters reach no format: a step's series and what changed
+    # between its runs carry an escape sequence, which every format shows escaped.
+    slowed = tmp_path / "slowed"
+    slowed.mkdir()
+    db2 = tmp_path / "h2.db"
+    zl("add", "--db", db2, *write_series(slowed, slowed=("sin_loop",)), check=0)
+    bad = edited(db2, tmp_path, "UPDATE rows SET shape = shape || x'1b5b33316d' WHERE op = 'sin_loop';"
+                                "UPDATE identity SET value = x'1b5d303b7469746c6507' || value "
+                                "WHERE key = 'versions.flaggems.git_sha' AND value = 'bbb2222';")
     for fmt in ("md", "json", "csv", "html"):
         out = zl("report", "--db", bad, "--format", fmt, check=0).stdout
+        assert "sin_loop" in out and "\\x1b[31m" in out.replace("\\\\", "\\"), fmt
+        assert "\\x1b]0;title\\x07bbb2222" in out.replace("\\\\", "\\"), fmt
         assert not any(ord(c) < 32 and c not in "\n\t" for c in out), fmt
     # A table of version 1 changed or gone: refused at open, naming the table.
     for sql in ("DROP TABLE rows;", "ALTER TABLE rows RENAME COLUMN median_ms TO m;"):
         p = zl("report", "--db", edited(db, tmp_path, sql), check=2)
-        assert p.stderr.startswith("zlcore: history: --db ") and "lacks its table (rows: run op dtype" in p.stderr
+        assert p.stderr.startswith("zlcore: history: --db ")
+        assert "does not hold version 1's table (rows: run op dtype" in p.stderr, p.stderr
         assert len(p.stderr.splitlines()) == 1, p.stderr
     p = zl("add", "--db", edited(db, tmp_path, "DROP TABLE identity;"), tmp_path, check=2)
-    assert "lacks its table (identity: run key value)" in p.stderr
-    # A directory is not a history file.
-    said = zl("report", "--db", tmp_path, check=2).stderr
-    assert said.endswith("is not a file (a directory or a device); name the history file\n"), said
+    assert "does not hold version 1's table (identity: run key value)" in p.stderr
+    # A directory or a FIFO is not a history file, for report or add.
+    os.mkfifo(tmp_path / "fifo.db")
+    for cmd in (["report", "--db", tmp_path], ["add", "--db", tmp_path / "fifo.db", tmp_path]):
+        said = zl(*cmd, check=2).stderr
+        assert said.endswith("is not a file (a directory or a device); name the history file\n"), said
 
 
 def test_csv_and_html_carry_the_steps(tmp_path):

@@ -18,6 +18,7 @@
 
 #include "history/groups.hpp"
 #include "history/html_chart.hpp"
+#include "history/row_summary.hpp"
 #include "zlcore/errors.hpp"
 #include "zlcore/history.hpp"
 #include "zltest/temp_dir.hpp"
@@ -393,4 +394,33 @@ TEST(HistoryText, AChangeFromALevelOfZeroIsSaidInWords) {
   EXPECT_EQ(zl::history::percent(0.301), "+30.1 %");
   EXPECT_EQ(zl::history::percent(std::numeric_limits<double>::infinity()), "(from a level of 0)");
   EXPECT_EQ(zl::history::percent(std::nan("")), "(no level to compare)");
+}
+
+// What a results row's numbers may do to a stored row: a spread given as
+// negative is no interval, and a latency past a double's range stores
+// nothing; the largest doubles neither overflow the median nor its spread,
+// so that every stored row reads back (the store reader skips what
+// is not plausible and blames the file).
+TEST(HistoryImport, RowsThatWouldNotReadBackAreNotWritten) {
+  zl::compare::ResultRow r;
+  r.op = "abs";
+  r.dtype = "float16";
+  r.shape = "[[64]]";
+  r.latency_base_ms = 2.0;
+  r.spread_base_pct = -50;
+  r.repeats = 5;
+  r.placements_ms = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  const std::vector<Row> rows = summarize(r);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].side, "base");
+  EXPECT_TRUE(plausible(rows[0]));
+  EXPECT_EQ(rows[0].lo_ms, 2.0);
+  EXPECT_EQ(rows[0].hi_ms, 2.0);
+
+  const double big = std::numeric_limits<double>::max();
+  r.placements_ms = {big, big, big / 2, big};
+  r.spread_base_pct = std::numeric_limits<double>::infinity();
+  const std::vector<Row> large = summarize(r);
+  ASSERT_EQ(large.size(), 2u);
+  for (const Row& row : large) EXPECT_TRUE(plausible(row)) << row.side;
 }

@@ -15,7 +15,7 @@ constexpr double kMedianEfficiency = 1.2533;
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return n % 2 == 1 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2;  // halves first: no overflow
 }
 
 double sd_of(const std::vector<double>& v) {
@@ -36,6 +36,8 @@ Row make_row(const compare::ResultRow& r, const char* side, double center, doubl
   out.side = side;
   out.median_ms = center;
   out.n = std::max(n, 1);
+  // A spread the file gave as negative or beyond a double is no interval.
+  if (!std::isfinite(sd) || sd < 0) sd = 0;
   const double half = kZ95 * kMedianEfficiency * sd / std::sqrt(static_cast<double>(out.n));
   out.lo_ms = std::max(center - half, 0.0);
   out.hi_ms = center + half;
@@ -45,9 +47,8 @@ Row make_row(const compare::ResultRow& r, const char* side, double center, doubl
 
 bool usable(std::optional<double> v) { return v && std::isfinite(*v) && *v > 0; }
 
-}  // namespace
-
-std::vector<Row> summarize(const compare::ResultRow& r) {
+// Every side the row has a latency for, plausible or not.
+std::vector<Row> every_side(const compare::ResultRow& r) {
   std::vector<Row> out;
   if (!r.error.empty()) return out;
   if (!r.placements_ms.empty()) {
@@ -60,6 +61,19 @@ std::vector<Row> summarize(const compare::ResultRow& r) {
     const double sd = *r.latency_base_ms * r.spread_base_pct / 100 / 2;
     out.push_back(make_row(r, "base", *r.latency_base_ms, sd, r.repeats, r.timer_base));
   }
+  return out;
+}
+
+}  // namespace
+
+bool plausible(const Row& r) {
+  return std::isfinite(r.median_ms) && std::isfinite(r.lo_ms) && std::isfinite(r.hi_ms) && r.median_ms > 0 &&
+         r.lo_ms >= 0 && r.lo_ms <= r.median_ms && r.median_ms <= r.hi_ms && r.n >= 1;
+}
+
+std::vector<Row> summarize(const compare::ResultRow& r) {
+  std::vector<Row> out = every_side(r);
+  out.erase(std::remove_if(out.begin(), out.end(), [](const Row& x) { return !plausible(x); }), out.end());
   return out;
 }
 

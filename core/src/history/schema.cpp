@@ -32,29 +32,35 @@ CREATE INDEX runs_entry ON runs(entry);
 CREATE INDEX rows_run ON rows(run);
 )sql";
 
-// Each table's columns, in order: "rows: run op dtype ...".
-std::vector<std::string> tables_of(SQLite::Database& db) {
-  std::vector<std::string> out;
-  SQLite::Statement t(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name");
-  while (t.executeStep()) {
-    std::string line = t.getColumn(0).getString() + ":";
-    SQLite::Statement c(db, "SELECT name FROM pragma_table_info(?)");
-    c.bind(1, t.getColumn(0).getString());
-    while (c.executeStep()) line += " " + c.getColumn(0).getString();
-    out.push_back(line);
+// The tables of version 1, each as "name: its columns in order", from `db`
+// as it stands. The names come from the schema (never from the file), so
+// they can be spelled into the PRAGMA, which every SQLite version reads.
+std::vector<std::vector<std::string>> schema_tables(SQLite::Database& db, const std::vector<std::string>& names) {
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& name : names) {
+    std::vector<std::string> table{name};
+    SQLite::Statement c(db, "PRAGMA table_info(\"" + name + "\")");
+    while (c.executeStep()) table.push_back(c.getColumn(1).getString());
+    out.push_back(std::move(table));
   }
   return out;
 }
 
-// The first table of the schema that `db` lacks or holds other columns in,
-// as it should be; "" when every one is there as written. Tables the schema
-// does not name are left alone.
+// The first table of version 1 that `db` lacks or holds with other columns,
+// as version 1 has it ("rows: run op ..."); "" when every one is as written.
+// Tables the schema does not name are left alone.
 std::string schema_difference(SQLite::Database& db) {
   SQLite::Database want(":memory:", SQLite::OPEN_READWRITE);
   want.exec(kSchema);
-  const std::vector<std::string> have = tables_of(db);
-  for (const std::string& table : tables_of(want)) {
-    if (std::find(have.begin(), have.end(), table) == have.end()) return table;
+  std::vector<std::string> names;
+  SQLite::Statement t(want, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name");
+  while (t.executeStep()) names.push_back(t.getColumn(0).getString());
+  const auto have = schema_tables(db, names), wanted = schema_tables(want, names);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (have[i] == wanted[i]) continue;
+    std::string text = names[i] + ":";
+    for (size_t c = 1; c < wanted[i].size(); ++c) text += " " + wanted[i][c];
+    return text;
   }
   return "";
 }
@@ -70,7 +76,10 @@ SQLite::Database open_db(const std::string& path) {
   const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir))
     throw UsageError("history: --db " + path + ": directory " + dir.string() + " does not exist");
-  if (std::filesystem::is_directory(p)) throw UsageError("history: --db " + path + " is a directory; name a file");
+  // A FIFO or a device would hang or feed SQLite whatever it gives.
+  std::error_code ec;
+  if (std::filesystem::exists(p, ec) && !std::filesystem::is_regular_file(p, ec))
+    throw UsageError("history: --db " + path + " is not a file (a directory or a device); name the history file");
   try {
     return SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   } catch (const SQLite::Exception& e) {
@@ -104,8 +113,8 @@ Store::Impl::Impl(const std::string& p) : path(p), db(open_db(p)) {
     }
     // Version 1 by its word: its tables must be there as version 1 made them.
     if (const std::string want = schema_difference(db); !want.empty()) {
-      throw UsageError("history: --db " + path + " says schema version " + have + " but lacks its table (" + want +
-                       "); it was edited or is not a zlcore history");
+      throw UsageError("history: --db " + path + " says schema version " + have + " but does not hold version " + have +
+                       "'s table (" + want + "); it was edited or is not a zlcore history");
     }
   } catch (const SQLite::Exception& e) {
     throw UsageError("history: --db " + path + " is not a readable history: " + e.what());

@@ -7,17 +7,12 @@
 #include <cmath>
 
 #include "../util/printable.hpp"
+#include "row_summary.hpp"
 #include "store_impl.hpp"
 #include "zlcore/errors.hpp"
 
 namespace zl::history {
 namespace {
-
-// What row_summary writes: a positive latency inside a finite [lo, hi], lo >= 0.
-bool plausible(const Row& r) {
-  return std::isfinite(r.median_ms) && std::isfinite(r.lo_ms) && std::isfinite(r.hi_ms) && r.median_ms > 0 &&
-         r.lo_ms >= 0 && r.lo_ms <= r.median_ms && r.median_ms <= r.hi_ms && r.n >= 1;
-}
 
 template <typename F>
 auto reading(const std::string& path, F&& read) {
@@ -57,7 +52,7 @@ std::vector<StoredRow> Store::read_rows(const std::string& since, const std::str
   while (q.executeStep()) {
     StoredRow s;
     s.entry_id = q.getColumn(0).getInt64();
-    s.entry_path = printable_lines(q.getColumn(1).getString());
+    s.entry_path = printable(q.getColumn(1).getString());
     s.entry_started = printable(q.getColumn(2).getString());
     s.run_id = q.getColumn(3).getInt64();
     s.segment = printable_lines(q.getColumn(4).getString());

@@ -92,7 +92,7 @@ class Store {
   // Every row, oldest entry first; `since` ("" or an ISO date) keeps entries
   // that started then or later; `op` ("" all) keeps one op. A row whose
   // numbers no import writes (not finite, latency not positive, outside its
-  // interval) is left out and counted in `skipped`.
+  // interval, n below 1) is left out and counted in `skipped`.
   std::vector<StoredRow> rows(const std::string& since, const std::string& op, size_t* skipped = nullptr) const;
   std::map<std::string, std::string> identity(std::int64_t run_id) const;
 
