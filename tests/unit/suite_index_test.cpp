@@ -93,7 +93,8 @@ TEST(SuiteIndex, BuildScansSubdirectoriesAndCachesByStamp) {
 }
 
 // A cache whose key matches but that names a file the scan did not find
-// (a path out of the suite) is not trusted: that name would reach pytest.
+// (a path out of the suite), or one file twice, is not trusted: that name
+// would reach pytest, or marks the file does not hold.
 TEST(SuiteIndex, ACacheNamingAFileTheScanDidNotFindIsReadAfresh) {
   const zltest::TempDir tmp("zl-index-planted");
   const fs::path root = tmp.path();
@@ -111,6 +112,20 @@ TEST(SuiteIndex, ACacheNamingAFileTheScanDidNotFindIsReadAfresh) {
   const SuiteIndex index = SuiteIndex::build(root.string(), "benchmark", cache.string());
   EXPECT_FALSE(index.from_cache());
   EXPECT_EQ(index.files_of("abs"), (std::vector<std::string>{"benchmark/test_abs.py"}));
+
+  // The scanned file listed twice, the second time with marks it lacks.
+  for (const auto& e : fs::recursive_directory_iterator(cache)) {
+    if (!e.is_regular_file()) continue;
+    std::string text = zltest::slurp(e.path());
+    const std::string listed = "\"benchmark/test_abs.py\":[\"abs\"]";
+    const size_t at = text.find(listed);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.insert(at + listed.size(), ",\"benchmark/test_abs.py\":[\"planted\"]");
+    spit(e.path(), text);
+  }
+  const SuiteIndex twice = SuiteIndex::build(root.string(), "benchmark", cache.string());
+  EXPECT_FALSE(twice.from_cache());
+  EXPECT_TRUE(twice.files_of("planted").empty());
 }
 
 TEST(SuiteIndex, MissingBenchmarkDirIsEmpty) {

@@ -154,7 +154,8 @@ SuiteIndex SuiteIndex::build(const std::string& root, const std::string& bench_d
       std::set<std::string> scanned;
       for (const Scanned& f : files) scanned.insert(f.rel);
       for (auto it = doc["files"].MemberBegin(); good && it != doc["files"].MemberEnd(); ++it) {
-        if (!it->value.IsArray() || !scanned.count(it->name.GetString())) {
+        // Each scanned file once: a name listed twice would carry two lists of marks.
+        if (!it->value.IsArray() || scanned.erase(it->name.GetString()) == 0) {
           good = false;
           break;
         }
