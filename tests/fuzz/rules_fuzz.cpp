@@ -3,6 +3,7 @@
 // them: what `zlcore plan`, run, batch and ab derive before anything runs.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <map>
