@@ -101,6 +101,29 @@ TEST_F(AbDir, AnEmptyRoundsCsvIsRepairedWithItsHeaderAndKeptAside) {
   EXPECT_EQ(ab::repair_rounds_csv(csv.string()), "");
 }
 
+// A run_dir outside the A/B's runs/ (absolute, climbing out with "..") would
+// have a resume pool that directory's rounds and replay its winners: such a
+// line is not one of ours, and the repair keeps it aside with the file.
+TEST_F(AbDir, ALineWhoseRunDirIsNotUnderRunsIsNotOneOfOurs) {
+  const fs::path csv = dir_ / "rounds.csv";
+  ab::RoundLine good{"abs", 1, 1, "A", "passed", 0, 1.5, "runs/abs/r1-t1/A", ""};
+  ab::RoundLine shard = good;
+  shard.run_dir = "shards/3/runs/abs/r1-t1/A";
+  std::string text = ab::rounds_csv_header() + ab::rounds_csv_record(good) + ab::rounds_csv_record(shard);
+  for (const std::string bad : {"/tmp/other/runs/abs/r1-t1/A", "runs/../../other/runs/abs", "../other/runs/abs", "runs",
+                                "runs//abs", "shards/x/runs/abs", "logs/abs"}) {
+    ab::RoundLine l = good;
+    l.run_dir = bad;
+    text += ab::rounds_csv_record(l);
+  }
+  spit(csv, text);
+  EXPECT_NE(ab::repair_rounds_csv(csv.string()), "");
+  const auto lines = ab::read_rounds_csv(csv.string());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].run_dir, "runs/abs/r1-t1/A");
+  EXPECT_EQ(lines[1].run_dir, "shards/3/runs/abs/r1-t1/A");
+}
+
 TEST_F(AbDir, RoundsCsvOfAnotherToolIsRefused) {
   spit(dir_ / "rounds.csv", "op,status\nabs,passed\n");
   EXPECT_THROW(ab::read_rounds_csv((dir_ / "rounds.csv").string()), UsageError);

@@ -66,6 +66,23 @@ bool blank(const std::string& t, size_t from, size_t to) {
                      [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
 }
 
+// Where the runner puts a run: runs/<op>/... of the A/B, or of a Slurm shard
+// (shards/<n>/runs/...). Anything else, an absolute path or one that climbs
+// out with "..", would have a resume read, pool and replay winners from a
+// directory that is not this A/B's.
+bool run_dir_of_ours(const std::string& rel) {
+  if (rel.empty()) return true;
+  const std::vector<std::string> parts = text::split_keep_empty(rel, "/");
+  size_t at = 0;
+  if (parts.size() > 2 && parts[0] == "shards" && !parts[1].empty() &&
+      std::all_of(parts[1].begin(), parts[1].end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    at = 2;
+  }
+  if (parts.size() < at + 2 || parts[at] != "runs") return false;
+  return std::none_of(parts.begin() + static_cast<long>(at), parts.end(),
+                      [](const std::string& p) { return p.empty() || p == "." || p == ".."; });
+}
+
 // A line from a record's fields, as the runner writes them: a run's line has
 // a run's status, a round's line (side "*") one of the three a round ends
 // with. Anything else is not a line of ours, however it reads as CSV: a
@@ -95,6 +112,7 @@ std::string line_from(const std::vector<std::string>& f, RoundLine* l) {
   } catch (const std::exception&) {
     return "seconds '" + excerpt(f[6]) + "' is not a number";
   }
+  if (!run_dir_of_ours(f[7])) return "run_dir '" + excerpt(f[7]) + "' is not a directory under runs/";
   l->op = f[0];
   l->side = f[3];
   l->status = f[4];
