@@ -5,6 +5,7 @@ failure inside the child.
 Run by ctest (batch_e2e.test_batch_settings) with the same environment as the other files here.
 """
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -59,6 +60,42 @@ def test_resume_with_another_level_is_refused_naming_it(tmp_path):
     r = batch(out, "ok1,fail", extra=["--resume", "--level", "comprehensive"])
     assert r.returncode == 1, r.stdout + r.stderr
     assert len(batch_identity(out)["invocations"]) == 3
+
+
+@pytest.mark.parametrize("damage", ["missing", "torn", "no settings", "a directory"])
+def test_resume_whose_identity_cannot_name_the_settings_is_refused_until_forced(tmp_path, damage):
+    out = tmp_path / "b"
+    r = batch(out, "ok1,fail", extra=["--level", "comprehensive"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    ident = out / "batch_identity.json"
+    text = ident.read_text()
+    if damage == "missing":
+        ident.unlink()
+    elif damage == "torn":
+        ident.write_text(text[:len(text) // 2])
+    elif damage == "no settings":
+        ident.write_text(json.dumps({**json.loads(text), "invocations": []}))
+    else:
+        ident.unlink()
+        ident.mkdir()
+    before_rows = ops_status_rows(out)
+
+    # Another level, which the identity can no longer show: refused, one line, nothing written.
+    r = batch(out, "ok1,fail", extra=["--resume"])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert ops_status_rows(out) == before_rows
+    if damage == "a directory":
+        assert "batch_identity.json is not a regular file" in r.stderr, r.stderr
+        return
+    assert "so the settings its rows were measured with cannot be compared" in r.stderr, r.stderr
+    assert "--force-resume" in r.stderr
+
+    r = batch(out, "ok1,fail", extra=["--force-resume"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "--force-resume: batch_identity.json" in r.stdout, r.stdout
+    last = batch_identity(out)["invocations"][-1]
+    assert last["force_resume"] is True and last["differs"][0].startswith("earlier settings unknown (")
 
 
 def test_every_setting_that_changes_numbers_is_recorded(tmp_path):

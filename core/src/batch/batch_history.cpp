@@ -30,12 +30,25 @@ void BatchRun::decide_work() {
 }
 
 // batch_identity.json's invocations so far, oldest first (one, rebuilt
-// from the top level, for a file an older zlcore wrote).
+// from the top level, for a file an older zlcore wrote). What could not be
+// read is kept in history_gap_ for check_caliber: without the first
+// invocation's settings a --resume cannot be checked.
 void BatchRun::load_history() {
   history_.SetArray();
   const fs::path file = dir_ / "batch_identity.json";
   std::error_code ec;
-  if (!fs::exists(file, ec)) return;
+  const fs::file_status st = fs::symlink_status(file, ec);
+  if (!fs::exists(st)) {
+    history_gap_ = "batch_identity.json is missing";
+    return;
+  }
+  // Rewritten at the end (atomically, by rename): a directory or a device in
+  // its place would fail only then, after the ops ran.
+  if (!fs::is_regular_file(st)) {
+    throw UsageError("--out " + dir_.string() +
+                     ": batch_identity.json is not a regular file (a directory, a link or a device); move it "
+                     "away and --resume again");
+  }
   rapidjson::Document d;
   std::string text;
   try {
@@ -43,12 +56,19 @@ void BatchRun::load_history() {
   } catch (const std::exception&) {
   }
   if (!json::parse(d, text).empty() || !d.IsObject()) {
-    say("batch_identity.json does not read; the record of earlier invocations starts again here");
+    history_gap_ = "batch_identity.json does not read as JSON";
     return;
   }
   auto& a = history_.GetAllocator();
-  if (d.HasMember("invocations") && d["invocations"].IsArray()) {
-    for (const auto& inv : d["invocations"].GetArray()) history_.PushBack(json::Value(inv, a), a);
+  if (d.HasMember("invocations")) {
+    if (d["invocations"].IsArray()) {
+      for (const auto& inv : d["invocations"].GetArray()) history_.PushBack(json::Value(inv, a), a);
+    }
+    // zlcore has written the settings with every invocation since it wrote
+    // invocations at all: without them the file was edited or damaged.
+    const bool first_has_caliber = !history_.Empty() && history_[0].IsObject() && history_[0].HasMember("caliber") &&
+                                   history_[0]["caliber"].IsObject();
+    if (!first_has_caliber) history_gap_ = "batch_identity.json records no settings for its first invocation";
     return;
   }
   json::Value inv(rapidjson::kObjectType);
@@ -58,11 +78,37 @@ void BatchRun::load_history() {
   history_.PushBack(inv, a);
 }
 
+// Whether ops_status.csv holds a row: a batch killed before its first
+// identity was written has a header at most, and nothing to mix.
+bool BatchRun::has_rows() const {
+  const fs::path csv = dir_ / kStatusFile;
+  std::error_code ec;
+  if (!fs::exists(csv, ec)) return false;
+  try {
+    return !read_status_csv(csv.string()).rows.empty();
+  } catch (const std::exception&) {
+    return true;  // unreadable rows are still rows
+  }
+}
+
 // --resume with other settings than the batch was started with would mix
 // two calibers in one ops_status.csv: refused (exit 2, naming each
 // difference) unless --force-resume, which says so and records it.
 void BatchRun::check_caliber() {
-  if (!o_.resume || history_.Empty()) return;
+  if (!o_.resume) return;
+  if (!history_gap_.empty() && has_rows()) {
+    // Rows measured with settings nobody can name: continuing could mix two
+    // calibers in one ops_status.csv, and nothing would say so afterwards.
+    if (!o_.force_resume) {
+      throw UsageError("--resume: " + history_gap_ + " in " + dir_.string() +
+                       ", so the settings its rows were measured with cannot be compared; restore it, or pass "
+                       "--force-resume to continue without the check");
+    }
+    say("--force-resume: " + history_gap_ + "; the settings of the rows before are not compared");
+    differs_.push_back("earlier settings unknown (" + history_gap_ + ")");
+    return;
+  }
+  if (history_.Empty()) return;
   const json::Value& first = history_[0];
   if (!first.IsObject() || !first.HasMember("caliber") || !first["caliber"].IsObject()) {
     say("--resume: batch_identity.json does not record the settings this batch was started with (an older "
@@ -71,7 +117,7 @@ void BatchRun::check_caliber() {
   }
   std::map<std::string, std::string> then;
   for (const auto& m : first["caliber"].GetObject()) {
-    then[m.name.GetString()] = m.value.IsString() ? m.value.GetString() : "";
+    then[m.name.GetString()] = m.value.IsString() ? m.value.GetString() : "(not text)";
   }
   std::set<std::string> keys;
   for (const auto& [k, v] : then) keys.insert(k);

@@ -73,6 +73,7 @@ class BatchRun : public QueueEvents {
   void decide_work();
   void load_history();
   void check_caliber();
+  bool has_rows() const;
 
   // batch_orphans.cpp
   bool settle_orphans();
@@ -106,6 +107,7 @@ class BatchRun : public QueueEvents {
   std::string disk_full_what_;
   std::string link_found_;            // a directory link found inside --out while the batch ran
   rapidjson::Document history_;       // batch_identity.json's earlier invocations
+  std::string history_gap_;           // why the first invocation's settings are unknown; "" when known
   std::vector<std::string> differs_;  // settings that differ from the first invocation's
 };
 
