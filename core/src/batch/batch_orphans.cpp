@@ -9,6 +9,7 @@
 #include "../util/clock.hpp"
 #include "../util/json.hpp"
 #include "../util/json_read.hpp"
+#include "../util/printable.hpp"
 #include "../util/text.hpp"
 #include "batch_run.hpp"
 #include "outcome.hpp"
@@ -101,6 +102,15 @@ bool BatchRun::settle_lease(const std::string& file) {
 // wrote itself; nothing when it never wrote a final status (then the op
 // simply runs again).
 void BatchRun::adopt(const Lease& lease) {
+  // Only where this batch would have put that op's run, and only an op of
+  // this batch: a lease edited to name another directory would record that
+  // directory's outcome as this op's row.
+  const bool ours = std::any_of(o_.ops.begin(), o_.ops.end(), [&](const OpSpec& op) { return op.name == lease.op; });
+  if (!ours || lease.run_dir != "runs/" + op_dir_name(lease.op)) {
+    say("op " + printable(lease.op) + ": its earlier run's lease names " + printable(lease.run_dir) +
+        ", not where this batch keeps that op's run; not recorded, the op runs again");
+    return;
+  }
   const fs::path run_dir = dir_ / lease.run_dir;
   ExitFacts facts;
   facts.started = true;
