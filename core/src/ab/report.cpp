@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "../util/json.hpp"
+#include "../util/printable.hpp"
 #include "runner_parts.hpp"
 #include "zlcore/atomic_file.hpp"
 #include "zlcore/compare_calibrate.hpp"
@@ -90,14 +91,16 @@ std::vector<std::string> preamble(const Options& o, const Settled& s, const comp
                       "verdict is compare's (Mann-Whitney over the pooled values, Hodges-Lehmann interval)");
   for (const auto& [op, n] : s.rounds_done) {
     if (n < o.rounds)
-      out.push_back("op " + op + ": " + std::to_string(n) + " of " + std::to_string(o.rounds) + " rounds measured");
+      out.push_back("op " + printable(op) + ": " + std::to_string(n) + " of " + std::to_string(o.rounds) +
+                    " rounds measured");
   }
   if (s.retried > 0)
     out.push_back(
         std::to_string(s.retried) +
         " round attempt(s) ran again on every side (a side failed, or an earlier invocation was interrupted)");
-  for (const auto& [op, why] : s.failed) out.push_back("FAILED op " + op + ": " + why);
-  for (const auto& [op, why] : s.unsupported) out.push_back("unsupported op " + op + ": " + why);
+  // From rounds.csv, and from the suite's own failure reasons: escaped.
+  for (const auto& [op, why] : s.failed) out.push_back("FAILED op " + printable(op) + ": " + printable(why));
+  for (const auto& [op, why] : s.unsupported) out.push_back("unsupported op " + printable(op) + ": " + printable(why));
   if (aa != nullptr) {
     const compare::CalibrationRate& rate = aa->overall;
     size_t tested = 0;
