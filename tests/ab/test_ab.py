@@ -170,6 +170,15 @@ def test_a_tampered_rounds_csv_keeps_every_whole_line_and_reruns_only_what_is_mi
     assert sorted((int(row["round"]), row["attempt"]) for row in done) == [(0, "1"), (1, "1"), (2, "2"), (3, "1")]
     assert rows(out) and all(row["samples_a"] == row["samples_b"] == 3 for row in rows(out))
 
+    # rounds.csv as a link (appends refuse one): refused before any round runs.
+    real = out / "rounds.real"
+    (out / "rounds.csv").rename(real)
+    (out / "rounds.csv").symlink_to(real.name)
+    before = real.read_text()
+    r = ab(*[a if a != 3 else 4 for a in args], "--resume", check=2)
+    assert r.stderr.count("\n") == 1 and "rounds.csv is a symbolic link" in r.stderr, r.stderr
+    assert real.read_text() == before
+
 
 def test_resume_after_sigint_mid_round_continues_the_rounds(tmp_path):
     out = tmp_path / "int"

@@ -77,7 +77,13 @@ std::string how_to_resume(const std::string& key, const std::optional<std::strin
 
 void check_resume_settings(const Options& o, const std::string& identity_path, const std::set<std::string>& unchecked) {
   rapidjson::Document d;
-  const std::string why = json::parse(d, read_file(identity_path));
+  std::string text;
+  try {
+    text = read_file(identity_path);
+  } catch (const std::exception& e) {
+    throw UsageError("ab --resume: " + std::string(e.what()));  // too large, not a file: one line
+  }
+  const std::string why = json::parse(d, text);
   if (!why.empty() || !d.IsObject() || !d.HasMember("settings") || !d["settings"].IsObject()) {
     throw UsageError("ab --resume: " + identity_path + " is not an A/B identity this zlcore reads" +
                      (why.empty() ? "" : " (" + why + ")"));

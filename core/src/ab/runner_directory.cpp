@@ -22,14 +22,26 @@ void Runner::prepare() {
   std::error_code ec;
   const fs::path csv = dir_ / "rounds.csv";
   if (o_.resume) {
-    if (!fs::is_regular_file(dir_ / "ab_identity.json")) {
+    const fs::file_status id = fs::symlink_status(dir_ / "ab_identity.json", ec);
+    if (!fs::exists(id)) {
       throw UsageError("ab --resume: " + dir_.string() + " is not an A/B directory (no ab_identity.json)");
+    }
+    if (!fs::is_regular_file(id)) {
+      throw UsageError("ab --resume: " + (dir_ / "ab_identity.json").string() +
+                       " is not a regular file (a directory, a link or a device); move it away");
     }
     lock();
     // Before anything is written under it: a directory of ours replaced by
     // a link would take new rounds, leases and logs elsewhere.
     refuse_directory_links(dir_.string(), "ab: ");
     check_resume_settings(o_, (dir_ / "ab_identity.json").string());
+    // Appends refuse a link; found only then, a round would have been
+    // measured and lost. Said before anything runs, as batch does.
+    if (fs::is_symlink(fs::symlink_status(csv, ec))) {
+      throw UsageError("ab --resume: " + csv.string() +
+                       " is a symbolic link, and zlcore does not follow links for files it writes; replace it with "
+                       "the file itself");
+    }
     if (!fs::exists(csv)) write_file_atomic(csv.string(), rounds_csv_header());
     std::string note;
     try {
