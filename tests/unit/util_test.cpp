@@ -1,5 +1,7 @@
 // The utility layer every part of the core uses: text, CSV, capture, SHA-256.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
@@ -15,6 +17,7 @@
 #include "util/json_read.hpp"
 #include "util/text.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zlcore/errors.hpp"
 #include "zlcore/process.hpp"
 #include "zlcore/sha256.hpp"
 
@@ -171,3 +174,25 @@ TEST(AccessRefusal, APermissionOrReadOnlyRefusalNamesThePathInOneLine) {
 }
 
 }  // namespace
+
+// An atomic write renames over its target: a FIFO or a device there (an
+// --html or --out of /dev/null) would be destroyed. Refused, the node kept;
+// a regular file or a link is still replaced.
+TEST(AtomicFile, AFifoOrDeviceAtTheTargetIsRefusedAndKept) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("zl-atomic-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(zl::write_file_atomic(fifo, "x"), zl::UsageError);
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_THROW(zl::write_file_atomic(dir.string(), "x"), zl::UsageError);
+  const std::string file = (dir / "file").string();
+  zl::write_file_atomic(file, "a");
+  zl::write_file_atomic(file, "b");
+  EXPECT_EQ(zl::read_file(file), "b");
+  std::filesystem::create_symlink("file", dir / "link");
+  zl::write_file_atomic((dir / "link").string(), "c");
+  EXPECT_FALSE(std::filesystem::is_symlink(dir / "link"));
+  EXPECT_EQ(zl::read_file(file), "b");
+  std::filesystem::remove_all(dir);
+}

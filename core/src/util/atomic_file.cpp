@@ -19,6 +19,7 @@
 
 #include "clock.hpp"
 #include "file_kind.hpp"
+#include "zlcore/errors.hpp"
 
 namespace zl {
 
@@ -97,6 +98,20 @@ void sync_directory(const std::string& path) {
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& contents) {
+  // The rename below replaces whatever `path` names: a FIFO or a device there
+  // (an --out or --html of /dev/null, as root) would be destroyed. A regular
+  // file, a link (replaced itself, never followed) or nothing may be.
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                                              : "a socket";
+    throw UsageError("cannot write " + path + ": it is " + what +
+                     ", and zlcore writes a file there only in place "
+                     "of a file; name another path");
+  }
   std::string tmp;
   int fd = create_temp_beside(path, &tmp);
   try {
