@@ -64,6 +64,7 @@ def test_resume_with_another_level_is_refused_naming_it(tmp_path):
 
 @pytest.mark.parametrize("damage", ["missing", "torn", "no settings", "a directory"])
 def test_resume_whose_identity_cannot_name_the_settings_is_refused_until_forced(tmp_path, damage):
+    """A damaged identity is refused until --force-resume; a missing one is said."""
     out = tmp_path / "b"
     r = batch(out, "ok1,fail", extra=["--level", "comprehensive"])
     assert r.returncode == 1, r.stdout + r.stderr
@@ -80,8 +81,13 @@ def test_resume_whose_identity_cannot_name_the_settings_is_refused_until_forced(
         ident.mkdir()
     before_rows = ops_status_rows(out)
 
-    # Another level, which the identity can no longer show: refused, one line, nothing written.
+    # Another level, which the identity can no longer show: refused, one line,
+    # nothing written; without the file at all, said and not compared.
     r = batch(out, "ok1,fail", extra=["--resume"])
+    if damage == "missing":
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "has no batch_identity.json; the settings of its rows are not known and not compared" in r.stdout
+        return
     assert r.returncode == 2, r.stdout + r.stderr
     assert r.stderr.count("\n") == 1, r.stderr
     assert ops_status_rows(out) == before_rows

@@ -39,7 +39,12 @@ void BatchRun::load_history() {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(file, ec);
   if (!fs::exists(st)) {
-    history_gap_ = "batch_identity.json is missing";
+    // Said, not refused: a directory laid out by hand or by another tool
+    // has rows and no identity; a damaged one (below) is refused.
+    if (o_.resume && has_rows()) {
+      say("--resume: " + dir_.string() +
+          " has no batch_identity.json; the settings of its rows are not known and not compared");
+    }
     return;
   }
   // Rewritten at the end (atomically, by rename): a directory or a device in
