@@ -135,6 +135,13 @@ fs::path run_with_odd_op_name(const TempDir& tmp, const std::string& side) {
     ++at;
   }
   zltest::spit(run / "results.jsonl", rows);
+  // And in the identity's env, whose differences the caliber section lists.
+  std::string id = zltest::slurp(run / "run_identity.json");
+  const size_t env = id.find("\"env\": {");
+  if (env != std::string::npos) {
+    id.insert(env + 9, "\"ZL_\\u001b]0;t\\u0007\": \"" + side + "\\u001b[2J\\nFAKE\", ");
+  }
+  zltest::spit(run / "run_identity.json", id);
   return run;
 }
 
@@ -145,6 +152,9 @@ TEST(InputWords, CompareEscapesControlCharactersOfRecordsInEveryFormat) {
     zltest::Ran r = zltest::zlcore({"compare", a.string(), b.string(), "--format", format}, tmp.path(), {}, 60);
     EXPECT_EQ(r.exit_code, 0) << format << zltest::describe(r);
     EXPECT_NE(r.out.find("ab\\x1b[31m"), std::string::npos) << format << zltest::describe(r);
+    if (format != "csv") {  // the caliber's differences are in the table and md reports
+      EXPECT_NE(r.out.find("ZL_\\x1b]0;t\\x07"), std::string::npos) << format << zltest::describe(r);
+    }
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << format;
     EXPECT_EQ(r.out.find('\0'), std::string::npos) << format;
   }

@@ -197,7 +197,7 @@ RunInfo load_run(const fs::path& dir, const std::string& shown, std::vector<std:
   // cleared a cache), so they compare with a warm run as alike.
   if (run.caliber[key::timer_l2].empty()) run.caliber[key::timer_l2] = "warm";
   if (const rapidjson::Value* env = json::at_path(id, key::env); env != nullptr && env->IsObject()) {
-    for (const auto& m : env->GetObject()) run.env[m.name.GetString()] = scalar_text(m.value);
+    for (const auto& m : env->GetObject()) run.env[printable(m.name.GetString())] = printable(scalar_text(m.value));
   }
   run.autotune_mode = text_at(id, key::autotune_mode);
   run.autotune_source = text_at(id, key::autotune_source_run_id);
