@@ -467,6 +467,10 @@ TEST_F(AbMerge, ARefusedResumeNamesTheFlagsThatMeasureLikeTheRoundsBefore) {
       {{{"calibrate", "0"}}, R"({"calibrate": "1"})", "resume with --calibrate or start a new --out"},
       {{{"calibrate", "1"}}, R"({"calibrate": "0"})", "resume without --calibrate"},
       {{{"a", "/fg"}}, R"({"a": "/my fg"})", "resume with --a '/my fg' or"},
+      // A quote in an edited value stays inside the one word it is.
+      {{{"a-python", "/py"}},
+       R"({"a-python": "x'; touch p; echo '"})",
+       R"(resume with --a-python 'x'\''; touch p; echo '\''' or)"},
       {{{"dtypes", "float16"}}, R"({"dtypes": ""})", "resume without --dtypes"},
       {{{"sustained", "sticky"}}, R"({})", "resume with --sustained per-run"},
       {{}, R"({"sustained": "sticky"})", "resume with --sustained sticky"},

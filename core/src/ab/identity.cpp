@@ -52,12 +52,17 @@ const std::map<std::string, std::string> kAbsentMeans = {
 // Switches: "1" when given.
 const std::set<std::string> kSwitches = {"calibrate", "warm", "force-replay"};
 
-// A value as one word to type: quoted unless it is plain.
+// A value as one word to type: quoted unless it is plain. A quote inside
+// is closed, escaped and reopened, so that a value taken from the file
+// (which anyone may edit) stays one word when the line is pasted.
 std::string word(const std::string& v) {
-  const bool plain = std::all_of(v.begin(), v.end(), [](char c) {
+  const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::strchr("_./,:=+-@", c) != nullptr;
   });
-  return plain ? v : "'" + v + "'";
+  if (plain) return v;
+  std::string quoted = "'";
+  for (char c : v) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 // How to ask for `old` again (nullopt: the rounds' identity lacks the
