@@ -86,6 +86,11 @@ def test_report_refuses_bad_input(tmp_path):
     (tmp_path / "not.db").write_text("hello")
     assert zl("report", "--db", tmp_path / "not.db", check=2).stderr.startswith("zlcore: history: --db ")
     assert "needs a subcommand" in zl("remove", check=2).stderr
+    # --since is a date: a word or a day no month has would filter silently.
+    for since in ("yesterday", "2026-02-30", "1", "2026-13-01"):
+        said = zl("report", "--db", tmp_path / "not.db", "--since", since, check=2).stderr
+        assert said == f"zlcore: history report: --since '{since}' is not a date; give an ISO 8601 date, " \
+                       "2026-12-07 or 2026-12-07T14:00:00Z\n", said
 
 
 def edited(db, tmp_path, sql):

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "command.hpp"
@@ -94,6 +95,21 @@ void write_report(std::ostream& out, const std::string& format, const history::R
   history::write_html(out, r);
 }
 
+// YYYY-MM-DD, optionally THH:MM[:SS[.fff]][Z]: what entries' `started`
+// holds, so that the string comparison that --since is means a time. A
+// word ("yesterday") or a day that no month has would filter nothing or
+// everything without a word.
+bool iso_date(const std::string& t) {
+  static const std::regex form(R"(^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$)");
+  std::smatch m;
+  if (!std::regex_match(t, m, form)) return false;
+  const int year = std::stoi(m[1]), month = std::stoi(m[2]), day = std::stoi(m[3]);
+  if (month < 1 || month > 12 || day < 1) return false;
+  static const int days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= (month == 2 && !leap ? 28 : days[month - 1]);
+}
+
 int run_report(const std::vector<std::string>& args) {
   po::options_description desc("history report: steps per (op, dtype, shape, side) series, and what changed");
   add_db_option(desc);
@@ -118,9 +134,13 @@ int run_report(const std::vector<std::string>& args) {
   if (min_runs < 1) throw UsageError("history report: --min-runs is a number of runs, at least 1");
   opt.min_runs = static_cast<size_t>(min_runs);
   if (vm.count("noise-floor")) opt.floor = noise_floor(vm["noise-floor"].as<std::string>());
+  const std::string since = vm["since"].as<std::string>();
+  if (!since.empty() && !iso_date(since)) {
+    throw UsageError("history report: --since '" + since +
+                     "' is not a date; give an ISO 8601 date, 2026-12-07 or 2026-12-07T14:00:00Z");
+  }
   history::Store store(db);
-  const history::Report r =
-      history::build_report(store, vm["since"].as<std::string>(), vm["op"].as<std::string>(), opt);
+  const history::Report r = history::build_report(store, since, vm["op"].as<std::string>(), opt);
   if (r.series.empty()) {
     std::cerr << "NOTHING_COMPARED: history report: no row in " << db << " matches --since/--op\n";
     return kExitNothingCompared;
