@@ -123,11 +123,10 @@ int run_report(const std::vector<std::string>& args) {
   const double threshold = vm["threshold"].as<double>();
   if (!(threshold >= 0 && threshold < 100)) throw UsageError("history report: --threshold is a percentage in [0, 100)");
   const std::string db = db_path(vm);
+  // Anything else that is not a history file the store itself refuses, for add as well.
   std::error_code ec;
   if (!std::filesystem::exists(db, ec))
     throw UsageError("history report: --db " + db + " does not exist; fill it with zlcore history add");
-  if (!std::filesystem::is_regular_file(db, ec))
-    throw UsageError("history report: --db " + db + " is not a file (a directory or a device); name the history file");
   history::DetectOptions opt;
   opt.threshold = threshold / 100;
   const int min_runs = vm["min-runs"].as<int>();

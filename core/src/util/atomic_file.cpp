@@ -103,14 +103,8 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   // file, a link (replaced itself, never followed) or nothing may be.
   struct stat st {};
   if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                                              : "a socket";
-    throw UsageError("cannot write " + path + ": it is " + what +
-                     ", and zlcore writes a file there only in place "
-                     "of a file; name another path");
+    throw UsageError("cannot write " + path + ": it is " + not_a_regular_file(path) +
+                     ", and zlcore writes a file there only in place of a file; name another path");
   }
   std::string tmp;
   int fd = create_temp_beside(path, &tmp);
