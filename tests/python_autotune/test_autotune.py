@@ -364,3 +364,35 @@ def test_a_bad_compile_ahead_setting_stops_the_run_before_anything_is_written(tm
     assert proc.stderr == ("zlcore: ZL_COMPILE_AHEAD='many' is not allowed; use a number of threads from 0 to 64, "
                            "or off\n")
     assert not (tmp_path / "bad").exists()
+
+
+def test_compile_only_compiles_every_config_tunes_none_and_leaves_the_next_run_to_tune(tmp_path):
+    # zlcore run --compile-only (a batch's compile-ahead pass): every pruned
+    # config compiles, none is benchmarked, the first runs; the run passes
+    # with no rows. A later run on the same caches finds the configs
+    # compiled and still tunes every key itself: no winner chosen without a
+    # benchmark reached LibTuner's store or Triton's.
+    proc, ident = zl_run(tmp_path, tmp_path / "c", "--compile-only", FIX_OUT=tmp_path / "c.out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ident["status"] == "passed" and ident["reason"].startswith("compile only:")
+    assert ident["rows"] == 0
+    at = ident["autotune"]
+    assert at["tuning_benchmarks"] == 0 and at["plugin"]["compile_pinned"] == 4
+    assert at["plugin"]["compile_ahead"]["configs"] == 10
+    assert ident["env"]["ZL_COMPILE_ONLY"] == "1"
+    assert ident["env"]["FLAGGEMS_DB_URL"] == "sqlite:///:memory:"
+    stub = json.loads(Path(str(tmp_path / "c") + ".out.stub").read_text())
+    assert stub["benched"] == [] and len(stub["compiled"]) == 5  # 3 + 2 configs, each compiled once
+
+    later, later_ident = zl_run(tmp_path, tmp_path / "later", FIX_OUT=tmp_path / "later.out")
+    assert later.returncode == MEASURED_NOTHING, later.stdout + later.stderr
+    assert later_ident["autotune"]["tuning_benchmarks"] == 10
+    assert later_ident["tuner_cache"]["inherited_winners"] == 0
+
+
+def test_compile_only_refuses_a_cache_of_its_own(tmp_path):
+    for args, word in ((("--isolate-tuner-cache", "1"), "--isolate-tuner-cache"),
+                       (("--autotune", "record"), "--autotune record")):
+        proc, ident = zl_run(tmp_path, tmp_path / "x", "--compile-only", *args, FIX_OUT=tmp_path / "x.out")
+        assert proc.returncode == 2 and word in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+        assert ident is None

@@ -223,7 +223,9 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
       "replay-in-cache",
       "replay into the tuner cache in use (FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR, both set, a cache the caller "
       "owns) instead of an isolated one, so a warm worker on that cache may run it; a recorded row replaces one of "
-      "the same key");
+      "the same key")("compile-only",
+                      "run each shape's sides once so their kernels compile into the shared caches; measure and "
+                      "tune nothing, write no rows (what a batch's compile-ahead pass runs; docs/batch.md)");
   // Set by `zlcore batch` for the runs it starts.
   po::options_description hidden;
   hidden.add_options()("same-process-group", "")("warmed-on", po::value<std::string>(), "")(
@@ -286,6 +288,17 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
                          "get the records)");
     }
     o.replay_in_cache = true;
+  }
+  if (vm.count("compile-only")) {
+    // It fills the caches later runs read: an isolated cache is thrown away
+    // with the run, and a replay or a record pins or keeps winners, which a
+    // run that benchmarks nothing has none of.
+    if (o.isolate_tuner_cache)
+      throw UsageError("run: --compile-only fills the shared caches; not with --isolate-tuner-cache 1");
+    if (!o.replay_from.empty() || (!o.autotune_mode.empty() && o.autotune_mode != "tune"))
+      throw UsageError("run: --compile-only tunes nothing; not with --autotune " +
+                       (o.autotune_mode.empty() ? std::string("replay") : o.autotune_mode) + " or --replay-from");
+    o.compile_only = true;
   }
   o.same_process_group = vm.count("same-process-group") > 0;
   if (vm.count("warmed-on")) o.warmed_on = vm["warmed-on"].as<std::string>();

@@ -51,6 +51,12 @@ ChildCommand child_command(const Backend& backend, const Plan& plan, const Resol
   // before each call; resolve refused a cold device without it.
   if (env[kL2Knob] == "cold") env[kL2BytesEnv] = std::to_string(l2_cache_bytes(r.device).value_or(0));
   for (const auto& [k, v] : caches.autotune.child_env) env[k] = v;
+  if (o.compile_only) {
+    env["ZL_COMPILE_ONLY"] = "1";
+    // The tuning calls it answers unbenchmarked must not become the shared
+    // store's winners: LibTuner keeps this run's in memory.
+    env[FlagGemsProvider::tuner_db_url_env()] = FlagGemsProvider::tuner_db_in_memory();
+  }
   if (caches.dirs.isolated) {
     env[FlagGemsProvider::tuner_cache_env()] = caches.dirs.flaggems;
     env["TRITON_CACHE_DIR"] = caches.dirs.triton;

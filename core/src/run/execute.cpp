@@ -45,6 +45,12 @@ ChildResult execute(const ChildCommand& cmd, const RunOptions& o, const Caches& 
     if (cold_because.empty() && !worker.connect(o.worker_socket, o.timeout_s, &error)) {
       cold_because = "no warm worker: " + error;
     }
+    // A worker's tuner store was fixed at its imports: one started for
+    // compile-only runs keeps unbenchmarked winners, another persists them.
+    if (cold_because.empty() && worker.compile_only() != o.compile_only) {
+      cold_because = o.compile_only ? "compile only: the worker was not started for compile-only runs"
+                                    : "the worker was started for compile-only runs";
+    }
     // A worker the batch just started is still importing the suite's
     // libraries while the op waits here: that wait is the op's imports.
     if (cold_because.empty()) id.set(key::worker_wait_seconds, monotonic_seconds() - wait_from);

@@ -286,6 +286,7 @@ Finished identity_finish(Identity& id, const Resolved& r, Caches& caches, const 
   if (const rapidjson::Value* reported = id.get(key::plugins)) facts.outcomes = member(*reported, "outcomes");
   facts.rows = count_rows((rd / "results.jsonl").string());
   facts.log_tail = file_tail(log_path, size_t{64} * 1024);
+  facts.compile_only = r.options.compile_only;
   RunStatus end = decide_status(facts, FlagGemsProvider::is_decline);
   // An interrupt that arrived after the child ended still ends the run here.
   if (end.status == "passed" && signals::interrupt_count() > 0)

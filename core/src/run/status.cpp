@@ -164,6 +164,10 @@ RunStatus from_tally(const Tally& t, const rapidjson::Value* o, const ChildFacts
       r.exit_code = f.child.exit_code == 0 ? 1 : f.child.exit_code;
       r.reason = text::one_line((t.collect_errors.empty() ? "" : "collection error: ") + text::join_some(all, 2), 600);
     }
+  } else if (t.passed > 0 && f.compile_only) {
+    r.status = "passed";
+    r.exit_code = 0;
+    r.reason = "compile only: " + std::to_string(t.passed) + " test(s) ran, nothing measured";
   } else if (t.passed > 0 && f.rows.total == 0) {
     r.status = "empty";
     r.exit_code = kExitEmpty;

@@ -33,6 +33,7 @@ struct ChildFacts {
   RowCounts rows;
   std::string log_tail;            // the end of pytest.log
   bool interrupted_after = false;  // an interrupt reached zlcore after the child ended
+  bool compile_only = false;       // --compile-only: tests that passed wrote no row by design
 };
 
 struct RunStatus {

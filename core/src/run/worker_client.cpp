@@ -111,6 +111,7 @@ bool WorkerSession::connect(const std::string& socket_path, double handshake_tim
   pid_ = d["pid"].GetInt();
   if (d.HasMember("ops_before") && d["ops_before"].IsInt()) ops_before_ = d["ops_before"].GetInt();
   standby_ = d.HasMember("standby") && d["standby"].IsBool() && d["standby"].GetBool();
+  compile_only_ = d.HasMember("compile_only") && d["compile_only"].IsBool() && d["compile_only"].GetBool();
   return true;
 }
 

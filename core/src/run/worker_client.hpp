@@ -27,6 +27,9 @@ class WorkerSession {
   pid_t pid() const { return pid_; }
   int ops_before() const { return ops_before_; }
   bool standby() const { return standby_; }
+  // Started for compile-only runs (its LibTuner store in memory): it serves
+  // those alone, and no other worker serves them.
+  bool compile_only() const { return compile_only_; }
   // After run(): the worker's health check of itself once the op was over
   // (docs/warm-workers.md). Unhealthy: the worker exits, and the batch reruns
   // a failed op in a fresh process. Unknown (no reply) counts as healthy:
@@ -54,6 +57,7 @@ class WorkerSession {
   pid_t pid_ = -1;
   int ops_before_ = 0;
   bool standby_ = false;  // the worker began as a standby
+  bool compile_only_ = false;
   bool healthy_ = true;
   std::string health_reason_;
   Memory memory_;

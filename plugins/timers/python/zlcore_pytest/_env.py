@@ -45,6 +45,12 @@ def uses_torch_device():
     return torch_device() not in ("", "cpu", "host", "none")
 
 
+def compile_only():
+    """ZL_COMPILE_ONLY=1 (`zlcore run --compile-only`): each side runs once so
+    its kernels compile into the caches; nothing is measured or tuned."""
+    return text("ZL_COMPILE_ONLY") == "1"
+
+
 def planned_timer():
     return text("ZL_TIMER").lower()
 

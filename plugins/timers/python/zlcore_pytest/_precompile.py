@@ -80,9 +80,13 @@ class CompileAhead:
         except Exception:  # noqa: BLE001 - its benchmark meets the same failure and handles it
             failed += 1
         rest = list(configs[1:])
-        with ThreadPoolExecutor(max_workers=min(self.threads, len(rest)), thread_name_prefix="zl-compile") as pool:
-            futures = [pool.submit(compile_one, c) for c in rest]
-        failed += sum(1 for f in futures if f.exception() is not None)
+        if rest:
+            # A compile-only run compiles every configuration even without
+            # threads to spare: one worker then compiles them in turn.
+            workers = max(1, min(self.threads, len(rest)))
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zl-compile") as pool:
+                futures = [pool.submit(compile_one, c) for c in rest]
+            failed += sum(1 for f in futures if f.exception() is not None)
         self.tuners += 1
         self.configs += len(configs)
         self.failed += failed

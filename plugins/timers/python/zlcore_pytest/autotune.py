@@ -340,6 +340,7 @@ class _State:
         self.inherited = 0
         self.replayed_lookups = 0
         self.pinned = 0
+        self.compile_pinned = 0  # tuning calls a compile-only run answered with their first config
         self.misses = []
         self.miss_count = 0
         self.refused = []
@@ -396,6 +397,7 @@ class _State:
             "replay_refused": self.refused_count,
             "replay_refused_list": self.refused[:MAX_LISTED],
             "pinned": self.pinned,
+            "compile_pinned": self.compile_pinned,
             "replayed_lookups": self.replayed_lookups,
             "inherited_winners": self.inherited,
             "triton_winners": self.winners_digest(),
@@ -560,6 +562,17 @@ def _wrap_autotuner(cls):
         self._zl_pruned = True  # LibTuner hit detection: prune runs only on a miss
         if STATE.mode != "replay":
             configs = orig_prune(self, kwargs, *rest, **more)
+            if _env.compile_only() and len(configs) > 1:
+                # Every configuration compiled, none benchmarked: the first
+                # runs, pinned as a replay's is. Its winner stays in this
+                # process (the run's LibTuner store is in memory, and Triton's
+                # disk entry is keyed by the one-config list), so a later
+                # run still tunes over them all, compiled.
+                with _phases.CLOCK.phase("compiling"):
+                    STATE.compile_ahead.run(self, configs, kwargs)
+                STATE.compile_pinned += 1
+                self._zl_replay_pinned = configs[0]
+                return [configs[0]]
             if STATE.compile_ahead.wanted(configs):
                 with _phases.CLOCK.phase("compiling"):
                     STATE.compile_ahead.run(self, configs, kwargs)

@@ -203,7 +203,8 @@ def pytest_configure(config):
     global WRITER, _TRACKER
     WRITER = _Writer(_env.results_file())
     _TRACKER = _state.tracker(config)
-    _TRACKER.sink = WRITER
+    # A compile-only run measures nothing: whatever the suite reports is not a row.
+    _TRACKER.sink = None if _env.compile_only() else WRITER
 
 
 @pytest.hookimpl(trylast=True)

@@ -103,6 +103,8 @@ class Timing:
         # whole session (collection and the suite's own per-shape work too).
         self._began = time.perf_counter()
         self.measuring_s = 0.0
+        self.compile_only = _env.compile_only()
+        self.sides_compiled = 0  # sides a compile-only run called once
         self._resolve_plan()
 
     # -- plan ----------------------------------------------------------------------
@@ -205,6 +207,8 @@ class Timing:
             "sides_unsettled": self.sides_unsettled,
             "captures_left_open": self.captures_left_open,
             "sides_lean": self.sides_lean,
+            "compile_only": self.compile_only,
+            "sides_compiled": self.sides_compiled,
             "seconds_measuring": round(self.measuring_s, 4),
             "seconds_in_session": round(time.perf_counter() - self._began, 4),
             "memory": dict(sorted(self.memory_peaks.items())),
@@ -243,6 +247,8 @@ class Timing:
         self._patched_class = None
 
     def get_latency(self, bench, op, args, kwargs):
+        if self.compile_only:
+            return self._compile_side(bench, op, args, kwargs)
         tracker = _state.tracker(self.config)
         row, side = tracker.side_for(bench, op, args, kwargs)
         started = time.perf_counter()
@@ -280,6 +286,23 @@ class Timing:
             builder = self._builder if self._builder is not None else _Builder(bench, op)
             profiler.after_side(row, side, lambda: builder(args, kwargs))
         return timing.latency_ms
+
+    def _compile_side(self, bench, op, args, kwargs):
+        """`zlcore run --compile-only`: the side runs once, so that its kernels
+        compile into the caches (a batch's compile-ahead pass, docs/batch.md);
+        nothing is timed and no row is written. The latency returned is a
+        placeholder the suite may divide by."""
+        started = time.perf_counter()
+        try:
+            with _phases.measuring("gems"):
+                fn, _, _ = _bench.build_fn(bench, op, args, kwargs)
+                fn()
+                if _env.uses_torch_device():
+                    _bench.device_module().synchronize()
+        finally:
+            self.measuring_s += time.perf_counter() - started
+        self.sides_compiled += 1
+        return 1.0
 
     def _note_peak(self, name, value):
         if value is not None:

@@ -6,7 +6,7 @@ suite root as its working directory. It imports what is expensive and safe to sh
 (torch, triton, flag_gems by default: ZL_WORKER_PREIMPORT), takes a snapshot of the
 process, and then serves one `zlcore run` at a time over a Unix socket:
 
-    worker -> run   {"pid": P, "ops_before": N, "standby": B}   (once ready)
+    worker -> run   {"pid": P, "ops_before": N, "standby": B, "compile_only": C}   (once ready)
     run -> worker   {"args": [...], "env": {...}, "cwd": D, "log": F}
     worker -> run   {"exit_code": C, "seconds": S}
 
@@ -14,7 +14,9 @@ Each op runs `pytest.main(args)` with fds 1/2 on its log, the exact environment 
 cwd a cold child would get, and afterwards the process is put back to the snapshot
 (docs/warm-workers.md lists what is reset). A crash or hang is not handled here: the
 process dies or is killed, the op in flight is recorded as such by `zlcore run`, and
-the batch starts a fresh worker. Ops that need cold caches never come here.
+the batch starts a fresh worker. Ops that need cold caches never come here, and a
+worker started for compile-only runs (ZL_COMPILE_ONLY=1 at its start, with LibTuner's
+store in memory) serves only those, as any other serves none of them.
 
 With --standby it imports only what touches no device (ZL_WORKER_STANDBY_PREIMPORT,
 default torch and triton) and waits; the first connection makes it the device's worker,
@@ -37,6 +39,7 @@ import time
 import warnings
 import weakref
 
+from . import _env
 from ._heap import after_op, freeze_imports
 
 DEFAULT_PREIMPORT = "torch,triton,flag_gems"
@@ -484,6 +487,7 @@ def main(argv=None):
         print(json.dumps({"worker": os.getpid(), "imported": imported, "missing": missing,
                           "import_seconds": round(import_seconds, 3)}), flush=True)
 
+    compile_only = _env.compile_only()  # as started: what flag_gems imported with
     ops_done = 0
     while True:
         if first is not None:
@@ -493,7 +497,8 @@ def main(argv=None):
         with conn:
             try:
                 _send(conn, {"pid": os.getpid(), "ops_before": ops_done, "imported": imported,
-                             "import_seconds": round(import_seconds, 3), "standby": opts.standby})
+                             "import_seconds": round(import_seconds, 3), "standby": opts.standby,
+                             "compile_only": compile_only})
                 request = _recv_line(conn)
             except (OSError, ValueError):
                 continue

@@ -84,6 +84,10 @@ class FlagGemsProvider {
   static const char* tuner_cache_env() { return "FLAGGEMS_CACHE_DIR"; }
   static std::string default_tuner_cache_dir(const std::string& home) { return home + "/.flaggems"; }
   static const char* tuner_db_subdir() { return "config_cache"; }
+  // The variable that replaces LibTuner's whole database URL, and the URL
+  // that keeps a process's winners in memory (read at flag_gems' import).
+  static const char* tuner_db_url_env() { return "FLAGGEMS_DB_URL"; }
+  static const char* tuner_db_in_memory() { return "sqlite:///:memory:"; }
   // Prefixes of the environment variables that change what FlagGems and the
   // Triton under it compute or how they tune: the identity records them.
   static const std::vector<std::string>& knob_prefixes();

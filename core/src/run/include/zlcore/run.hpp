@@ -43,6 +43,9 @@ struct RunOptions {
   // Keep an isolated (or replay) cache after the run instead of dropping it,
   // e.g. to hand exactly these winners and binaries to another tool.
   bool keep_tuner_cache = false;
+  // --compile-only: each side runs once so its kernels compile into the
+  // shared caches; nothing is measured or tuned (a batch's compile-ahead pass).
+  bool compile_only = false;
   std::string python;   // empty: the first of python_candidates() that has pytest
   std::string out_dir;  // empty: runs/<timestamp>-<op>-<backend>
   double timeout_s = 0;

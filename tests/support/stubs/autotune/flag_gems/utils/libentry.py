@@ -4,7 +4,8 @@ DB laid out like FlagGems' SQLPersistantModel writes it:
 $FLAGGEMS_CACHE_DIR/config_cache/TunedConfig_<vendor>_triton_<maj>_<min>.db,
 one table per kernel named <kernel>_<kernel_hash>-<md5 of key column names>,
 key_0.. columns (the primary key) plus one column per config field, and a
-<kernel>_<cache_key>_benchmark_v2-<md5> table of timings."""
+<kernel>_<cache_key>_benchmark_v2-<md5> table of timings. FLAGGEMS_DB_URL=sqlite:///:memory:
+keeps them in this process, as FlagGems' own does."""
 
 import hashlib
 import inspect
@@ -18,7 +19,27 @@ VENDOR = os.environ.get("GEMS_VENDOR", "nvidia")
 MAJ, MIN = triton.__version__.split(".")[:2]
 
 
+class _Kept:
+    """The process's in-memory DB: closing a use of it keeps it."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def execute(self, *args):
+        return self.db.execute(*args)
+
+    def close(self):
+        pass
+
+
+_IN_MEMORY = []
+
+
 def _db():
+    if os.environ.get("FLAGGEMS_DB_URL") == "sqlite:///:memory:":
+        if not _IN_MEMORY:
+            _IN_MEMORY.append(sqlite3.connect(":memory:", isolation_level=None))
+        return _Kept(_IN_MEMORY[0])
     root = Path(os.environ.get("FLAGGEMS_CACHE_DIR") or Path.home() / ".flaggems")
     path = root / "config_cache" / f"TunedConfig_{VENDOR}_triton_{MAJ}_{MIN}.db"
     path.parent.mkdir(parents=True, exist_ok=True)
