@@ -13,7 +13,8 @@
 #      SIGINT after this many seconds, 0: no limit; --resume finishes it later;
 #      BUDGET_COLD_S, BUDGET_WARM_S: one pass's own), REF_BUDGET_S (the reference's),
 #      REFERENCE=1: then FlagGems' own pytest --mode kernel over the same files and
-#      marks in one process on the warm caches, timed (REF_OPS: how many ops, 8)
+#      marks in one process on the warm caches, timed (REF_OPS: how many ops, 8),
+#      BATCH_ARGS: more `zlcore batch` flags for every pass (e.g. --no-compile-ahead)
 # The caches are WORK/cache/{flaggems,triton}: empty before the cold pass when
 # WORK is new, so "cold" means a fresh machine's first batch.
 set -uo pipefail
@@ -29,6 +30,8 @@ export FLAGGEMS_CACHE_DIR="$WORK/cache/flaggems" TRITON_CACHE_DIR="$WORK/cache/t
 COMMON=(--backend "${BACKEND:-cuda}" --flaggems-dir "$FG" --level "${LEVEL:-core}" --dtypes "${DTYPES:-float16}"
         --python "$PY" --ops-file "$ops_file")
 [ -n "${OP_TIMEOUT_S:-}" ] && COMMON+=(--timeout "$OP_TIMEOUT_S")
+read -r -a more <<< "${BATCH_ARGS:-}"
+COMMON+=("${more[@]}")
 
 grep -v '^#' "$ops_file" | tr '\n' ' '; echo
 for pass in ${PASSES:-cold warm}; do

@@ -51,8 +51,9 @@ BatchOptions options_with_every_field() {
   BatchOptions o;
   // Every field by name, as above: a new BatchOptions field stops this
   // compiling until it has a value here (and the plan holds it).
-  auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices, cold,
-         standby, orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] = o;
+  auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices,
+         compile_lanes, compile_lanes_from, cold, standby, orphans, idle, run, recorded_options, caliber, force_resume,
+         launcher_options, launcher_args] = o;
   auto& [check, max_util_percent, max_mem_used_mib, recheck_s, give_up_s] = idle;
   auto& [flags, dtypes, replay_from] = run;
   backend = "fakegpu";
@@ -64,6 +65,8 @@ BatchOptions options_with_every_field() {
   timeout_s = 12.5;
   backstop_s = 7.25;
   warmup_devices = 2;
+  compile_lanes = 5;
+  compile_lanes_from = "--compile-ahead";  // auto would be the node's own cores
   cold = true;
   standby = true;
   orphans = "kill";
@@ -95,9 +98,9 @@ void expect_same(const OpSpec& a, const OpSpec& b) {
 }
 
 void expect_same(const BatchOptions& a, const BatchOptions& b) {
-  const auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices, cold,
-               standby, orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] =
-      a;
+  const auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices,
+               compile_lanes, compile_lanes_from, cold, standby, orphans, idle, run, recorded_options, caliber,
+               force_resume, launcher_options, launcher_args] = a;
   EXPECT_EQ(backend, b.backend);
   EXPECT_EQ(backend_dir, b.backend_dir);
   EXPECT_EQ(device_indices, b.device_indices);
@@ -108,6 +111,8 @@ void expect_same(const BatchOptions& a, const BatchOptions& b) {
   EXPECT_EQ(timeout_s, b.timeout_s);
   EXPECT_EQ(backstop_s, b.backstop_s);
   EXPECT_EQ(warmup_devices, b.warmup_devices);
+  EXPECT_EQ(compile_lanes, b.compile_lanes);
+  EXPECT_EQ(compile_lanes_from, b.compile_lanes_from);
   EXPECT_EQ(cold, b.cold);
   EXPECT_EQ(standby, b.standby);
   EXPECT_EQ(orphans, b.orphans);

@@ -282,3 +282,42 @@ def test_ops_file_yaml_and_refusals(tmp_path):
     assert r.returncode == 2 and "--resume" in r.stderr
     r = run_batch(tmp_path / "e", "ok1,ok1")
     assert r.returncode == 2 and "listed twice" in r.stderr
+
+
+def test_compile_ahead_runs_each_op_once_unmeasured_then_times_it_and_the_next_batch_skips_it(tmp_path):
+    import json
+
+    from zltest import FAKEGEMS_SUITE, STUBS
+
+    env = dict(PYTHONPATH=str(STUBS / "gpu"), ZL_FAKE_TORCH_DEVICE="cuda", TRITON_CACHE_DIR=str(tmp_path / "triton"))
+    ops = "abs,clustermm,crash"
+    r = run_batch(tmp_path / "b", ops, devices=1, suite=FAKEGEMS_SUITE, extra=["--compile-ahead", "2"], **env)
+    assert r.returncode == 1, r.stdout + r.stderr  # crash fails in both passes
+    assert "compile-ahead pass: 3 ops, 2 at a time" in r.stdout
+    ident = json.loads((tmp_path / "b" / "batch_identity.json").read_text())
+    done = ident["compile_ahead"]
+    assert (done["lanes"], done["ops"], done["compiled"], done["failed"], done["off"]) == (2, 3, 2, 1, None)
+    assert done["triton_cache"] == str(tmp_path / "triton") and done["devices"] == ["FAKE-0000"]
+    # Each op's compile-only run has its own directory and measured nothing;
+    # its row is the timed run's.
+    for op in ("abs", "clustermm"):
+        run = json.loads((tmp_path / "b" / "compile" / op / "run_identity.json").read_text())
+        assert run["status"] == "passed" and run["rows"] == 0 and run["env"]["ZL_COMPILE_ONLY"] == "1"
+    rows = by_op(ops_status_rows(tmp_path / "b"))
+    assert {op: row["status"] for op, row in rows.items()} == {"abs": "passed", "clustermm": "passed",
+                                                               "crash": "failed"}
+    assert all(row["run_dir"] == "runs/" + op for op, row in rows.items())
+    timed = json.loads((tmp_path / "b" / "runs" / "clustermm" / "run_identity.json").read_text())
+    assert timed["rows"] > 0 and "ZL_COMPILE_ONLY" not in timed["env"]
+    assert len(list((tmp_path / "triton" / "zlcore-compiled").iterdir())) == 2
+
+    # The next batch on that cache compiles only what did not go through.
+    r = run_batch(tmp_path / "c", ops, devices=1, suite=FAKEGEMS_SUITE, extra=["--compile-ahead", "2"], **env)
+    assert "compile-ahead pass: 1 ops, 1 at a time (2 compiled by an earlier batch)" in r.stdout, r.stdout
+    # Off (compile_ahead_test.cpp: also where each run has a tuner cache of its own): the same rows.
+    r = run_batch(tmp_path / "d", ops, devices=1, suite=FAKEGEMS_SUITE, extra=["--no-compile-ahead"], **env)
+    assert r.returncode == 1 and not (tmp_path / "d" / "compile").exists()
+    assert {op: row["status"] for op, row in by_op(ops_status_rows(tmp_path / "d")).items()} == {
+        op: row["status"] for op, row in rows.items()}
+    off = json.loads((tmp_path / "d" / "batch_identity.json").read_text())["compile_ahead"]
+    assert off["lanes"] == 0 and off["off"] == "0 lanes (--no-compile-ahead)"

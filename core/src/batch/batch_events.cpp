@@ -40,7 +40,7 @@ std::string move_aside(const fs::path& dir) {
 OpLaunch BatchRun::prepare(const Job& job, const Device& device) {
   const OpSpec& op = o_.ops[job.op_index];
   const std::string name = op_dir_name(op.name);
-  const fs::path runs = dir_ / (warmup_ ? "warmup" : "runs");
+  const fs::path runs = dir_ / (compile_pass_ ? "compile" : warmup_ ? "warmup" : "runs");
   OpLaunch l;
   // Checked again before each op, not only at the start: a link planted
   // while the batch runs would take this op's run, its moved-aside attempt
@@ -63,13 +63,18 @@ OpLaunch BatchRun::prepare(const Job& job, const Device& device) {
   l.run_dir = (runs / name).string();
   std::string moved = move_aside(l.run_dir);
   if (!moved.empty()) log("op " + op.name + ": earlier run dir moved to " + moved);
-  l.log_path = (dir_ / "logs" / (name + (warmup_ ? ".warmup.log" : ".log"))).string();
+  l.log_path = (dir_ / "logs" / (name + (compile_pass_ ? ".compile.log" : warmup_ ? ".warmup.log" : ".log"))).string();
   l.warmed_on = job.warmed_on;
   l.timeout_s = o_.timeout_s;
+  if (compile_pass_) l.run_args.push_back("--compile-only");
   // One marker per attempt in the appended log.
   try {
-    append_log_line(l.log_path, "=== zlcore batch: " + std::string(warmup_ ? "warm-up" : "timed") + " run of " +
-                                    op.name + " on device " + device_label(device) + " at " + utc_now_iso() + "\n");
+    append_log_line(l.log_path, "=== zlcore batch: " +
+                                    std::string(compile_pass_ ? "compile-ahead"
+                                                : warmup_     ? "warm-up"
+                                                              : "timed") +
+                                    " run of " + op.name + " on device " + device_label(device) + " at " +
+                                    utc_now_iso() + "\n");
   } catch (const std::exception& e) {
     if (is_out_of_space(e)) {
       out_of_space(e.what());
@@ -81,8 +86,11 @@ OpLaunch BatchRun::prepare(const Job& job, const Device& device) {
 }
 
 void BatchRun::started(const Job& job, const OpLaunch& l) {
-  const std::string what = (warmup_ ? "warm-up " : "start   ") + o_.ops[job.op_index].name + " on device " +
-                           device_label(l.device) + (l.warmed_on.empty() ? "" : " (warmed on " + l.warmed_on + ")");
+  const std::string what = (compile_pass_ ? "compile "
+                            : warmup_     ? "warm-up "
+                                          : "start   ") +
+                           o_.ops[job.op_index].name + " on device " + device_label(l.device) +
+                           (l.warmed_on.empty() ? "" : " (warmed on " + l.warmed_on + ")");
   log(what);
   if (!progress_tty()) progress_->line(what);
 }
@@ -92,7 +100,7 @@ void BatchRun::running_as(const Job& job, const OpLaunch& l, pid_t pid) {
   lease.op = o_.ops[job.op_index].name;
   lease.run_dir = fs::relative(l.run_dir, dir_).string();
   lease.batch_dir = dir_.string();
-  lease.warmup = warmup_;
+  lease.warmup = warmup_ || compile_pass_;  // neither run is the op's row: never adopted as one
   lease.device_index = l.device.index;
   lease.device_id = l.device.id;
   if (!describe_process(pid, &lease)) return;  // already over
@@ -112,6 +120,7 @@ void BatchRun::finished(const Job& job, const OpLaunch& l, const OpOutcome& out)
   std::error_code ec;
   fs::remove(lease_path(dir_.string(), op_dir_name(op.name)), ec);
   progress_->op_done();
+  if (compile_pass_) return compiled(job, l, out);
   if (warmup_) {
     // An op that measured something goes on to its timed run; one that
     // cannot (unsupported, crashed, preflight) has its row from here.
@@ -166,6 +175,10 @@ void BatchRun::finished(const Job& job, const OpLaunch& l, const OpOutcome& out)
 void BatchRun::never_ran(const Job& job, Status status, const std::string& reason) {
   const OpSpec& op = o_.ops[job.op_index];
   progress_->op_done();
+  if (compile_pass_) {
+    note("compile-ahead " + op.name + ": " + reason + " (its timed run compiles it)");
+    return;
+  }
   OpRow row;
   row.op = op.name;
   row.test_node = op.test_node;

@@ -76,6 +76,7 @@ void BatchRun::write_identity(const std::string& status) {
   doc.AddMember("executor", json::str(executor_ ? executor_->kind() : "cold", a), a);
   doc.AddMember("standby_worker", executor_ && std::string(executor_->kind()) == "warm" && o_.standby, a);
   doc.AddMember("warmup_devices", o_.warmup_devices, a);
+  doc.AddMember("compile_ahead", compile_report(a), a);
   doc.AddMember("timeout_s", o_.timeout_s, a);
   doc.AddMember("options", json::str_map(o_.recorded_options, a), a);
   std::vector<std::string> ops;

@@ -41,18 +41,19 @@ int BatchRun::execute() {
   return finish(interrupted);
 }
 
-// A fresh process per op (--cold), or a warm worker per device.
-void BatchRun::start_executor() {
+// How each op's `zlcore run` is started.
+ColdExecutorConfig BatchRun::cold_config() const {
   ColdExecutorConfig ec;
   ec.zlcore_exe = fs::read_symlink("/proc/self/exe").string();
   ec.backend_dir = fs::absolute(o_.backend_dir).string();
   ec.backend = backend_.name();
   ec.batch_dir = dir_.string();
   ec.run = o_.run;
-  if (o_.cold) {
-    executor_ = make_cold_executor(ec);
-    return;
-  }
+  return ec;
+}
+
+// A warm worker per device, started in the suite's root.
+WarmExecutorConfig BatchRun::warm_config(const ColdExecutorConfig& ec) const {
   WarmExecutorConfig wc;
   wc.run = ec;
   for (const auto& [flag, value] : o_.run.flags) {
@@ -64,12 +65,24 @@ void BatchRun::start_executor() {
     wc.suite_root = fs::absolute(env_root).string();
   wc.visibility_env = backend_.visibility_env();
   wc.framework_vendor = backend_.framework_vendor();
+  return wc;
+}
+
+// A fresh process per op (--cold), or a warm worker per device.
+void BatchRun::start_executor() {
+  const ColdExecutorConfig ec = cold_config();
+  if (o_.cold) {
+    executor_ = make_cold_executor(ec);
+    return;
+  }
+  WarmExecutorConfig wc = warm_config(ec);
   wc.standby = o_.standby;
   executor_ = make_warm_executor(wc);
 }
 
-// The warm-up pass (--parallel-warmup-gpus), then the timed pass over the
-// ops whose warm-up ran through. True when a Ctrl-C ended either.
+// The compile-ahead pass, the warm-up pass (--parallel-warmup-gpus), then
+// the timed pass over the ops whose warm-up ran through. True when a Ctrl-C
+// ended any of them.
 bool BatchRun::run_passes() {
   QueueConfig qc;
   qc.probe = [this] { return backend_.enumerate(); };
@@ -80,7 +93,8 @@ bool BatchRun::run_passes() {
   bool interrupted = false;
   std::vector<Job> jobs;
   for (size_t i : todo_) jobs.push_back(Job{i, ""});
-  if (o_.warmup_devices > 0 && !jobs.empty()) {
+  interrupted = compile_ahead(jobs, qc);
+  if (!interrupted && o_.warmup_devices > 0 && !jobs.empty()) {
     const size_t n = std::min<size_t>(static_cast<size_t>(o_.warmup_devices), devices_.size());
     qc.devices.assign(devices_.begin(), devices_.begin() + static_cast<long>(n));
     say("warm-up pass: " + std::to_string(jobs.size()) + " ops over " + std::to_string(n) + " device(s)");

@@ -1,6 +1,7 @@
 // One batch on this host, as the local launcher runs it. Its jobs each have
 // a file of their own:
 //   batch_run.cpp        the passes (warm-up, timed) and the summary
+//   batch_compile.cpp    the compile-ahead pass before them
 //   batch_events.cpp     what happens as each op starts and ends: its
 //                        directories, log, lease and ops_status.csv row
 //   batch_directory.cpp  the batch directory: checked, locked, room kept
@@ -51,12 +52,20 @@ class BatchRun : public QueueEvents {
   static constexpr const char* kStatusFile = "ops_status.csv";
 
   // batch_run.cpp
+  ColdExecutorConfig cold_config() const;
+  WarmExecutorConfig warm_config(const ColdExecutorConfig& ec) const;
   void start_executor();
   bool run_passes();
   int finish(bool interrupted);
   void print_time_summary(const std::vector<OpRow>& rows) const;
   std::vector<OpRow> latest_rows() const;
   std::string devices_text() const;
+
+  // batch_compile.cpp
+  bool compile_ahead(const std::vector<Job>& jobs, QueueConfig qc);
+  std::unique_ptr<Executor> compile_executor(int lanes) const;
+  void compiled(const Job& job, const OpLaunch& l, const OpOutcome& out);
+  json::Value compile_report(json::Alloc& a) const;
 
   // batch_events.cpp
   bool progress_tty() const;
@@ -99,6 +108,17 @@ class BatchRun : public QueueEvents {
   std::vector<OpRow> earlier_rows_, rows_;
   std::map<size_t, std::string> warmed_on_;
   bool warmup_ = false;
+  bool compile_pass_ = false;
+  // What the compile-ahead pass did, for the summary and the identity.
+  struct CompileAhead {
+    int lanes = 0;
+    std::string off;  // why no pass ran; empty when one did (or nothing was left to run)
+    std::string triton_dir;
+    std::vector<std::string> devices;                       // the lanes' device ids
+    size_t ops = 0, compiled = 0, failed = 0, already = 0;  // already: an earlier batch's marker
+    double seconds = 0;
+    std::map<size_t, std::string> keys;  // op index -> its marker's key
+  } compile_;
   size_t finished_rows_ = 0;
   std::set<std::string> warned_;
   std::set<std::string> blocked_;          // ops whose earlier run would not die

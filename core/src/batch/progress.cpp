@@ -88,7 +88,7 @@ void Progress::line(const std::string& text) {
 
 void Progress::op_done() {
   ++phase_done_;
-  if (phase_ != "warm-up") ++done_;
+  if (phase_ != "warm-up" && phase_ != "compile") ++done_;  // neither pass gives the op its row
 }
 
 void Progress::tick(const std::vector<InFlight>& running) {

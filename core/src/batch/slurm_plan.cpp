@@ -75,9 +75,9 @@ json::Value options_json(const BatchOptions& o, json::Alloc& a) {
   // Every field by name: a field added to BatchOptions (or IdlePolicy,
   // OpRunFlags) stops this compiling until the plan holds it, since the
   // shards know the batch only through the plan.
-  const auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices, cold,
-               standby, orphans, idle, run, recorded_options, caliber, force_resume, launcher_options, launcher_args] =
-      o;
+  const auto& [backend, backend_dir, device_indices, ops, out_dir, resume, timeout_s, backstop_s, warmup_devices,
+               compile_lanes, compile_lanes_from, cold, standby, orphans, idle, run, recorded_options, caliber,
+               force_resume, launcher_options, launcher_args] = o;
   const auto& [check, max_util_percent, max_mem_used_mib, recheck_s, give_up_s] = idle;
   const auto& [flags, dtypes, replay_from] = run;
   json::Value v(rapidjson::kObjectType);
@@ -94,6 +94,9 @@ json::Value options_json(const BatchOptions& o, json::Alloc& a) {
   v.AddMember("timeout_s", timeout_s, a);
   v.AddMember("backstop_s", backstop_s, a);
   v.AddMember("warmup_devices", warmup_devices, a);
+  // auto is decided on the node that runs the shard; the submitter's cores say nothing.
+  v.AddMember("compile_lanes", compile_lanes_from == "auto" ? 0 : compile_lanes, a);
+  v.AddMember("compile_lanes_from", json::str(compile_lanes_from, a), a);
   v.AddMember("cold", cold, a);
   v.AddMember("standby", standby, a);
   v.AddMember("orphans", json::str(orphans, a), a);
@@ -130,6 +133,9 @@ BatchOptions options_from(const json::Fields& f) {
   o.timeout_s = f.number("timeout_s");
   o.backstop_s = f.number("backstop_s");
   o.warmup_devices = f.integer("warmup_devices");
+  o.compile_lanes_from = f.str("compile_lanes_from");
+  // auto means the cores of the node the shard runs on, not the submitter's.
+  o.compile_lanes = o.compile_lanes_from == "auto" ? auto_compile_lanes() : f.integer("compile_lanes");
   o.cold = f.boolean("cold");
   o.standby = f.has("standby") && f.boolean("standby");  // absent in plans of older zlcore
   o.orphans = f.str("orphans");

@@ -187,7 +187,7 @@ class WarmExecutor : public Executor {
     std::error_code ec;
     fs::create_directories(workers_dir_, ec);
     const std::string log =
-        (workers_dir_ / ("device" + std::to_string(device.index) + "-" + generation + ".log")).string();
+        (workers_dir_ / (c_.log_prefix + "device" + std::to_string(device.index) + "-" + generation + ".log")).string();
 
     // The device is fixed before the first import: flag_gems initializes it then.
     std::map<std::string, std::string> env;

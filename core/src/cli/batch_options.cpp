@@ -74,6 +74,10 @@ void add_batch_flags(po::options_description& desc) {
       "seconds per op before it is killed and recorded as timeout (default 600; 0: none)")(
       "parallel-warmup-gpus", po::value<std::string>(),
       "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")(
+      "compile-ahead", po::value<std::string>(),
+      "before timing anything, compile the ops N at a time on the host's cores (default auto: half the cores, at "
+      "most 8; none below 4; docs/batch.md, \"Compiling ahead\")")(
+      "no-compile-ahead", "compile each op in its timed run, as it comes (--compile-ahead 0)")(
       "launcher", po::value<std::string>()->default_value("local"),
       "where the batch runs: local, or slurm (docs/slurm.md)");
 }
@@ -232,6 +236,30 @@ void resolve_ops(const po::variables_map& vm, const RunOptions& checked, bool ru
   }
 }
 
+// The compile-ahead pass's lanes: --compile-ahead N, --no-compile-ahead, or
+// what the host's cores allow.
+void set_compile_lanes(const po::variables_map& vm, batch::BatchOptions& o) {
+  if (vm.count("no-compile-ahead") && vm.count("compile-ahead")) {
+    throw UsageError("--no-compile-ahead and --compile-ahead: give one of them");
+  }
+  if (vm.count("no-compile-ahead")) {
+    o.compile_lanes = 0;
+    o.compile_lanes_from = "--no-compile-ahead";
+    return;
+  }
+  const std::string given = vm.count("compile-ahead") ? vm["compile-ahead"].as<std::string>() : "auto";
+  if (given == "auto") {
+    o.compile_lanes = batch::auto_compile_lanes();
+    o.compile_lanes_from = "auto";
+    return;
+  }
+  o.compile_lanes = parse_count(given, "--compile-ahead");
+  if (o.compile_lanes > 64) {
+    throw UsageError("--compile-ahead: '" + given + "' is not allowed; use auto or a number of lanes from 0 to 64");
+  }
+  o.compile_lanes_from = "--compile-ahead";
+}
+
 // The batch directory, what --resume does with an earlier batch's
 // leftovers, the per-op timeout and the warm-up pass.
 void set_directory_and_passes(const po::variables_map& vm, const Backend& backend, batch::BatchOptions& o) {
@@ -252,6 +280,7 @@ void set_directory_and_passes(const po::variables_map& vm, const Backend& backen
   if (o.warmup_devices > 0 && flag_or_env_bool(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", false)) {
     throw UsageError("--parallel-warmup-gpus needs the shared tuner cache; it cannot warm an isolated one");
   }
+  set_compile_lanes(vm, o);
 }
 
 // When a device counts as idle, and how long the queue waits for one.
@@ -302,6 +331,8 @@ void record_options(const po::variables_map& vm, const std::string& devices_spec
   o.recorded_options["devices"] = devices_spec.empty() ? "all" : devices_spec;
   if (vm.count("ops")) o.recorded_options["ops"] = vm["ops"].as<std::string>();
   if (vm.count("ops-file")) o.recorded_options["ops-file"] = vm["ops-file"].as<std::string>();
+  if (vm.count("compile-ahead")) o.recorded_options["compile-ahead"] = vm["compile-ahead"].as<std::string>();
+  if (vm.count("no-compile-ahead")) o.recorded_options["no-compile-ahead"] = "1";
   for (const char* env : {"BENCH_LEVEL", "SHAPE_MODE", "SHAPE_FILE", "REPLAY_FROM", "ZL_ISOLATE_TUNER_CACHE",
                           "ZL_ENABLE_CUDAGRAPH", "ZL_DIRECT_REPEAT", "PARALLEL_WARMUP_GPUS"}) {
     if (const char* v = std::getenv(env)) o.recorded_options[std::string("env:") + env] = v;

@@ -8,8 +8,8 @@ namespace fs = std::filesystem;
 
 namespace zl {
 
-const char* const kOutputSubdirs[] = {"runs",  "warmup", "logs",  "leases", "workers", "sides",
-                                      "tuner", "plan",   "slurm", "shards", nullptr};
+const char* const kOutputSubdirs[] = {"runs",  "warmup", "compile", "logs",  "leases", "workers",
+                                      "sides", "tuner",  "plan",    "slurm", "shards", nullptr};
 
 namespace {
 

@@ -187,10 +187,18 @@ struct WarmExecutorConfig {
   // From a device's second op on, a second worker imports what touches no
   // device and waits; a retired worker's successor is then that standby.
   bool standby = false;
+  // Put before its workers' log names (workers/<prefix>device0-1.log): the
+  // compile-ahead pass runs one executor per lane on one device.
+  std::string log_prefix;
 };
 std::unique_ptr<Executor> make_warm_executor(WarmExecutorConfig config);
 
 // ---- the batch ------------------------------------------------------------
+
+// Lanes when --compile-ahead is not given: half the cores this process may
+// use, at most 8; fewer than 2 is none (one lane only moves the compiling
+// in front of the timed pass).
+int auto_compile_lanes();
 
 struct IdlePolicy {
   bool check = true;
@@ -210,7 +218,11 @@ struct BatchOptions {
   double timeout_s = 0;
   double backstop_s = 15;  // after timeout_s, the batch itself kills the op
   int warmup_devices = 0;  // PARALLEL_WARMUP_GPUS
-  bool cold = false;       // --cold: a fresh process per op instead of warm workers
+  // The compile-ahead pass (docs/batch.md, "Compiling ahead"): ops compiled
+  // this many at a time before the timed pass; 0: none.
+  int compile_lanes = 0;
+  std::string compile_lanes_from = "auto";  // the flag that decided it, or auto
+  bool cold = false;                        // --cold: a fresh process per op instead of warm workers
   // A standby worker per device waits, imported, to replace a retired one
   // (ZL_WORKER_STANDBY; docs/warm-workers.md, "The standby worker").
   bool standby = false;

@@ -1,0 +1,143 @@
+// The compile-ahead pass (compile_ahead.hpp; docs/batch.md, "Compiling
+// ahead"): the ops still to run, each once as `zlcore run --compile-only`,
+// `lanes` at a time, before anything is timed. Its runs give no op a row:
+// one that fails only leaves its kernels to the timed run, as without the pass.
+#include <algorithm>
+#include <cstdio>
+
+#include "../util/clock.hpp"
+#include "../util/printable.hpp"
+#include "batch_run.hpp"
+#include "compile_ahead.hpp"
+#include "zlcore/process.hpp"
+#include "zlcore/provider.hpp"
+#include "zlcore/tuner_cache.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zl::batch {
+
+// One executor per lane, each its own worker (or a fresh process per op
+// with --cold), started for compile-only runs: LibTuner's store in memory,
+// so that no winner chosen without a benchmark reaches the shared one.
+std::unique_ptr<Executor> BatchRun::compile_executor(int lanes) const {
+  ColdExecutorConfig ec = cold_config();
+  ec.env_set["ZL_COMPILE_ONLY"] = "1";
+  ec.env_set[FlagGemsProvider::tuner_db_url_env()] = FlagGemsProvider::tuner_db_in_memory();
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (int i = 0; i < lanes; ++i) {
+    if (o_.cold) {
+      executors.push_back(make_cold_executor(ec));
+      continue;
+    }
+    WarmExecutorConfig wc = warm_config(ec);
+    wc.rerun_cold = false;  // a failed compile run is the timed run's to repeat
+    wc.log_prefix = "compile" + std::to_string(i + 1) + "-";
+    executors.push_back(make_warm_executor(wc));
+  }
+  return make_lane_executor(std::move(executors));
+}
+
+// True when a Ctrl-C ended it.
+bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
+  compile_.lanes = o_.compile_lanes;
+  if (jobs.empty()) return false;
+  if (compile_.lanes < 2) {
+    compile_.off = o_.compile_lanes_from == "auto"
+                       ? "auto: fewer than 4 cores, where compiling ahead only moves "
+                         "the compiling"
+                       : std::to_string(compile_.lanes) + " lanes (" + o_.compile_lanes_from + ")";
+    return false;
+  }
+  if (const std::string why = compile_ahead_refusal(o_); !why.empty()) {
+    compile_.off = why;
+    say("compile-ahead: off: " + why);
+    return false;
+  }
+  compile_.triton_dir = resolve_cache_dirs(false, "").triton;
+  const std::string root = warm_config(cold_config()).suite_root;
+  const std::string fingerprint = root.empty() ? "" : suite_fingerprint(root);
+  std::vector<Job> todo;
+  for (const Job& j : jobs) {
+    std::string key = ready_key(o_.ops[j.op_index], o_.run, fingerprint);
+    if (is_compiled(compile_.triton_dir, key)) {
+      ++compile_.already;
+      continue;
+    }
+    compile_.keys[j.op_index] = key;
+    todo.push_back(j);
+  }
+  if (todo.empty()) {
+    say("compile-ahead: every op was compiled by an earlier batch into " + compile_.triton_dir);
+    return false;
+  }
+  const size_t lanes = std::min<size_t>(static_cast<size_t>(compile_.lanes), todo.size());
+  qc.devices.clear();
+  for (size_t i = 0; i < lanes; ++i) qc.devices.push_back(devices_[i % devices_.size()]);
+  for (const Device& d : qc.devices) {
+    if (std::find(compile_.devices.begin(), compile_.devices.end(), d.id) == compile_.devices.end())
+      compile_.devices.push_back(d.id);
+  }
+  // The lanes share a device on purpose, and nothing is timed meanwhile.
+  qc.idle.check = false;
+  compile_.ops = todo.size();
+  say("compile-ahead pass: " + std::to_string(todo.size()) + " ops, " + std::to_string(lanes) + " at a time" +
+      (compile_.already ? " (" + std::to_string(compile_.already) + " compiled by an earlier batch)" : ""));
+  const double started = monotonic_seconds();
+  bool interrupted = false;
+  {
+    std::unique_ptr<Executor> executor = compile_executor(static_cast<int>(lanes));
+    compile_pass_ = true;
+    progress_->set_phase("compile", todo.size());
+    interrupted = run_queue(todo, qc, *executor, *this).interrupted;
+    compile_pass_ = false;
+  }  // the lanes' workers are gone before anything is timed
+  compile_.seconds = monotonic_seconds() - started;
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.1f s", compile_.seconds);
+  say("compile-ahead pass: " + std::to_string(compile_.compiled) + " of " + std::to_string(todo.size()) +
+      " ops compiled in " + secs + (compile_.failed ? ", " + std::to_string(compile_.failed) + " failed" : ""));
+  return interrupted;
+}
+
+// A compile-ahead run ended: its marker if it went through, a line either way.
+void BatchRun::compiled(const Job& job, const OpLaunch& l, const OpOutcome& out) {
+  const OpSpec& op = o_.ops[job.op_index];
+  const bool through = out.status == Status::passed || out.status == Status::unsupported;
+  std::string note;
+  if (through) {
+    ++compile_.compiled;
+    std::string error;
+    mark_compiled(compile_.triton_dir, compile_.keys[job.op_index], op.name, dir_.string(), &error);
+    if (!error.empty()) warn_once("cannot leave the compile-ahead marker (the next batch compiles again): " + error);
+  } else {
+    ++compile_.failed;
+    note = " (" + out.reason + "; its timed run compiles it)";
+  }
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.1fs", out.seconds);
+  const std::string line = "compiled " + op.name + " ahead on device " + device_label(l.device) + ": " +
+                           to_string(out.status) + " " + secs + note;
+  log(line);
+  progress_->line(line);
+}
+
+json::Value BatchRun::compile_report(json::Alloc& a) const {
+  json::Value c(rapidjson::kObjectType);
+  c.AddMember("lanes", compile_.lanes, a);
+  if (compile_.off.empty()) {
+    c.AddMember("off", json::Value(rapidjson::kNullType), a);
+  } else {
+    c.AddMember("off", json::str(compile_.off, a), a);
+  }
+  c.AddMember("triton_cache", json::str(compile_.triton_dir, a), a);
+  c.AddMember("devices", json::str_array(compile_.devices, a), a);
+  c.AddMember("ops", static_cast<uint64_t>(compile_.ops), a);
+  c.AddMember("compiled", static_cast<uint64_t>(compile_.compiled), a);
+  c.AddMember("failed", static_cast<uint64_t>(compile_.failed), a);
+  c.AddMember("compiled_before", static_cast<uint64_t>(compile_.already), a);
+  c.AddMember("seconds", compile_.seconds, a);
+  return c;
+}
+
+}  // namespace zl::batch
