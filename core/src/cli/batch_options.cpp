@@ -7,6 +7,7 @@
 
 #include "../util/clock.hpp"
 #include "batch_caliber.hpp"
+#include "batch_queue_options.hpp"
 #include "option_parser.hpp"
 #include "plan_options.hpp"
 #include "run_options.hpp"
@@ -29,16 +30,6 @@ const char* const kRunFlags[] = {"flaggems-dir",        "level",      "mode",
                                  "direct-repeat",       "python"};
 // Switches of `zlcore run` every op gets, forwarded as they are.
 const char* const kRunSwitches[] = {"force-replay", "keep-tuner-cache"};
-
-int parse_count(const std::string& text, const std::string& what) {
-  try {
-    size_t used = 0;
-    int v = std::stoi(text, &used);
-    if (used == text.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(what + ": '" + text + "' is not a non-negative integer");
-}
 
 void check_suite(const std::string& suite, bool dtypes, bool shape_file) {
   const std::string root = std::filesystem::absolute(suite).lexically_normal().string();
@@ -236,30 +227,6 @@ void resolve_ops(const po::variables_map& vm, const RunOptions& checked, bool ru
   }
 }
 
-// The compile-ahead pass's lanes: --compile-ahead N, --no-compile-ahead, or
-// what the host's cores allow.
-void set_compile_lanes(const po::variables_map& vm, batch::BatchOptions& o) {
-  if (vm.count("no-compile-ahead") && vm.count("compile-ahead")) {
-    throw UsageError("--no-compile-ahead and --compile-ahead: give one of them");
-  }
-  if (vm.count("no-compile-ahead")) {
-    o.compile_lanes = 0;
-    o.compile_lanes_from = "--no-compile-ahead";
-    return;
-  }
-  const std::string given = vm.count("compile-ahead") ? vm["compile-ahead"].as<std::string>() : "auto";
-  if (given == "auto") {
-    o.compile_lanes = batch::auto_compile_lanes();
-    o.compile_lanes_from = "auto";
-    return;
-  }
-  o.compile_lanes = parse_count(given, "--compile-ahead");
-  if (o.compile_lanes > 64) {
-    throw UsageError("--compile-ahead: '" + given + "' is not allowed; use auto or a number of lanes from 0 to 64");
-  }
-  o.compile_lanes_from = "--compile-ahead";
-}
-
 // The batch directory, what --resume does with an earlier batch's
 // leftovers, the per-op timeout and the warm-up pass.
 void set_directory_and_passes(const po::variables_map& vm, const Backend& backend, batch::BatchOptions& o) {
@@ -281,24 +248,6 @@ void set_directory_and_passes(const po::variables_map& vm, const Backend& backen
     throw UsageError("--parallel-warmup-gpus needs the shared tuner cache; it cannot warm an isolated one");
   }
   set_compile_lanes(vm, o);
-}
-
-// When a device counts as idle, and how long the queue waits for one.
-batch::IdlePolicy idle_policy(const po::variables_map& vm) {
-  batch::IdlePolicy idle;
-  idle.check = vm.count("no-idle-check") == 0;
-  if (vm.count("idle-util")) {
-    idle.max_util_percent = parse_count(vm["idle-util"].as<std::string>(), "--idle-util");
-    if (idle.max_util_percent > 100) {
-      throw UsageError("--idle-util: '" + vm["idle-util"].as<std::string>() +
-                       "' is not allowed; use a percentage from 0 to 100");
-    }
-  }
-  if (vm.count("idle-mem-mib"))
-    idle.max_mem_used_mib = parse_count(vm["idle-mem-mib"].as<std::string>(), "--idle-mem-mib");
-  if (vm.count("busy-recheck")) idle.recheck_s = parse_seconds(vm["busy-recheck"].as<std::string>(), "--busy-recheck");
-  if (vm.count("busy-give-up")) idle.give_up_s = parse_seconds(vm["busy-give-up"].as<std::string>(), "--busy-give-up");
-  return idle;
 }
 
 // The `zlcore run` flags each op gets, with one interpreter for every op and
@@ -337,18 +286,6 @@ void record_options(const po::variables_map& vm, const std::string& devices_spec
                           "ZL_ENABLE_CUDAGRAPH", "ZL_DIRECT_REPEAT", "PARALLEL_WARMUP_GPUS"}) {
     if (const char* v = std::getenv(env)) o.recorded_options[std::string("env:") + env] = v;
   }
-}
-
-// ZL_WORKER_STANDBY: auto (the default) keeps a standby worker where the
-// timer's clock runs on the device; a host clock times CPU work, which a
-// standby's imports beside it would slow.
-bool standby_wanted(const Plan& plan) {
-  const char* raw = std::getenv("ZL_WORKER_STANDBY");
-  const std::string v = raw != nullptr ? raw : "";
-  if (v.empty() || v == "auto") return plan.timer_clock == "device";
-  if (v == "1" || v == "on") return true;
-  if (v == "0" || v == "off") return false;
-  throw UsageError("ZL_WORKER_STANDBY='" + v + "' is not allowed; use auto, 1 (on) or 0 (off)");
 }
 
 }  // namespace

@@ -208,6 +208,41 @@ RunOptions run_options_from(const po::variables_map& vm) {
   return o;
 }
 
+namespace {
+
+// --replay-in-cache and --compile-only: which tuner cache a run may write
+// into, and what into it, checked against the options already read.
+void set_cache_switches(const po::variables_map& vm, RunOptions& o) {
+  if (vm.count("replay-in-cache")) {
+    if (!autotune_replays(o.autotune_mode, o.replay_from))
+      throw UsageError("run: --replay-in-cache needs a replay (--replay-from / REPLAY_FROM)");
+    if (o.isolate_tuner_cache)
+      throw UsageError("run: --replay-in-cache replays into the cache in use; not with --isolate-tuner-cache 1");
+    // It writes rows into that cache: never into the user's default one,
+    // which every other run of theirs reads.
+    for (const char* var : {"FLAGGEMS_CACHE_DIR", "TRITON_CACHE_DIR"}) {
+      if (env_text(var).empty())
+        throw UsageError(std::string("run: --replay-in-cache needs ") + var +
+                         " set to a tuner cache of the caller's own (it is unset, so the default shared one would "
+                         "get the records)");
+    }
+    o.replay_in_cache = true;
+  }
+  if (vm.count("compile-only")) {
+    // It fills the caches later runs read: an isolated cache is thrown away
+    // with the run, and a replay or a record pins or keeps winners, which a
+    // run that benchmarks nothing has none of.
+    if (o.isolate_tuner_cache)
+      throw UsageError("run: --compile-only fills the shared caches; not with --isolate-tuner-cache 1");
+    if (!o.replay_from.empty() || (!o.autotune_mode.empty() && o.autotune_mode != "tune"))
+      throw UsageError("run: --compile-only tunes nothing; not with --autotune " +
+                       (o.autotune_mode.empty() ? std::string("replay") : o.autotune_mode) + " or --replay-from");
+    o.compile_only = true;
+  }
+}
+
+}  // namespace
+
 int cmd_run(Context& ctx, const std::vector<std::string>& args) {
   po::options_description desc(
       "run: one operator end to end (preflight, pinned device, planned timer, run directory)\n\n"
@@ -274,32 +309,7 @@ int cmd_run(Context& ctx, const std::vector<std::string>& args) {
   check_device_text(ctx, vm);
   RunOptions o = run_options_from(vm);
   if (vm.count("out")) o.out_dir = vm["out"].as<std::string>();
-  if (vm.count("replay-in-cache")) {
-    if (!autotune_replays(o.autotune_mode, o.replay_from))
-      throw UsageError("run: --replay-in-cache needs a replay (--replay-from / REPLAY_FROM)");
-    if (o.isolate_tuner_cache)
-      throw UsageError("run: --replay-in-cache replays into the cache in use; not with --isolate-tuner-cache 1");
-    // It writes rows into that cache: never into the user's default one,
-    // which every other run of theirs reads.
-    for (const char* var : {"FLAGGEMS_CACHE_DIR", "TRITON_CACHE_DIR"}) {
-      if (env_text(var).empty())
-        throw UsageError(std::string("run: --replay-in-cache needs ") + var +
-                         " set to a tuner cache of the caller's own (it is unset, so the default shared one would "
-                         "get the records)");
-    }
-    o.replay_in_cache = true;
-  }
-  if (vm.count("compile-only")) {
-    // It fills the caches later runs read: an isolated cache is thrown away
-    // with the run, and a replay or a record pins or keeps winners, which a
-    // run that benchmarks nothing has none of.
-    if (o.isolate_tuner_cache)
-      throw UsageError("run: --compile-only fills the shared caches; not with --isolate-tuner-cache 1");
-    if (!o.replay_from.empty() || (!o.autotune_mode.empty() && o.autotune_mode != "tune"))
-      throw UsageError("run: --compile-only tunes nothing; not with --autotune " +
-                       (o.autotune_mode.empty() ? std::string("replay") : o.autotune_mode) + " or --replay-from");
-    o.compile_only = true;
-  }
+  set_cache_switches(vm, o);
   o.same_process_group = vm.count("same-process-group") > 0;
   if (vm.count("warmed-on")) o.warmed_on = vm["warmed-on"].as<std::string>();
   if (vm.count("batch-dir")) o.batch_dir = vm["batch-dir"].as<std::string>();
