@@ -23,6 +23,9 @@ TEST(CompileAhead, RefusedWhereEachRunHasATunerCacheOfItsOwn) {
   EXPECT_EQ(compile_ahead_refusal(with_flag("--isolate-tuner-cache", "0")), "");
   EXPECT_EQ(compile_ahead_refusal(with_flag("--autotune", "tune")), "");
   EXPECT_NE(compile_ahead_refusal(with_flag("--isolate-tuner-cache", "1")), "");
+  // Every spelling a run accepts.
+  EXPECT_NE(compile_ahead_refusal(with_flag("--isolate-tuner-cache", "True")), "");
+  EXPECT_EQ(compile_ahead_refusal(with_flag("--isolate-tuner-cache", "OFF")), "");
   EXPECT_NE(compile_ahead_refusal(with_flag("--autotune", "record")), "");
   BatchOptions replay;
   replay.run.replay_from = "/runs/a";

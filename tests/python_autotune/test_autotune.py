@@ -396,3 +396,15 @@ def test_compile_only_refuses_a_cache_of_its_own(tmp_path):
         proc, ident = zl_run(tmp_path, tmp_path / "x", "--compile-only", *args, FIX_OUT=tmp_path / "x.out")
         assert proc.returncode == 2 and word in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
         assert ident is None
+
+
+def test_compile_only_on_a_store_it_cannot_keep_in_memory_compiles_nothing_and_writes_no_winner(tmp_path):
+    # A FlagGems whose LibTuner ignores FLAGGEMS_DB_URL: the first tuning call
+    # fails its shapes (raised inside the op's call, so the row's, not the
+    # harness's), before any winner is written; no batch marks such an op.
+    proc, ident = zl_run(tmp_path, tmp_path / "c", "--compile-only", FIX_OUT=tmp_path / "c.out",
+                         STUB_LIBCACHE_URL="sqlite:////var/flaggems/store.db")
+    assert proc.returncode == 1 and ident["status"] == "failed", proc.stdout + proc.stderr
+    assert "LibTuner's store is sqlite:////var/flaggems/store.db, not in memory" in ident["reason"]
+    later, later_ident = zl_run(tmp_path, tmp_path / "later", FIX_OUT=tmp_path / "later.out")
+    assert later_ident["autotune"]["tuning_benchmarks"] == 10

@@ -6,6 +6,7 @@
 // run's side of it (the mode, the counts, the winners digest); records.hpp
 // names the files that write a record and rebuild a replay's cache.
 #include "zlcore/autotune.hpp"
+#include "zlcore/provider.hpp"
 
 #include <rapidjson/document.h>
 
@@ -67,6 +68,13 @@ std::map<std::string, std::string> autotune_import_env() {
   // in zlcore's environment (0 included) is the user's and is left alone.
   if (std::getenv("TRITON_CACHE_AUTOTUNING") != nullptr) return {};
   return {{"TRITON_CACHE_AUTOTUNING", "1"}};
+}
+
+std::map<std::string, std::string> compile_only_env() {
+  return {{"ZL_COMPILE_ONLY", "1"},
+          {FlagGemsProvider::tuner_db_url_env(), FlagGemsProvider::tuner_db_in_memory()},
+          {FlagGemsProvider::tuner_disk_cache_env(), "0"},
+          {"TRITON_CACHE_AUTOTUNING", "0"}};
 }
 
 bool autotune_replays(const std::string& requested_mode, const std::string& replay_from) {

@@ -6,24 +6,59 @@
 #include <cstdio>
 
 #include "../util/clock.hpp"
+#include "../util/json.hpp"
+#include "../util/json_read.hpp"
 #include "../util/printable.hpp"
 #include "batch_run.hpp"
 #include "compile_ahead.hpp"
+#include "zlcore/atomic_file.hpp"
+#include "zlcore/autotune.hpp"
 #include "zlcore/process.hpp"
 #include "zlcore/provider.hpp"
+#include "zlcore/signals.hpp"
 #include "zlcore/tuner_cache.hpp"
 
 namespace fs = std::filesystem;
 
 namespace zl::batch {
+namespace {
+
+int64_t int_at(const rapidjson::Value& doc, std::initializer_list<const char*> path) {
+  const rapidjson::Value* v = &doc;
+  for (const char* k : path) {
+    if (!v->IsObject() || !v->HasMember(k)) return -1;
+    v = &(*v)[k];
+  }
+  return v->IsInt64() ? v->GetInt64() : -1;
+}
+
+// What a compile-only run's identity says against it: a run that passed
+// without calling a side compiled nothing; one whose tuners wrote a winner
+// to the shared LibTuner store (a FlagGems that ignored the in-memory URL)
+// left an untuned winner there. Empty when nothing does.
+std::string compile_doubt(const std::string& run_dir, Status status) {
+  rapidjson::Document doc;
+  try {
+    if (!json::parse(doc, read_file(run_dir + "/run_identity.json")).empty() || !doc.IsObject())
+      return "its identity does not read";
+  } catch (const std::exception& e) {
+    return std::string("its identity does not read: ") + e.what();
+  }
+  if (const int64_t added = int_at(doc, {"tuner_cache", "new_winners"}); added > 0)
+    return "it added " + std::to_string(added) + " winner(s) to the shared LibTuner store";
+  if (status == Status::passed && int_at(doc, {"plugins", "timing", "sides_compiled"}) <= 0)
+    return "it called no side, so it compiled nothing";
+  return "";
+}
+
+}  // namespace
 
 // One executor per lane, each its own worker (or a fresh process per op
 // with --cold), started for compile-only runs: LibTuner's store in memory,
 // so that no winner chosen without a benchmark reaches the shared one.
 std::unique_ptr<Executor> BatchRun::compile_executor(int lanes) const {
   ColdExecutorConfig ec = cold_config();
-  ec.env_set["ZL_COMPILE_ONLY"] = "1";
-  ec.env_set[FlagGemsProvider::tuner_db_url_env()] = FlagGemsProvider::tuner_db_in_memory();
+  for (const auto& [k, v] : compile_only_env()) ec.env_set[k] = v;
   std::vector<std::unique_ptr<Executor>> executors;
   for (int i = 0; i < lanes; ++i) {
     if (o_.cold) {
@@ -38,8 +73,9 @@ std::unique_ptr<Executor> BatchRun::compile_executor(int lanes) const {
   return make_lane_executor(std::move(executors));
 }
 
-// True when a Ctrl-C ended it.
+// True when a Ctrl-C ended it, or came while it was being set up.
 bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
+  const int interrupts = signals::interrupt_count();
   compile_.lanes = o_.compile_lanes;
   if (jobs.empty()) return false;
   if (compile_.lanes < 2) {
@@ -54,9 +90,18 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
     say("compile-ahead: off: " + why);
     return false;
   }
+  // Lanes on a device somebody else is using would slow what they time.
+  if (const std::string busy = busy_device(qc); !busy.empty()) {
+    compile_.off = busy;
+    say("compile-ahead: off: " + busy);
+    return false;
+  }
   compile_.triton_dir = resolve_cache_dirs(false, "").triton;
   const std::string root = warm_config(cold_config()).suite_root;
-  const std::string fingerprint = root.empty() ? "" : suite_fingerprint(root);
+  // The device's name too: a Triton cache shared between machines holds
+  // another architecture's kernels under the same op.
+  std::string fingerprint = root.empty() ? "" : suite_fingerprint(root);
+  for (const Device& d : devices_) fingerprint += "\t" + d.name;
   std::vector<Job> todo;
   for (const Job& j : jobs) {
     std::string key = ready_key(o_.ops[j.op_index], o_.run, fingerprint);
@@ -93,6 +138,7 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
     compile_pass_ = false;
   }  // the lanes' workers are gone before anything is timed
   compile_.seconds = monotonic_seconds() - started;
+  interrupted = interrupted || signals::interrupt_count() > interrupts;
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.1f s", compile_.seconds);
   say("compile-ahead pass: " + std::to_string(compile_.compiled) + " of " + std::to_string(todo.size()) +
@@ -100,11 +146,32 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
   return interrupted;
 }
 
+// Why the batch's devices may not take the lanes now (somebody else's work
+// on one), or "" when they may; the policy's own words, once, no waiting:
+// the timed pass waits for a busy device as it always does.
+std::string BatchRun::busy_device(const QueueConfig& qc) const {
+  if (!qc.idle.check) return "";
+  const DeviceQuery now = backend_.enumerate();
+  for (const Device& mine : devices_) {
+    for (const Device& d : now.devices) {
+      if (d.index != mine.index) continue;
+      if (std::string why = busy_reason(d, qc.idle); !why.empty())
+        return "device " + device_label(mine) + " busy: " + why;
+    }
+  }
+  return "";
+}
+
 // A compile-ahead run ended: its marker if it went through, a line either way.
 void BatchRun::compiled(const Job& job, const OpLaunch& l, const OpOutcome& out) {
   const OpSpec& op = o_.ops[job.op_index];
-  const bool through = out.status == Status::passed || out.status == Status::unsupported;
+  if (out.disk_full) out_of_space("compile-ahead run of " + op.name);
+  bool through = out.status == Status::passed || out.status == Status::unsupported;
   std::string note;
+  if (const std::string doubt = through ? compile_doubt(l.run_dir, out.status) : ""; !doubt.empty()) {
+    through = false;
+    warn_once("compile-ahead " + op.name + ": " + doubt);
+  }
   if (through) {
     ++compile_.compiled;
     std::string error;

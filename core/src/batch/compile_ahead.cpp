@@ -6,11 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "../util/clock.hpp"
 #include "zlcore/atomic_file.hpp"
+#include "zlcore/bool_text.hpp"
 #include "zlcore/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -27,13 +29,16 @@ int auto_compile_lanes() {
 
 std::string compile_ahead_refusal(const BatchOptions& o) {
   if (!o.run.replay_from.empty()) return "each replay fills a tuner cache of its own";
+  // The flag over the variable, read as every run reads them (the batch
+  // checked both before anything was written).
+  std::optional<bool> isolate;
+  if (const char* env = std::getenv("ZL_ISOLATE_TUNER_CACHE"); env != nullptr && *env != '\0')
+    isolate = parse_bool(env);
   for (const auto& [flag, value] : o.run.flags) {
-    if (flag == "--isolate-tuner-cache" && value != "0" && value != "false" && value != "no" && value != "off")
-      return "each run has a tuner cache of its own (--isolate-tuner-cache)";
+    if (flag == "--isolate-tuner-cache") isolate = parse_bool(value);
     if (flag == "--autotune" && value != "tune") return "--autotune " + value + " needs a tuner cache of its own";
   }
-  const char* isolate = std::getenv("ZL_ISOLATE_TUNER_CACHE");
-  if (isolate != nullptr && std::string(isolate) == "1") return "each run has a tuner cache of its own";
+  if (isolate.value_or(false)) return "each run has a tuner cache of its own (--isolate-tuner-cache)";
   return "";
 }
 

@@ -104,8 +104,8 @@ void Progress::heartbeat(const std::vector<InFlight>& running) {
   if (running.empty() || now - last_line_ < heartbeat_s_) return;
   std::ostringstream out;
   out << "still running:" << running_text(running) << " | ";
-  if (phase_ == "warm-up") {
-    out << "warm-up " << phase_done_ << "/" << phase_jobs_;
+  if (phase_ == "warm-up" || phase_ == "compile") {
+    out << phase_ << " " << phase_done_ << "/" << phase_jobs_;
   } else {
     out << done_ << "/" << total_ << " done";
   }
@@ -118,8 +118,8 @@ void Progress::draw(const std::vector<InFlight>& running) {
   last_draw_ = monotonic_seconds();
   const double elapsed = last_draw_ - started_;
   std::ostringstream out;
-  if (phase_ == "warm-up") {
-    out << "warm-up " << phase_done_ << "/" << phase_jobs_;
+  if (phase_ == "warm-up" || phase_ == "compile") {
+    out << phase_ << " " << phase_done_ << "/" << phase_jobs_;
   } else {
     out << done_ << "/" << total_ << " done";
   }

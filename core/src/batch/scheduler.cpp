@@ -131,7 +131,9 @@ class Queue {
   // past the window it is somebody else's, and the policy's recheck cadence
   // applies. Without this the batch waited recheck_s (5 s) after most ops
   // on an otherwise idle device.
-  bool in_own_echo(const Slot& s, double now) const { return s.freed_at >= 0 && now - s.freed_at < cfg_.own_echo_s; }
+  bool in_own_echo(const Slot& s, double now) const {
+    return now < cfg_.own_until || (s.freed_at >= 0 && now - s.freed_at < cfg_.own_echo_s);
+  }
 
   // Whether the device of a free slot may take an op now; logs a change
   // between busy and idle.

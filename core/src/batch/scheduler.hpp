@@ -60,6 +60,9 @@ struct QueueConfig {
   // unlogged (docs/batch.md, "Scheduling").
   double own_echo_s = 1.5;
   double own_echo_poll_s = 0.2;
+  // Until then (monotonic s) a busy reading is the batch's own earlier pass
+  // (the compile-ahead lanes), handled as an echo of its own op.
+  double own_until = -1;
 };
 
 struct QueueResult {

@@ -133,9 +133,12 @@ BatchOptions options_from(const json::Fields& f) {
   o.timeout_s = f.number("timeout_s");
   o.backstop_s = f.number("backstop_s");
   o.warmup_devices = f.integer("warmup_devices");
-  o.compile_lanes_from = f.str("compile_lanes_from");
-  // auto means the cores of the node the shard runs on, not the submitter's.
-  o.compile_lanes = o.compile_lanes_from == "auto" ? auto_compile_lanes() : f.integer("compile_lanes");
+  // Absent in plans of older zlcore: no pass. auto means the cores of the
+  // node the shard runs on, not the submitter's.
+  o.compile_lanes_from = f.has("compile_lanes_from") ? f.str("compile_lanes_from") : "an older plan";
+  o.compile_lanes = o.compile_lanes_from == "auto" ? auto_compile_lanes()
+                    : f.has("compile_lanes")       ? f.integer("compile_lanes")
+                                                   : 0;
   o.cold = f.boolean("cold");
   o.standby = f.has("standby") && f.boolean("standby");  // absent in plans of older zlcore
   o.orphans = f.str("orphans");

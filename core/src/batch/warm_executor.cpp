@@ -203,6 +203,7 @@ class WarmExecutor : public Executor {
     // worker's imports, and every worker would tune again on a cache that
     // holds the winners.
     for (const auto& [k, v] : autotune_import_env()) env[k] = v;
+    env["ZL_COMPILE_ONLY"] = "0";  // never inherited: a compile pass's lanes set it below
     for (const auto& [k, v] : c_.run.env_set) env[k] = v;
     for (const std::string& var : c_.visibility_env) env[var] = device.visibility_value;
     if (!c_.framework_vendor.empty()) env[FlagGemsProvider::vendor_env()] = c_.framework_vendor;

@@ -51,11 +51,14 @@ ChildCommand child_command(const Backend& backend, const Plan& plan, const Resol
   // before each call; resolve refused a cold device without it.
   if (env[kL2Knob] == "cold") env[kL2BytesEnv] = std::to_string(l2_cache_bytes(r.device).value_or(0));
   for (const auto& [k, v] : caches.autotune.child_env) env[k] = v;
+  // Always said, so that a value inherited from zlcore's environment never
+  // turns an ordinary run into one whose winners go untuned.
+  env["ZL_COMPILE_ONLY"] = o.compile_only ? "1" : "0";
   if (o.compile_only) {
-    env["ZL_COMPILE_ONLY"] = "1";
-    // The tuning calls it answers unbenchmarked must not become the shared
-    // store's winners: LibTuner keeps this run's in memory.
-    env[FlagGemsProvider::tuner_db_url_env()] = FlagGemsProvider::tuner_db_in_memory();
+    // The tuning calls it answers unbenchmarked must not become anyone's
+    // winners: LibTuner keeps this run's in memory, and Triton's autotuners
+    // keep theirs off the disk cache.
+    for (const auto& [k, v] : compile_only_env()) env[k] = v;
   }
   if (caches.dirs.isolated) {
     env[FlagGemsProvider::tuner_cache_env()] = caches.dirs.flaggems;

@@ -100,6 +100,8 @@ std::map<std::string, std::string> number_knobs(const std::map<std::string, std:
   for (const auto& [k, v] : child_env) {
     if (wanted(k)) out[k] = v;
   }
+  // Every child is told; only a compile-only run's identity says so.
+  if (out.count("ZL_COMPILE_ONLY") && out["ZL_COMPILE_ONLY"] == "0") out.erase("ZL_COMPILE_ONLY");
   // Paths that differ per run but change no number would make every A/B look
   // mismatched, and the autotune mode is compared as a pairing (record then
   // replay is the fair one), not as a knob; all are recorded elsewhere in the

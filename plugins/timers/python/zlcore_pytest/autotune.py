@@ -531,6 +531,23 @@ def note_lookup(tuner, nargs, kwargs, hit):
 
 # -- the hooks ------------------------------------------------------------------------
 
+
+class CompileOnlyStoreError(RuntimeError):
+    """A compile-only run found LibTuner's store on disk: the first config it
+    runs unbenchmarked would become the shared store's winner."""
+
+
+def _check_store_in_memory():
+    """LibTuner's database, where this FlagGems names it (libcache.db_url),
+    must be in memory in a compile-only run (zlcore sets FLAGGEMS_DB_URL);
+    a FlagGems that ignored the variable fails the run here, before any
+    winner is written."""
+    cache = getattr(sys.modules.get("flag_gems.utils.libentry"), "libcache", None)
+    url = getattr(cache, "db_url", None)
+    if isinstance(url, str) and ":memory:" not in url:
+        raise CompileOnlyStoreError(f"compile only: LibTuner's store is {url}, not in memory; nothing compiled ahead")
+
+
 _restore = []
 
 
@@ -563,6 +580,7 @@ def _wrap_autotuner(cls):
         if STATE.mode != "replay":
             configs = orig_prune(self, kwargs, *rest, **more)
             if _env.compile_only() and len(configs) > 1:
+                _check_store_in_memory()
                 # Every configuration compiled, none benchmarked: the first
                 # runs, pinned as a replay's is. Its winner stays in this
                 # process (the run's LibTuner store is in memory, and Triton's

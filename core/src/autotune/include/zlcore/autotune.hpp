@@ -61,6 +61,13 @@ AutotuneSetup prepare_autotune(const std::string& requested_mode, const std::str
 // once and serves many ops, must be started with it.
 std::map<std::string, std::string> autotune_import_env();
 
+// What a compile-only process (`zlcore run --compile-only`, a batch's
+// compile-ahead lanes) must find before its imports: ZL_COMPILE_ONLY=1, and
+// every tuner store it could write a winner to kept out of the shared
+// caches (LibTuner's database in memory, its older disk cache off, Triton's
+// autotune disk cache off).
+std::map<std::string, std::string> compile_only_env();
+
 // True when this request will replay: run_operator isolates the cache for it.
 bool autotune_replays(const std::string& requested_mode, const std::string& replay_from);
 

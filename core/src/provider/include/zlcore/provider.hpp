@@ -88,6 +88,9 @@ class FlagGemsProvider {
   // that keeps a process's winners in memory (read at flag_gems' import).
   static const char* tuner_db_url_env() { return "FLAGGEMS_DB_URL"; }
   static const char* tuner_db_in_memory() { return "sqlite:///:memory:"; }
+  // Older FlagGems keep LibTuner's rows in sqlite3 directly and ignore the
+  // URL; this switch turns that store's disk off.
+  static const char* tuner_disk_cache_env() { return "FLAGGEMS_ENABLE_DISK_CACHE"; }
   // Prefixes of the environment variables that change what FlagGems and the
   // Triton under it compute or how they tune: the identity records them.
   static const std::vector<std::string>& knob_prefixes();

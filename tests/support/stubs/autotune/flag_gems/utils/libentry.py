@@ -35,6 +35,18 @@ class _Kept:
 _IN_MEMORY = []
 
 
+class _LibCache:
+    """Where FlagGems' LibCache says its store is (libcache.db_url); STUB_LIBCACHE_URL
+    plays a FlagGems that ignores FLAGGEMS_DB_URL."""
+
+    @property
+    def db_url(self):
+        return os.environ.get("STUB_LIBCACHE_URL") or os.environ.get("FLAGGEMS_DB_URL") or "sqlite:///" + str(Path.home() / ".flaggems" / "store.db")
+
+
+libcache = _LibCache()
+
+
 def _db():
     if os.environ.get("FLAGGEMS_DB_URL") == "sqlite:///:memory:":
         if not _IN_MEMORY:
