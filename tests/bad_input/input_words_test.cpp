@@ -90,6 +90,20 @@ TEST(InputWords, AnIdleUtilizationOverAHundredPercentIsRefused) {
   EXPECT_FALSE(fs::exists(tmp / "b"));
 }
 
+TEST(InputWords, CompileAheadLanesAreAutoOrACountAndNotBothSwitches) {
+  TempDir tmp;
+  const auto env = zltest::batch_env(tmp, zltest::new_tag());
+  for (const std::string& bad : {std::string("-1"), std::string("65"), std::string("four"), std::string("")}) {
+    expect_refused(zltest::zlcore(zltest::batch_args(tmp / "b", "ok1", {"--compile-ahead", bad}), tmp.path(), env, 30),
+                   bad == "65" ? "--compile-ahead: '65' is not allowed; use auto or a number of lanes from 0 to 64"
+                               : "--compile-ahead: '" + bad + "' is not a non-negative integer");
+  }
+  expect_refused(zltest::zlcore(zltest::batch_args(tmp / "b", "ok1", {"--compile-ahead", "2", "--no-compile-ahead"}),
+                                tmp.path(), env, 30),
+                 "--no-compile-ahead and --compile-ahead: give one of them");
+  EXPECT_FALSE(fs::exists(tmp / "b"));
+}
+
 TEST(InputWords, AnAbEnvironmentNameMustBeAVariableName) {
   TempDir tmp;
   for (const std::string& kv : {std::string("K\nX=1"), std::string("1K=1"), std::string("=1")}) {
