@@ -56,11 +56,13 @@ std::string compile_doubt(const std::string& run_dir, Status status) {
 // One executor per lane, each its own worker (or a fresh process per op
 // with --cold), started for compile-only runs: LibTuner's store in memory,
 // so that no winner chosen without a benchmark reaches the shared one.
-std::unique_ptr<Executor> BatchRun::compile_executor(int lanes) const {
+std::unique_ptr<Executor> BatchRun::compile_executor(const std::vector<Device>& lanes) const {
   ColdExecutorConfig ec = cold_config();
   for (const auto& [k, v] : compile_only_env()) ec.env_set[k] = v;
   std::vector<std::unique_ptr<Executor>> executors;
-  for (int i = 0; i < lanes; ++i) {
+  std::vector<int> devices;
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    devices.push_back(lanes[i].index);
     if (o_.cold) {
       executors.push_back(make_cold_executor(ec));
       continue;
@@ -70,7 +72,7 @@ std::unique_ptr<Executor> BatchRun::compile_executor(int lanes) const {
     wc.log_prefix = "compile" + std::to_string(i + 1) + "-";
     executors.push_back(make_warm_executor(wc));
   }
-  return make_lane_executor(std::move(executors));
+  return make_lane_executor(std::move(executors), std::move(devices));
 }
 
 // True when a Ctrl-C ended it, or came while it was being set up.
@@ -131,7 +133,7 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
   const double started = monotonic_seconds();
   bool interrupted = false;
   {
-    std::unique_ptr<Executor> executor = compile_executor(static_cast<int>(lanes));
+    std::unique_ptr<Executor> executor = compile_executor(qc.devices);
     compile_pass_ = true;
     progress_->set_phase("compile", todo.size());
     interrupted = run_queue(todo, qc, *executor, *this).interrupted;

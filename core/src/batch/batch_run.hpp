@@ -64,7 +64,7 @@ class BatchRun : public QueueEvents {
   // batch_compile.cpp
   bool compile_ahead(const std::vector<Job>& jobs, QueueConfig qc);
   std::string busy_device(const QueueConfig& qc) const;
-  std::unique_ptr<Executor> compile_executor(int lanes) const;
+  std::unique_ptr<Executor> compile_executor(const std::vector<Device>& lanes) const;
   void compiled(const Job& job, const OpLaunch& l, const OpOutcome& out);
   json::Value compile_report(json::Alloc& a) const;
 

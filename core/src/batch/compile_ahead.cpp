@@ -139,13 +139,13 @@ class LaneExecution : public Execution {
 
 class LaneExecutor : public Executor {
  public:
-  explicit LaneExecutor(std::vector<std::unique_ptr<Executor>> lanes)
-      : lanes_(std::move(lanes)), busy_(std::make_unique<bool[]>(lanes_.size())) {}
+  LaneExecutor(std::vector<std::unique_ptr<Executor>> lanes, std::vector<int> devices)
+      : lanes_(std::move(lanes)), devices_(std::move(devices)), busy_(std::make_unique<bool[]>(lanes_.size())) {}
   const char* kind() const override { return lanes_.empty() ? "cold" : lanes_.front()->kind(); }
 
   std::unique_ptr<Execution> start(const OpLaunch& launch, std::string* error) override {
     for (size_t i = 0; i < lanes_.size(); ++i) {
-      if (busy_[i]) continue;
+      if (busy_[i] || (i < devices_.size() && devices_[i] != launch.device.index)) continue;
       std::unique_ptr<Execution> inner = lanes_[i]->start(launch, error);
       if (!inner) return nullptr;
       busy_[i] = true;
@@ -161,13 +161,14 @@ class LaneExecutor : public Executor {
 
  private:
   std::vector<std::unique_ptr<Executor>> lanes_;
+  std::vector<int> devices_;
   std::unique_ptr<bool[]> busy_;
 };
 
 }  // namespace
 
-std::unique_ptr<Executor> make_lane_executor(std::vector<std::unique_ptr<Executor>> lanes) {
-  return std::make_unique<LaneExecutor>(std::move(lanes));
+std::unique_ptr<Executor> make_lane_executor(std::vector<std::unique_ptr<Executor>> lanes, std::vector<int> devices) {
+  return std::make_unique<LaneExecutor>(std::move(lanes), std::move(devices));
 }
 
 }  // namespace zl::batch

@@ -38,9 +38,10 @@ bool is_compiled(const std::string& triton_dir, const std::string& key);
 void mark_compiled(const std::string& triton_dir, const std::string& key, const std::string& op,
                    const std::string& batch_dir, std::string* error);
 
-// Runs each op on whichever of `lanes` executors is free: the work queue
-// gives one slot per lane, and a lane is free again once its execution is
-// destroyed.
-std::unique_ptr<Executor> make_lane_executor(std::vector<std::unique_ptr<Executor>> lanes);
+// Runs each op on a free one of `lanes` executors whose device index (in
+// `devices`, one per lane) is the op's, so a lane's worker stays on one
+// device: the work queue gives one slot per lane, and a lane is free again
+// once its execution is destroyed.
+std::unique_ptr<Executor> make_lane_executor(std::vector<std::unique_ptr<Executor>> lanes, std::vector<int> devices);
 
 }  // namespace zl::batch
