@@ -41,7 +41,8 @@ class _LibCache:
 
     @property
     def db_url(self):
-        return os.environ.get("STUB_LIBCACHE_URL") or os.environ.get("FLAGGEMS_DB_URL") or "sqlite:///" + str(Path.home() / ".flaggems" / "store.db")
+        default = "sqlite:///" + str(Path.home() / ".flaggems" / "store.db")
+        return os.environ.get("STUB_LIBCACHE_URL") or os.environ.get("FLAGGEMS_DB_URL") or default
 
 
 libcache = _LibCache()
