@@ -387,3 +387,35 @@ TEST(BatchReplay, SourceIsTheOpsRunInALocalOrSlurmBatch) {
   EXPECT_EQ(zl::batch::replay_source_for((d / "local").string(), "addmm"), (d / "local").string());
   EXPECT_EQ(zl::batch::replay_source_for("/some/run/dir", "mm"), "/some/run/dir");
 }
+
+// A duration is what zlcore writes (a plain decimal from 0 to a year): an
+// edited nan, inf, negative or overflowing one would reach sums, means and
+// history as such; the row is named unreadable instead, the others kept.
+TEST(StatusCsv, ADurationThatIsNoPlainCountOfSecondsMakesItsRowUnreadable) {
+  OpRow good;
+  good.op = "abs";
+  good.status = Status::passed;
+  good.seconds = 2.5;
+  good.time.known = true;
+  good.time.compiling = 0.25;
+  const std::string row = csv_record(good);
+  const std::string seconds = "2.500";
+  ASSERT_NE(row.find(seconds), std::string::npos);
+  for (const std::string bad : {"nan", "inf", "-1.000", "1e308", "0x10"}) {
+    std::string edited = row;
+    edited.replace(edited.find(seconds), seconds.size(), bad);
+    const StatusFile f = parse_status_text(csv_header() + row + edited, "ops_status.csv");
+    ASSERT_EQ(f.rows.size(), 1u) << bad;
+    ASSERT_EQ(f.unreadable.size(), 1u) << bad;
+    EXPECT_NE(f.unreadable[0].find("seconds '" + bad + "' is not a number of seconds from 0 to a year"),
+              std::string::npos)
+        << f.unreadable[0];
+  }
+  std::string edited = row;
+  const std::string compiling = "0.250";
+  ASSERT_NE(edited.find(compiling), std::string::npos);
+  edited.replace(edited.find(compiling), compiling.size(), "-inf");
+  const StatusFile f = parse_status_text(csv_header() + edited, "ops_status.csv");
+  ASSERT_EQ(f.unreadable.size(), 1u);
+  EXPECT_NE(f.unreadable[0].find("t_compiling '-inf'"), std::string::npos) << f.unreadable[0];
+}

@@ -3,6 +3,7 @@
 // it back, and repairing what others did to it, is status_csv_read.cpp.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "../util/csv.hpp"
@@ -70,7 +71,9 @@ std::string csv_header() { return csv::record(csv_columns()); }
 
 std::string csv_record(const OpRow& r) {
   char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.3f", r.seconds);
+  // Durations are never below 0 in the file: a part computed as a
+  // difference may come out a hair under, and the reader takes none.
+  std::snprintf(seconds, sizeof seconds, "%.3f", std::max(0.0, r.seconds));
   std::vector<std::string> fields{r.op,
                                   r.test_node,
                                   to_string(r.status),
@@ -89,7 +92,7 @@ std::string csv_record(const OpRow& r) {
                                   r.reason};
   for (const TimePart& p : time_parts()) {
     char v[32] = "";
-    if (r.time.known) std::snprintf(v, sizeof v, "%.3f", r.time.*p.field);
+    if (r.time.known) std::snprintf(v, sizeof v, "%.3f", std::max(0.0, r.time.*p.field));
     fields.emplace_back(v);
   }
   return csv::record(fields);

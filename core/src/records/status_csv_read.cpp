@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -81,21 +82,37 @@ Layout layout_of(const std::vector<std::string>& header) {
   return l;
 }
 
+// A duration zlcore wrote: a plain decimal, finite, from 0 to a year ("%.3f"
+// never writes nan, inf, a sign or an exponent past that). The reason it
+// is not one otherwise.
+std::string read_seconds(const std::string& text, const std::string& name, double* out) {
+  constexpr double kYear = 365.0 * 24 * 3600;
+  // "-0.000": an older zlcore wrote a part a hair under 0 as it came.
+  const std::string digits =
+      text.rfind("-0.", 0) == 0 && text.find_first_not_of("-0.") == std::string::npos ? text.substr(1) : text;
+  const bool plain = !digits.empty() && digits.find_first_not_of("0123456789.") == std::string::npos;
+  try {
+    size_t used = 0;
+    const double v = plain ? std::stod(digits, &used) : -1;
+    if (used == digits.size() && std::isfinite(v) && v >= 0 && v <= kYear) {
+      *out = v;
+      return "";
+    }
+  } catch (const std::exception&) {
+  }
+  return name + " '" + excerpt(text, 0) + "' is not a number of seconds from 0 to a year";
+}
+
 // The t_* fields into row->time; the reason they do not read otherwise.
 std::string time_from(const std::vector<std::string>& f, const Layout& l, OpRow* row) {
   const std::vector<TimePart>& parts = time_parts();
   for (size_t i = 0; i < parts.size(); ++i) {
     const size_t column = l[csv_required_columns() + i];
     if (column == kAbsent || f[column].empty()) continue;
-    try {
-      size_t used = 0;
-      const double v = std::stod(f[column], &used);
-      if (used != f[column].size()) throw std::invalid_argument("trailing text");
-      row->time.*parts[i].field = v;
-      row->time.known = true;
-    } catch (const std::exception&) {
-      return std::string("t_") + parts[i].name + " '" + excerpt(f[column], 0) + "' is not a number";
-    }
+    double v = 0;
+    if (std::string why = read_seconds(f[column], std::string("t_") + parts[i].name, &v); !why.empty()) return why;
+    row->time.*parts[i].field = v;
+    row->time.known = true;
   }
   return "";
 }
@@ -126,12 +143,8 @@ std::string row_from(const std::vector<std::string>& f, const Layout& l, size_t 
       !to_int(at(13), &r.attempt)) {
     return "a number field is not a whole number";
   }
-  try {
-    size_t used = 0;
-    r.seconds = at(11).empty() ? 0 : std::stod(at(11), &used);
-    if (!at(11).empty() && used != at(11).size()) return "seconds '" + excerpt(at(11), 0) + "' is not a number";
-  } catch (const std::exception&) {
-    return "seconds '" + excerpt(at(11), 0) + "' is not a number";
+  if (!at(11).empty()) {
+    if (std::string why = read_seconds(at(11), "seconds", &r.seconds); !why.empty()) return why;
   }
   if (std::string why = time_from(f, l, &r); !why.empty()) return why;
   *row = std::move(r);
