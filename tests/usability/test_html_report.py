@@ -117,3 +117,13 @@ def test_summaries_and_the_meaning_of_each_column_come_before_the_full_table(tmp
                                      header)]
         assert -1 not in at and at == sorted(at), at
     assert "torch A ms, B ms, A/B: torch's own kernel on the same shape in the same runs, a control" in md
+
+
+def test_a_page_that_cannot_be_written_fails_before_the_report_is_printed(tmp_path):
+    a, b = DATA / "report" / "a", DATA / "report" / "b"
+    r = zl(tmp_path, "compare", a, b, "--html", tmp_path / "missing" / "page.html")
+    assert r.returncode == 2 and r.stdout == ""
+    page, missing = tmp_path / "missing" / "page.html", tmp_path / "missing"
+    assert r.stderr == f"zlcore: compare: --html {page}: directory {missing} does not exist\n"
+    r = zl(tmp_path, "compare", a, b, "--html", tmp_path)
+    assert r.returncode == 2 and r.stdout == "" and "is a directory; name a file" in r.stderr

@@ -45,7 +45,8 @@ void write_html_file(const std::string& path, const compare::Report& r) {
 }
 
 // Checked before any run is read, so a typo costs nothing and leaves nothing.
-void check_out_path(const std::string& path) {
+// `flag` names the option as the user gave it ("compare --calibrate: --out").
+void check_out_path(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
@@ -54,12 +55,10 @@ void check_out_path(const std::string& path) {
   std::error_code bad;
   (void)fs::status(p, bad);
   if (bad && bad != std::errc::no_such_file_or_directory) {
-    throw UsageError("compare --calibrate: --out " + path + " cannot be used: " + bad.message());
+    throw UsageError(flag + " " + path + " cannot be used: " + bad.message());
   }
-  if (fs::is_directory(p)) throw UsageError("compare --calibrate: --out " + path + " is a directory; name a file");
-  if (!fs::is_directory(dir)) {
-    throw UsageError("compare --calibrate: --out " + path + ": directory " + dir.string() + " does not exist");
-  }
+  if (fs::is_directory(p)) throw UsageError(flag + " " + path + " is a directory; name a file");
+  if (!fs::is_directory(dir)) throw UsageError(flag + " " + path + ": directory " + dir.string() + " does not exist");
 }
 
 int run_calibrate(const po::variables_map& vm, const std::vector<std::string>& inputs, const compare::Options& opt,
@@ -80,7 +79,7 @@ int run_calibrate(const po::variables_map& vm, const std::vector<std::string>& i
     }
   }
   const std::string out_path = vm.count("out") ? vm["out"].as<std::string>() : "";
-  if (!out_path.empty()) check_out_path(out_path);
+  if (!out_path.empty()) check_out_path(out_path, "compare --calibrate: --out");
 
   std::vector<compare::Side> sides;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -158,6 +157,9 @@ int cmd_compare(Context&, const std::vector<std::string>& args) {
         std::make_shared<const compare::NoiseFloor>(compare::load_noise_floor(vm["noise-floor"].as<std::string>()));
   }
   if (calibrating) return run_calibrate(vm, sides, opt, format);
+  // Before the report goes to stdout: a page that cannot be written fails
+  // the command with nothing printed.
+  if (vm.count("html")) check_out_path(vm["html"].as<std::string>(), "compare: --html");
 
   const compare::Report report =
       compare::compare(compare::load_side("A", sides[0]), compare::load_side("B", sides[1]), opt);
