@@ -76,8 +76,10 @@ TEST(InputWords, ABadDirectRepeatIsNamedAsTheUserGaveIt) {
   TempDir tmp;
   expect_refused(zltest::zlcore(run_args(tmp / "r", {"--direct-repeat", "0"}), tmp.path(), {}, 30),
                  "--direct-repeat '0' is not allowed; use a whole number from 1 to 1000");
-  expect_refused(zltest::zlcore(run_args(tmp / "r", {}), tmp.path(), {{"ZL_DIRECT_REPEAT", "-1"}}, 30),
-                 "ZL_DIRECT_REPEAT='-1' is not allowed; use a whole number from 1 to 1000");
+  for (const std::string bad : {"-1", "+5", " 5", "5 ", "0x5", "99999999999999999999"}) {
+    expect_refused(zltest::zlcore(run_args(tmp / "r", {}), tmp.path(), {{"ZL_DIRECT_REPEAT", bad}}, 30),
+                   "ZL_DIRECT_REPEAT='" + bad + "' is not allowed; use a whole number from 1 to 1000");
+  }
   EXPECT_FALSE(fs::exists(tmp / "r"));
 }
 

@@ -192,9 +192,11 @@ RunOptions run_options_from(const po::variables_map& vm) {
   // The timer plugin's own default (timers/settings.py): five placements give
   // compare's rank test the five values a side it needs to decide a row.
   std::string repeat = flag_or_env(vm, "direct-repeat", "ZL_DIRECT_REPEAT", "5");
-  char* end = nullptr;
-  long r = std::strtol(repeat.c_str(), &end, 10);
-  if (end == repeat.c_str() || *end != '\0' || r < 1 || r > 1000) {
+  // Digits only: strtol would take a sign or leading blanks the child's own parser refuses.
+  const bool digits =
+      !repeat.empty() && repeat.size() <= 4 && repeat.find_first_not_of("0123456789") == std::string::npos;
+  const long r = digits ? std::strtol(repeat.c_str(), nullptr, 10) : 0;
+  if (r < 1 || r > 1000) {
     // Named as the user gave it: the flag when there is one, else the variable.
     const std::string given = vm.count("direct-repeat") ? "--direct-repeat " : "ZL_DIRECT_REPEAT=";
     throw UsageError(given + "'" + repeat + "' is not allowed; use a whole number from 1 to 1000");
