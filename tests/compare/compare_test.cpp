@@ -909,3 +909,17 @@ TEST(Match, ARowReadColdAgainstWarmSaysSo) {
   const zc::Report same = zc::compare(zc::load_side("A", cold), zc::load_side("B", cold), {});
   EXPECT_EQ(same.rows[0].note.find("L2"), std::string::npos) << same.rows[0].note;
 }
+
+// A run directory's op names and notes are someone else's text: in Markdown,
+// which renderers read as HTML too, they stay text (a pipe stays in its cell).
+TEST(Formats, MarkdownCellsCarryNoMarkupFromTheRuns) {
+  zc::Report r = report("verdicts/a", "verdicts/b");
+  ASSERT_FALSE(r.rows.empty());
+  r.rows[0].op = "<img src=x onerror=alert(1)>";
+  r.rows[0].note = "a & b | c";
+  std::ostringstream md;
+  zc::write_markdown(md, r);
+  EXPECT_EQ(md.str().find("<img"), std::string::npos);
+  EXPECT_NE(md.str().find("| &lt;img src=x onerror=alert(1)> |"), std::string::npos);
+  EXPECT_NE(md.str().find("a &amp; b \\| c"), std::string::npos);
+}

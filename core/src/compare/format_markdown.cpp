@@ -6,10 +6,28 @@
 namespace zl::compare {
 namespace {
 
-// A pipe inside a cell would split it.
-std::string cell(std::string s) {
+// Inside a code span (shapes, kernels): a pipe would still split the cell,
+// and nothing else is markup there.
+std::string code(std::string s) {
   for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
   return s;
+}
+
+// Elsewhere a renderer also reads HTML: an op name or a note from a run
+// directory reaches the page as text, never as a tag or an entity ('>'
+// alone opens nothing inside a cell, and "graph->direct" stays readable).
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : code(s)) {
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
@@ -70,7 +88,7 @@ void write_markdown(std::ostream& out, const Report& r, const Page& page) {
       << "|---|---|---|---:|---:|---:|---:|---:|---|" << (bar ? "---:|---:|" : "") << "---:|---:|---:|"
       << (peak ? "---:|" : "") << "---|\n";
   for (const Compared& c : r.rows) {
-    out << "| " << cell(c.op) << " | " << cell(c.dtype) << " | `" << cell(c.shape) << "` | " << text::ms(c.a_ms)
+    out << "| " << cell(c.op) << " | " << cell(c.dtype) << " | `" << code(c.shape) << "` | " << text::ms(c.a_ms)
         << " | " << text::ms(c.b_ms) << " | " << text::ratio(c.speedup) << " | " << text::interval(c.ci_lo, c.ci_hi)
         << " | " << text::pct(c.noise_pct) << " | " << verdict_name(c.verdict) << " | ";
     if (bar) out << text::pct(c.bar * 100) << " | " << (c.floor ? text::pct(*c.floor * 100) : "-") << " | ";
@@ -82,14 +100,14 @@ void write_markdown(std::ostream& out, const Report& r, const Page& page) {
     out << "\n### Kernels that moved\n\nSLOWER and FASTER rows of profiled runs: device us per call of the op.\n\n"
         << "| op | dtype | shape | verdict | kernel | A us | B us | change |\n|---|---|---|---|---|---:|---:|---:|\n";
     for (const auto& l : moved) {
-      out << "| " << cell(l[0]) << " | " << cell(l[1]) << " | `" << cell(l[2]) << "` | " << l[3] << " | `" << cell(l[4])
+      out << "| " << cell(l[0]) << " | " << cell(l[1]) << " | `" << code(l[2]) << "` | " << l[3] << " | `" << code(l[4])
           << "` | " << l[5] << " | " << l[6] << " | " << l[7] << " |\n";
     }
   }
   if (!r.one_sided.empty()) {
     out << "\n### Only on one side\n\n| side | op | dtype | shape | ms |\n|---|---|---|---|---:|\n";
     for (const OneSided& o : r.one_sided) {
-      out << "| " << o.side << " | " << cell(o.op) << " | " << cell(o.dtype) << " | `" << cell(o.shape) << "` | "
+      out << "| " << o.side << " | " << cell(o.op) << " | " << cell(o.dtype) << " | `" << code(o.shape) << "` | "
           << text::ms(o.ms) << " |\n";
     }
   }
