@@ -166,6 +166,12 @@ TEST(AccessRefusal, APermissionOrReadOnlyRefusalNamesThePathInOneLine) {
   EXPECT_EQ(zl::access_refusal(stat), "cannot look at /srv/out/ops_status.csv: Permission denied");
   const zl::WriteError ro("cannot write /ro/f.json", EROFS);
   EXPECT_EQ(zl::access_refusal(ro), "cannot write /ro/f.json: Read-only file system");
+  // A path no call can use as given: a loop of links, a name past the limit (shown by its start).
+  const std::filesystem::filesystem_error loop("status", "runs/loop", std::error_code(ELOOP, std::generic_category()));
+  EXPECT_EQ(zl::access_refusal(loop), "cannot look at runs/loop: Too many levels of symbolic links");
+  const std::filesystem::filesystem_error long_name("status", std::string(5000, 'a'),
+                                                    std::error_code(ENAMETOOLONG, std::generic_category()));
+  EXPECT_EQ(zl::access_refusal(long_name), "cannot look at " + std::string(160, 'a') + "...: File name too long");
   // Anything else stays what it was: not the user's directory to fix.
   const std::filesystem::filesystem_error missing("status", "/x", std::error_code(ENOENT, std::generic_category()));
   EXPECT_EQ(zl::access_refusal(missing), "");

@@ -8,7 +8,12 @@
 namespace zl {
 namespace {
 
-bool refused(int error_number) { return error_number == EACCES || error_number == EPERM || error_number == EROFS; }
+// Refused by the system, or a path no system call can use as given (a loop
+// of links, a name past the system's limit): the user's to fix either way.
+bool refused(int error_number) {
+  return error_number == EACCES || error_number == EPERM || error_number == EROFS || error_number == ELOOP ||
+         error_number == ENAMETOOLONG;
+}
 
 }  // namespace
 
@@ -27,8 +32,10 @@ std::string access_refusal(const std::exception& e) {
   // A stat(2) refused, as std::filesystem names it, in words.
   if (done == "status" || done == "symlink_status") done = "look at";
   if (done.rfind("cannot ", 0) != 0) done = "cannot " + done;
-  std::string out = done + " " + fe->path1().string();
-  if (!fe->path2().empty()) out += " (and " + fe->path2().string() + ")";
+  // A name past the system's limit is shown by its start.
+  auto shown = [](const std::string& p) { return p.size() > 200 ? p.substr(0, 160) + "..." : p; };
+  std::string out = done + " " + shown(fe->path1().string());
+  if (!fe->path2().empty()) out += " (and " + shown(fe->path2().string()) + ")";
   return out + ": " + reason;
 }
 

@@ -1,7 +1,8 @@
 // A place the system will not let zlcore write or read (EACCES, EPERM,
-// EROFS: a directory of another user, a read-only mount) is the user's to
-// fix, like a bad flag: main turns it into one line and exit 2, never an
-// "internal error".
+// EROFS: a directory of another user, a read-only mount), or a path it
+// cannot use as given (ELOOP, ENAMETOOLONG: a loop of links, a name past
+// the limit), is the user's to fix, like a bad flag: main turns it into one
+// line and exit 2, never an "internal error".
 #pragma once
 
 #include <exception>
