@@ -86,6 +86,9 @@ def test_example_suite_spreads_over_devices_at_once(tmp_path):
     ident = (tmp_path / "b" / "batch_identity.json").read_text()
     assert '"status": "finished"' in ident and '"passed": 8' in ident
     assert "8 ops: 8 passed" in r.stdout
+    # Compiling ahead is asked for, never assumed (docs/batch.md, "Compiling ahead").
+    assert '"off": "off by default (--compile-ahead N or auto turns it on)"' in ident
+    assert not (tmp_path / "b" / "compile").exists()
 
 
 def test_each_run_says_where_its_seconds_went_and_the_batch_sums_them(tmp_path):

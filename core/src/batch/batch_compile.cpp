@@ -81,10 +81,13 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
   compile_.lanes = o_.compile_lanes;
   if (jobs.empty()) return false;
   if (compile_.lanes < 2) {
-    compile_.off = o_.compile_lanes_from == "auto"
-                       ? "auto: fewer than 4 cores, where compiling ahead only moves "
-                         "the compiling"
-                       : std::to_string(compile_.lanes) + " lanes (" + o_.compile_lanes_from + ")";
+    if (o_.compile_lanes_from == "auto") {
+      compile_.off = "auto: fewer than 4 cores, where compiling ahead only moves the compiling";
+    } else if (o_.compile_lanes_from == "default") {
+      compile_.off = "off by default (--compile-ahead N or auto turns it on)";
+    } else {
+      compile_.off = std::to_string(compile_.lanes) + " lanes (" + o_.compile_lanes_from + ")";
+    }
     return false;
   }
   if (const std::string why = compile_ahead_refusal(o_); !why.empty()) {
@@ -168,7 +171,9 @@ std::string BatchRun::busy_device(const QueueConfig& qc) const {
 void BatchRun::compiled(const Job& job, const OpLaunch& l, const OpOutcome& out) {
   const OpSpec& op = o_.ops[job.op_index];
   if (out.disk_full) out_of_space("compile-ahead run of " + op.name);
-  bool through = out.status == Status::passed || out.status == Status::unsupported;
+  // An op whose tests all skip here (a missing library) has nothing to
+  // compile, now or in its timed run: done as much as one that passed.
+  bool through = out.status == Status::passed || out.status == Status::unsupported || out.status == Status::no_tests;
   std::string note;
   if (const std::string doubt = through ? compile_doubt(l.run_dir, out.status) : ""; !doubt.empty()) {
     through = false;

@@ -66,9 +66,9 @@ void add_batch_flags(po::options_description& desc) {
       "parallel-warmup-gpus", po::value<std::string>(),
       "first compile and tune every op spread over N devices, then time each warm (env PARALLEL_WARMUP_GPUS; 0: off)")(
       "compile-ahead", po::value<std::string>(),
-      "before timing anything, compile the ops N at a time on the host's cores (default auto: half the cores, at "
-      "most 8; none below 4; docs/batch.md, \"Compiling ahead\")")(
-      "no-compile-ahead", "compile each op in its timed run, as it comes (--compile-ahead 0)")(
+      "before timing anything, compile the ops N at a time on the host's cores; auto: half the cores, at most 8, "
+      "none below 4 (default off; docs/batch.md, \"Compiling ahead\")")(
+      "no-compile-ahead", "compile each op in its timed run, as it comes (the default; --compile-ahead 0)")(
       "launcher", po::value<std::string>()->default_value("local"),
       "where the batch runs: local, or slurm (docs/slurm.md)");
 }

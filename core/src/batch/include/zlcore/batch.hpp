@@ -221,7 +221,7 @@ struct BatchOptions {
   // The compile-ahead pass (docs/batch.md, "Compiling ahead"): ops compiled
   // this many at a time before the timed pass; 0: none.
   int compile_lanes = 0;
-  std::string compile_lanes_from = "auto";  // the flag that decided it, or auto
+  std::string compile_lanes_from = "default";  // the flag that decided it, auto, or default (off)
   bool cold = false;                        // --cold: a fresh process per op instead of warm workers
   // A standby worker per device waits, imported, to replace a retired one
   // (ZL_WORKER_STANDBY; docs/warm-workers.md, "The standby worker").
