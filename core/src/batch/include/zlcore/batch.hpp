@@ -222,7 +222,7 @@ struct BatchOptions {
   // this many at a time before the timed pass; 0: none.
   int compile_lanes = 0;
   std::string compile_lanes_from = "default";  // the flag that decided it, auto, or default (off)
-  bool cold = false;                        // --cold: a fresh process per op instead of warm workers
+  bool cold = false;                           // --cold: a fresh process per op instead of warm workers
   // A standby worker per device waits, imported, to replace a retired one
   // (ZL_WORKER_STANDBY; docs/warm-workers.md, "The standby worker").
   bool standby = false;
