@@ -217,7 +217,8 @@ TEST_F(AbDir, EveryFieldOfALineIsChecked) {
       {"abs,1,1,C,passed,0,1.500,d,\n", "line 2: side 'C' is not A, B, A2 or *"},
       {"abs,1,1,A,done,0,1.500,d,\n", "line 2: status 'done' is not one zlcore writes"},
       {"abs,1,1,A,passed,zero,1.500,d,\n", "line 2: device 'zero' is not a whole number"},
-      {"abs,1,1,A,passed,0,1.5s,d,\n", "line 2: seconds '1.5s' is not a number"},
+      {"abs,1,1,A,passed,0,1.5s,d,\n", "line 2: seconds '1.5s' is not a number of seconds from 0 to a year"},
+      {"abs,1,1,A,passed,0,-2.000,d,\n", "line 2: seconds '-2.000' is not a number of seconds from 0 to a year"},
       {",1,1,A,passed,0,1.500,d,\n", "line 2: no op name"},
       {"abs,1,1,A,passed,0,1.500,d\n", "line 2: 8 field(s), the header has 9"},
   };

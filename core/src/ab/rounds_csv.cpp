@@ -103,14 +103,9 @@ std::string line_from(const std::vector<std::string>& f, RoundLine* l) {
     return "status '" + excerpt(f[4]) + "' is not one zlcore writes" + (f[3] == "*" ? " for a round" : "");
   }
   if (!whole_number(f[5], &l->device)) return "device '" + excerpt(f[5]) + "' is not a whole number";
-  try {
-    size_t used = 0;
-    l->seconds = f[6].empty() ? 0 : std::stod(f[6], &used);
-    if ((!f[6].empty() && used != f[6].size()) || !std::isfinite(l->seconds)) {
-      return "seconds '" + excerpt(f[6]) + "' is not a number";
-    }
-  } catch (const std::exception&) {
-    return "seconds '" + excerpt(f[6]) + "' is not a number";
+  l->seconds = 0;
+  if (!f[6].empty()) {
+    if (std::string why = batch::read_seconds(f[6], "seconds", &l->seconds); !why.empty()) return why;
   }
   if (!run_dir_of_ours(f[7])) return "run_dir '" + excerpt(f[7]) + "' is not a directory under runs/";
   l->op = f[0];

@@ -82,27 +82,6 @@ Layout layout_of(const std::vector<std::string>& header) {
   return l;
 }
 
-// A duration zlcore wrote: a plain decimal, finite, from 0 to a year ("%.3f"
-// never writes nan, inf, a sign or an exponent past that). The reason it
-// is not one otherwise.
-std::string read_seconds(const std::string& text, const std::string& name, double* out) {
-  constexpr double kYear = 365.0 * 24 * 3600;
-  // "-0.000": an older zlcore wrote a part a hair under 0 as it came.
-  const std::string digits =
-      text.rfind("-0.", 0) == 0 && text.find_first_not_of("-0.") == std::string::npos ? text.substr(1) : text;
-  const bool plain = !digits.empty() && digits.find_first_not_of("0123456789.") == std::string::npos;
-  try {
-    size_t used = 0;
-    const double v = plain ? std::stod(digits, &used) : -1;
-    if (used == digits.size() && std::isfinite(v) && v >= 0 && v <= kYear) {
-      *out = v;
-      return "";
-    }
-  } catch (const std::exception&) {
-  }
-  return name + " '" + excerpt(text, 0) + "' is not a number of seconds from 0 to a year";
-}
-
 // The t_* fields into row->time; the reason they do not read otherwise.
 std::string time_from(const std::vector<std::string>& f, const Layout& l, OpRow* row) {
   const std::vector<TimePart>& parts = time_parts();
@@ -179,6 +158,24 @@ std::string describe_repair(const StatusFile& f, const std::string& copy) {
 }
 
 }  // namespace
+
+std::string read_seconds(const std::string& text, const std::string& name, double* out) {
+  constexpr double kYear = 365.0 * 24 * 3600;
+  // "-0.000": an older zlcore wrote a part a hair under 0 as it came.
+  const std::string digits =
+      text.rfind("-0.", 0) == 0 && text.find_first_not_of("-0.") == std::string::npos ? text.substr(1) : text;
+  const bool plain = !digits.empty() && digits.find_first_not_of("0123456789.") == std::string::npos;
+  try {
+    size_t used = 0;
+    const double v = plain ? std::stod(digits, &used) : -1;
+    if (used == digits.size() && std::isfinite(v) && v >= 0 && v <= kYear) {
+      *out = v;
+      return "";
+    }
+  } catch (const std::exception&) {
+  }
+  return name + " '" + excerpt(text, 0) + "' is not a number of seconds from 0 to a year";
+}
 
 StatusFile parse_status_text(const std::string& text, const std::string& shown) {
   StatusFile out;

@@ -103,6 +103,10 @@ struct StatusFile {
 // batch's at all (neither its header nor any row it could have written), and
 // std::runtime_error when it cannot be read.
 StatusFile read_status_csv(const std::string& path);
+// A duration as zlcore's files hold it ("%.3f": a plain decimal from 0 to a
+// year; no sign, exponent, nan or inf) into *out; else the reason, naming
+// the field `name` and the text.
+std::string read_seconds(const std::string& text, const std::string& name, double* out);
 StatusFile parse_status_text(const std::string& text, const std::string& shown);
 // Each op's current run directory, as the last row naming the op says, from
 // the text of any CSV whose header has `op` and `run_dir` columns (zlcore's,
