@@ -408,3 +408,13 @@ def test_compile_only_on_a_store_it_cannot_keep_in_memory_compiles_nothing_and_w
     assert "LibTuner's store is sqlite:////var/flaggems/store.db, not in memory" in ident["reason"]
     later, later_ident = zl_run(tmp_path, tmp_path / "later", FIX_OUT=tmp_path / "later.out")
     assert later_ident["autotune"]["tuning_benchmarks"] == 10
+
+
+def test_an_inherited_compile_only_variable_changes_no_ordinary_run(tmp_path):
+    # zlcore tells every child whether it is compile-only: a ZL_COMPILE_ONLY=1
+    # left in the caller's environment must not pin untuned winners.
+    proc, ident = zl_run(tmp_path, tmp_path / "r", FIX_OUT=tmp_path / "r.out", ZL_COMPILE_ONLY="1")
+    assert proc.returncode == MEASURED_NOTHING, proc.stdout + proc.stderr
+    assert ident["autotune"]["tuning_benchmarks"] == 10
+    assert ident["autotune"]["plugin"]["compile_pinned"] == 0
+    assert "ZL_COMPILE_ONLY" not in ident["env"]
