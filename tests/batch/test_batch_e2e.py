@@ -256,6 +256,12 @@ def test_busy_device_is_skipped_with_the_reason_logged(tmp_path):
     r = run_batch(tmp_path / "d", "ok1", devices=2, ZL_FAKE_BUSY="01", extra=["--no-idle-check"])
     assert r.returncode == 0
 
+    # Compile-ahead lanes would slow whatever somebody else times there: no pass.
+    r = run_batch(tmp_path / "e", "ok1", devices=2, ZL_FAKE_BUSY="1", extra=["--compile-ahead", "2"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "compile-ahead: off: device 1 (FAKE-0001) busy: utilization 97% > 10%" in r.stdout
+    assert not (tmp_path / "e" / "compile").exists()
+
 
 def test_parallel_warmup_runs_a_first_pass_and_says_where(tmp_path):
     r = run_batch(tmp_path / "b", "ok1,ok2,ok3", devices=2, PARALLEL_WARMUP_GPUS=1)
