@@ -193,6 +193,17 @@ TEST(SlurmPlan, APlanWithoutOptionsStillReadsForResume) {
   EXPECT_EQ(back.shards(), 2);
 }
 
+TEST(SlurmPlan, APlanOfAnOlderZlcoreRunsItsShardsWithoutCompilingAhead) {
+  TempDir tmp;
+  std::string text = plan_json(plan_with_every_field());
+  text = edited(text, "\"compile_lanes\": 5,\n", "");
+  text = edited(text, "\"compile_lanes_from\": \"--compile-ahead\",\n", "");
+  const Plan back = read_plan(write_plan(tmp.path(), text));
+  ASSERT_TRUE(back.has_options);
+  EXPECT_EQ(back.options.compile_lanes, 0);
+  EXPECT_EQ(back.options.compile_lanes_from, "an older plan");
+}
+
 TEST(SlurmPlan, BadPlanFilesAreOneLineNamingTheFileAndTheKey) {
   TempDir tmp;
   const std::string good = plan_json(plan_with_every_field());
