@@ -23,13 +23,10 @@ namespace fs = std::filesystem;
 namespace zl::batch {
 namespace {
 
-int64_t int_at(const rapidjson::Value& doc, std::initializer_list<const char*> path) {
-  const rapidjson::Value* v = &doc;
-  for (const char* k : path) {
-    if (!v->IsObject() || !v->HasMember(k)) return -1;
-    v = &(*v)[k];
-  }
-  return v->IsInt64() ? v->GetInt64() : -1;
+// An identity's whole number at a dotted path; -1 where it has none.
+int64_t int_at(const rapidjson::Value& doc, const char* dotted) {
+  const rapidjson::Value* v = json::at_path(doc, dotted);
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : -1;
 }
 
 // What a compile-only run's identity says against it: a run that passed
@@ -44,9 +41,9 @@ std::string compile_doubt(const std::string& run_dir, Status status) {
   } catch (const std::exception& e) {
     return std::string("its identity does not read: ") + e.what();
   }
-  if (const int64_t added = int_at(doc, {"tuner_cache", "new_winners"}); added > 0)
+  if (const int64_t added = int_at(doc, "tuner_cache.new_winners"); added > 0)
     return "it added " + std::to_string(added) + " winner(s) to the shared LibTuner store";
-  if (status == Status::passed && int_at(doc, {"plugins", "timing", "sides_compiled"}) <= 0)
+  if (status == Status::passed && int_at(doc, "plugins.timing.sides_compiled") <= 0)
     return "it called no side, so it compiled nothing";
   return "";
 }
