@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "zlcore/backend.hpp"
 
@@ -111,6 +113,29 @@ TEST(Abi, CapabilitiesParseAsKeyValueWithFlagDefault) {
   std::map<std::string, std::string> want{
       {"graph_capture", "torch.cuda.CUDAGraph"}, {"device_events", "1"}, {"cluster_fix", "1"}};
   EXPECT_EQ(b.capabilities(), want);
+}
+
+// negotiate_abi reads the table once and the Backend reads it again: a
+// table whose strings change in between is read as text all the same, and a
+// visibility variable that turned into control bytes pins nothing.
+TEST(Abi, TableChangedAfterNegotiationKeepsNoControlBytes) {
+  static char name[] = "hand";
+  static char alias[] = "h";
+  static char var[] = "HAND_VISIBLE";
+  static const char* aliases[] = {alias, nullptr};
+  static const char* vars[] = {var, nullptr};
+  zl_backend_api api = table();
+  api.name = name;
+  api.aliases = aliases;
+  api.visibility_env = vars;
+  ASSERT_EQ(zl::negotiate_abi(&api), "");
+  name[1] = '\x1b';
+  alias[0] = '\x07';
+  var[0] = '\n';
+  zl::Backend b(&api, "hand.so");
+  EXPECT_EQ(b.name(), "h\\x1bnd");
+  EXPECT_EQ(b.aliases(), std::vector<std::string>{"\\x07"});
+  EXPECT_TRUE(b.visibility_env().empty());
 }
 
 TEST(Abi, ErrorsAreValuesFreedByTheBackend) {

@@ -141,13 +141,19 @@ TableRead read_table(const zl_backend_api* api) {
       r.problem = unreadable("table's name", a.name);
       return r;
     }
-    r.name = std::move(*name);
+    // printable(): negotiate_abi refuses a name that needed escaping, but
+    // the loader reads the table again, and a table may change between reads.
+    r.name = printable(*name);
   }
   r.aliases = read_name_list(a.aliases, "aliases", p);
+  for (std::string& alias : r.aliases) alias = printable(alias);
   if (r.problem.empty()) r.visibility_env = read_name_list(a.visibility_env, "visibility_env", p);
   for (const std::string& var : r.visibility_env) {
-    if (r.problem.empty() && printable(var) != var)
-      r.problem = "visibility_env '" + printable(var) + "' is not printable text";
+    if (printable(var) == var) continue;
+    // A variable name escaped would pin some other variable: none is kept.
+    if (r.problem.empty()) r.problem = "visibility_env '" + printable(var) + "' is not printable text";
+    r.visibility_env.clear();
+    break;
   }
   if (r.problem.empty()) read_capabilities(a, r);
   if (r.problem.empty()) r.torch_device = read_optional(a.torch_device, "torch_device", p);

@@ -26,6 +26,8 @@ struct TableRead {
   // The table's own bytes, min(struct_size, sizeof) of them, zero past
   // its struct_size (a field the backend did not write reads as NULL).
   zl_backend_api table{};
+  // Every string below is printable() text, however the table changes
+  // between two reads; visibility_env is empty when one of its names is not.
   std::string name;
   std::vector<std::string> aliases;
   std::vector<std::string> visibility_env;
