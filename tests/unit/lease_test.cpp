@@ -36,6 +36,41 @@ TEST(Lease, WhatIsWrittenReadsBack) {
   EXPECT_EQ(back->pgid, l.pgid);
   EXPECT_EQ(back->start_ticks, l.start_ticks);
   EXPECT_EQ(back->device_index, 2);
+  EXPECT_EQ(back->pass, "run");
+}
+
+// A resume adopts only a run's result, and says which pass it waits for;
+// a lease of zlcore before "pass" said "warmup" for either kind.
+TEST(Lease, ThePassThatStartedItReadsBackAndOlderLeasesAreNeverAdopted) {
+  zltest::TempDir tmp{"zl-lease"};
+  const std::string path = (tmp / "l.json").string();
+  for (const char* pass : {"run", "warm-up", "compile"}) {
+    zl::batch::Lease l;
+    l.op = "abs";
+    l.run_dir = "compile/abs";
+    l.batch_dir = "/b";
+    l.pass = pass;
+    ASSERT_TRUE(zl::batch::describe_process(::getpid(), &l));
+    zl::batch::write_lease(path, l);
+    std::string why;
+    const auto back = zl::batch::read_lease(path, &why);
+    ASSERT_TRUE(back) << why;
+    EXPECT_EQ(back->pass, pass);
+  }
+  std::string text = lease_text("40", "40");
+  text.replace(text.find("\"warmup\":false"), 14, "\"warmup\":true");
+  zltest::spit(path, text);
+  std::string why;
+  auto older = zl::batch::read_lease(path, &why);
+  ASSERT_TRUE(older) << why;
+  EXPECT_EQ(older->pass, "warm-up");
+  EXPECT_EQ(zl::batch::lease_words(*older), "its warm-up");
+  zltest::spit(path, text.substr(0, text.size() - 1) + R"(,"pass":"compile"})");
+  older = zl::batch::read_lease(path, &why);
+  ASSERT_TRUE(older) << why;
+  EXPECT_EQ(zl::batch::lease_words(*older), "its compile-ahead run");
+  zltest::spit(path, text.substr(0, text.size() - 1) + R"(,"pass":"someday"})");
+  EXPECT_EQ(zl::batch::read_lease(path, &why)->pass, "warm-up") << "an unknown pass is never adopted";
 }
 
 TEST(Lease, APidPastPidTsRangeIsRefusedNotWrapped) {

@@ -100,7 +100,7 @@ void BatchRun::running_as(const Job& job, const OpLaunch& l, pid_t pid) {
   lease.op = o_.ops[job.op_index].name;
   lease.run_dir = fs::relative(l.run_dir, dir_).string();
   lease.batch_dir = dir_.string();
-  lease.warmup = warmup_ || compile_pass_;  // neither run is the op's row: never adopted as one
+  lease.pass = compile_pass_ ? "compile" : warmup_ ? "warm-up" : "run";  // only a run is adopted as the op's row
   lease.device_index = l.device.index;
   lease.device_id = l.device.id;
   if (!describe_process(pid, &lease)) return;  // already over

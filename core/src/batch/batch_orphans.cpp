@@ -64,7 +64,7 @@ bool BatchRun::settle_lease(const std::string& file) {
     fs::remove(file, ec);
     return true;
   }
-  const std::string who = "op " + lease->op + ": " + (lease->warmup ? "its warm-up" : "its run") +
+  const std::string who = "op " + lease->op + ": " + lease_words(*lease) +
                           " from an earlier batch is still running (pid " + std::to_string(lease->pid) +
                           ", process group " + std::to_string(lease->pgid) + ", started " + lease->started + ")";
   bool waited = false;
@@ -94,7 +94,7 @@ bool BatchRun::settle_lease(const std::string& file) {
     return true;
   }
   fs::remove(file, ec);
-  if (waited && !lease->warmup) adopt(*lease);
+  if (waited && lease->pass == "run") adopt(*lease);
   return true;
 }
 

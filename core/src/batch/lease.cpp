@@ -91,7 +91,8 @@ void write_lease(const std::string& path, const Lease& l) {
   d.AddMember("op", json::str(l.op, a), a);
   d.AddMember("run_dir", json::str(l.run_dir, a), a);
   d.AddMember("batch_dir", json::str(l.batch_dir, a), a);
-  d.AddMember("warmup", l.warmup, a);
+  d.AddMember("warmup", l.pass != "run", a);
+  d.AddMember("pass", json::str(l.pass, a), a);
   d.AddMember("device_index", l.device_index, a);
   d.AddMember("device_id", json::str(l.device_id, a), a);
   d.AddMember("pid", static_cast<int64_t>(l.pid), a);
@@ -145,13 +146,25 @@ std::optional<Lease> read_lease(const std::string& path, std::string* why) {
   l.pid = static_cast<pid_t>(*pid);
   l.pgid = static_cast<pid_t>(*pgid);
   l.start_ticks = d["start_ticks"].GetUint64();
-  l.warmup = d.HasMember("warmup") && d["warmup"].IsBool() && d["warmup"].GetBool();
+  const bool not_a_run = d.HasMember("warmup") && d["warmup"].IsBool() && d["warmup"].GetBool();
+  const std::string pass = str("pass").value_or("");
+  if (pass == "warm-up" || pass == "compile") {
+    l.pass = pass;
+  } else if (not_a_run) {
+    l.pass = "warm-up";  // written before "pass", or a pass this zlcore does not know: never adopted
+  }
   if (auto v = num("device_index"); v && *v >= 0 && *v <= std::numeric_limits<int>::max()) {
     l.device_index = static_cast<int>(*v);
   }
   l.device_id = str("device_id").value_or("");
   l.started = str("started").value_or("");
   return l;
+}
+
+std::string lease_words(const Lease& lease) {
+  if (lease.pass == "compile") return "its compile-ahead run";
+  if (lease.pass == "warm-up") return "its warm-up";
+  return "its run";
 }
 
 std::vector<std::string> lease_files(const std::string& batch_dir) {

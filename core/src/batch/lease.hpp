@@ -20,7 +20,10 @@ struct Lease {
   std::string op;         // the op's name
   std::string run_dir;    // relative to the batch directory
   std::string batch_dir;  // absolute: the orphan's own argv and environment name it
-  bool warmup = false;
+  // Which pass started it: "run" (the op's row), "warm-up" or "compile"
+  // (compiling ahead). Only a run's result is adopted after a kill; for
+  // zlcore before "pass" existed, "warmup": true says "not a run".
+  std::string pass = "run";
   int device_index = -1;
   std::string device_id;
   pid_t pid = -1;                      // the op's `zlcore run`
@@ -38,6 +41,8 @@ bool describe_process(pid_t pid, Lease* lease);
 void write_lease(const std::string& path, const Lease& lease);
 // Nullopt (with `why`) for a file that is not a lease.
 std::optional<Lease> read_lease(const std::string& path, std::string* why);
+// "its run", "its warm-up" or "its compile-ahead run": what a resume waits for.
+std::string lease_words(const Lease& lease);
 std::vector<std::string> lease_files(const std::string& batch_dir);
 
 // Whether the lease is one of `own_dir`'s: its batch_dir is that directory or
