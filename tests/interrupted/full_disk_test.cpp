@@ -100,6 +100,48 @@ TEST(FullDisk, TheBatchStopsCleanlyAndResumeFinishesIt) {
   EXPECT_NE(zltest::slurp(out / "batch_identity.json").find("\"status\": \"finished\""), std::string::npos);
 }
 
+// The same in the compile-ahead pass: nothing is timed after the disk filled
+// (no row, no runs/), and --resume with room compiles and times every op.
+TEST(FullDisk, InTheCompileAheadPassNothingIsTimedAndResumeFinishes) {
+  TempDir tmp;
+  Mounted disk(tmp / "disk");
+  if (!disk.ok()) GTEST_SKIP() << "cannot mount a small tmpfs here (" << disk.why() << "); needs root";
+  zltest::TagGuard guard(zltest::new_tag());
+  const fs::path out = tmp / "disk" / "b";
+  const std::vector<std::string> ahead{"--compile-ahead", "2"};
+  auto env = zltest::batch_env(tmp, guard.tag(),
+                               {{"ZL_SLEEP_OP_SECONDS", "3"}, {"TRITON_CACHE_DIR", (tmp / "triton").string()}});
+  zltest::Started batch = zltest::start_zlcore(zltest::batch_args(out, "sleep,ok1", ahead), tmp.path(), env);
+  ASSERT_TRUE(zltest::wait_until(
+      [&] { return zltest::file_has(out / "compile" / "sleep" / "pytest.log", "test session starts"); }, 60))
+      << zltest::describe(zltest::finish(batch, 1));
+  fill(tmp / "disk" / "filler");
+  zltest::Ran r = zltest::finish(batch, 120);
+
+  EXPECT_EQ(r.exit_code, 1) << zltest::describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << zltest::describe(r);
+  EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << zltest::describe(r);
+  EXPECT_TRUE(zltest::rows_of(out).empty()) << zltest::describe(r);
+  EXPECT_FALSE(fs::exists(out / "runs")) << "an op was timed after the disk was full";
+  for (const auto& e : fs::directory_iterator(out / "compile")) {
+    EXPECT_EQ(zltest::slurp(e.path() / "run_identity.json").find("\"running\""), std::string::npos) << e.path();
+  }
+  EXPECT_NE(zltest::slurp(out / "batch_identity.json").find("\"status\": \"failed\""), std::string::npos);
+  EXPECT_TRUE(zltest::wait_until([&] { return zltest::tagged(guard.tag()).empty(); }, 10))
+      << "a process of the batch outlived it";
+
+  fs::remove(tmp / "disk" / "filler");
+  env["ZL_SLEEP_OP_SECONDS"] = "0.1";
+  std::vector<std::string> resume = ahead;
+  resume.push_back("--resume");
+  r = zltest::zlcore(zltest::batch_args(out, "sleep,ok1", resume), tmp.path(), env, 120);
+  EXPECT_EQ(r.exit_code, 0) << zltest::describe(r);
+  const auto rows = zltest::rows_of(out);
+  ASSERT_EQ(rows.size(), 2u) << zltest::describe(r);
+  for (const auto& row : rows) EXPECT_EQ(row.status, Status::passed) << row.op;
+  EXPECT_NE(zltest::slurp(out / "batch_identity.json").find("\"status\": \"finished\""), std::string::npos);
+}
+
 // A short write (the file system filled mid-record) used to leave its part
 // of the record behind, and the retry after room was freed then ran on
 // behind it as one garbled line: the row was lost to every reader.
