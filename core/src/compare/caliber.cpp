@@ -2,6 +2,7 @@
 // run pair by run pair, so that a difference in one operator of a batch is
 // named with that operator instead of being averaged away.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -140,16 +141,28 @@ std::string fallback_detail(const RunInfo& a, const RunInfo& b) {
   return text::join(parts, "; ");
 }
 
-void add(std::vector<Difference>& out, const std::string& key, const std::string& a, const std::string& b,
-         const std::string& op, const std::string& detail = "") {
-  for (Difference& d : out) {
-    if (d.key == key && d.a == a && d.b == b) {
-      if (std::find(d.ops.begin(), d.ops.end(), op) == d.ops.end()) d.ops.push_back(op);
-      return;
+// Differences in the order first seen, each (key, A's value, B's value)
+// once with the ops that show it. Indexed: an identity may carry 10^5
+// environment keys, and a scan per key made compare quadratic in them.
+class Differences {
+ public:
+  void add(const std::string& key, const std::string& a, const std::string& b, const std::string& op,
+           const std::string& detail = "") {
+    const auto [at, fresh] = index_.try_emplace(std::make_tuple(key, a, b), list_.size());
+    if (fresh) {
+      list_.push_back({key, a, b, detail, {op}, false});
+      ops_.push_back({op});
+    } else if (ops_[at->second].insert(op).second) {
+      list_[at->second].ops.push_back(op);
     }
   }
-  out.push_back({key, a, b, detail, {op}, false});
-}
+  std::vector<Difference>& list() { return list_; }
+
+ private:
+  std::vector<Difference> list_;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
+  std::vector<std::set<std::string>> ops_;
+};
 
 }  // namespace
 
@@ -176,7 +189,7 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
   const std::vector<Pair> pairs = pair_runs(a, b, c.notes);
   c.pairs = pairs.size();
 
-  std::vector<Difference> keyed, env, autotune;
+  Differences keyed, env, autotune;
   std::vector<std::string> pairing_names;
   c.autotune_fair = !pairs.empty();
   for (const Pair& p : pairs) {
@@ -187,22 +200,22 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
     for (const std::string& key : caliber_keys()) {
       if (key == "timer.fallback_shapes") {
         if (p.a->fallback_shapes != p.b->fallback_shapes) {
-          add(keyed, key, fallback_summary(p.a->fallback_shapes), fallback_summary(p.b->fallback_shapes), op,
-              fallback_detail(*p.a, *p.b));
+          keyed.add(key, fallback_summary(p.a->fallback_shapes), fallback_summary(p.b->fallback_shapes), op,
+                    fallback_detail(*p.a, *p.b));
         }
         continue;
       }
       if (key == "tuner_cache.inherited_winners" && winners_known) continue;
       const std::string& va = p.a->caliber.at(key);
       const std::string& vb = p.b->caliber.at(key);
-      if (va != vb) add(keyed, key, shown(va), shown(vb), op);
+      if (va != vb) keyed.add(key, shown(va), shown(vb), op);
     }
     std::map<std::string, std::pair<std::string, std::string>> knobs;
     for (const auto& [k, v] : p.a->env) knobs[k].first = v;
     for (const auto& [k, v] : p.b->env) knobs[k].second = v;
     for (const auto& [k, v] : knobs) {
       if (kRunPlumbing.count(k)) continue;
-      if (v.first != v.second) add(env, "env." + k, shown_env(v.first), shown_env(v.second), op);
+      if (v.first != v.second) env.add("env." + k, shown_env(v.first), shown_env(v.second), op);
     }
     Pairing at = autotune_pairing(*p.a, *p.b);
     if (std::find(pairing_names.begin(), pairing_names.end(), at.name) == pairing_names.end()) {
@@ -210,7 +223,7 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
     }
     if (!at.fair) {
       c.autotune_fair = false;
-      add(autotune, "autotune", at.a, at.b, op, at.name);
+      autotune.add("autotune", at.a, at.b, op, at.name);
     }
     if (!p.a->run_id.empty() && p.a->run_id == p.b->run_id)
       c.notes.push_back("A and B are the same run " + p.a->run_id);
@@ -218,8 +231,10 @@ Caliber check_caliber(const Side& a, const Side& b, const std::vector<std::strin
   for (const std::string& n : pairing_names) c.autotune_pairing += (c.autotune_pairing.empty() ? "" : "; ") + n;
   if (pairing_names.size() > 1) c.autotune_pairing = "mixed: " + c.autotune_pairing;
 
-  std::sort(env.begin(), env.end(), [](const Difference& x, const Difference& y) { return x.key < y.key; });
-  for (auto* part : {&keyed, &autotune, &env}) c.differences.insert(c.differences.end(), part->begin(), part->end());
+  std::sort(env.list().begin(), env.list().end(),
+            [](const Difference& x, const Difference& y) { return x.key < y.key; });
+  for (auto* part : {&keyed, &autotune, &env})
+    c.differences.insert(c.differences.end(), part->list().begin(), part->list().end());
   for (Difference& d : c.differences) d.expected = expected_by(d.key, expect_diff);
   for (const std::string& p : expect_diff) {
     bool used = std::any_of(c.differences.begin(), c.differences.end(),
