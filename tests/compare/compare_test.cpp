@@ -357,6 +357,21 @@ TEST(Load, OnlyARunThatMeasuredIsMissingItsResults) {
   }
 }
 
+// A batch's op whose run directory lost its identity is said, not dropped
+// in silence; one that failed preflight never had a directory.
+TEST(Load, ARunDirectoryWithoutItsIdentityIsNamed) {
+  const zltest::TempDir tmp("zl-compare-noidentity");
+  const std::string dir = tmp.path().string();
+  std::filesystem::create_directories(dir + "/runs/abs");
+  zl::write_file_atomic(dir + "/ops_status.csv",
+                        "op,status,run_dir\nabs,passed,runs/abs\nexp,preflight_failed,runs/exp\n");
+  const zc::Side s = zc::load_side("A", dir);
+  EXPECT_TRUE(s.runs.empty());
+  ASSERT_EQ(s.warnings.size(), 2u);
+  EXPECT_EQ(s.warnings[0], dir + "/runs/abs: no run_identity.json; op abs's rows are left out");
+  EXPECT_EQ(s.warnings[1], dir + ": batch directory holds no run directories yet");
+}
+
 TEST(Match, RowsOnOneSideAreListedNotDropped) {
   zc::Report r = report("verdicts/a", "verdicts/b");
   ASSERT_EQ(r.one_sided.size(), 2u);

@@ -248,7 +248,14 @@ std::vector<fs::path> current_runs(const fs::path& root, const std::string& show
         warnings.push_back(shown + "/ops_status.csv: op " + op + ": run_dir " + rel + " is outside the batch; skipped");
         continue;
       }
-      if (fs::is_regular_file(root / dir / "run_identity.json")) dirs.push_back(root / dir);
+      if (fs::is_regular_file(root / dir / "run_identity.json")) {
+        dirs.push_back(root / dir);
+      } else if (fs::exists(root / dir)) {
+        // A run that failed preflight has no directory; one that exists
+        // without its identity was damaged or cut short before it started.
+        warnings.push_back(shown + "/" + dir.generic_string() + ": no run_identity.json; op " + op +
+                           "'s rows are left out");
+      }
     }
   } else if (fs::is_directory(root / "runs")) {
     for (const auto& e : fs::directory_iterator(root / "runs")) {
