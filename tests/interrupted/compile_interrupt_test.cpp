@@ -43,6 +43,8 @@ TEST(CompileInterrupt, CtrlCInThePassKeepsWhatCompiledAndResumeCompilesTheRest) 
   EXPECT_EQ(r.exit_code, 130) << zltest::describe(r);
   EXPECT_NE(r.out.find("compiled sleep ahead on device 0 (host:vm): interrupted"), std::string::npos)
       << zltest::describe(r);
+  EXPECT_NE(r.out.find("compile-ahead pass: 1 of 2 ops compiled in "), std::string::npos) << zltest::describe(r);
+  EXPECT_NE(r.out.find(" s, 1 interrupted\n"), std::string::npos) << zltest::describe(r);
   EXPECT_EQ(markers(triton), 1u) << "only ok1 went through";
   EXPECT_TRUE(zltest::rows_of(out).empty()) << "a compile run is never an op's row";
   EXPECT_FALSE(fs::exists(out / "runs")) << "something was timed after the Ctrl-C";

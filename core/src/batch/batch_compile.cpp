@@ -144,7 +144,8 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.1f s", compile_.seconds);
   say("compile-ahead pass: " + std::to_string(compile_.compiled) + " of " + std::to_string(todo.size()) +
-      " ops compiled in " + secs + (compile_.failed ? ", " + std::to_string(compile_.failed) + " failed" : ""));
+      " ops compiled in " + secs + (compile_.failed ? ", " + std::to_string(compile_.failed) + " failed" : "") +
+      (compile_.interrupted ? ", " + std::to_string(compile_.interrupted) + " interrupted" : ""));
   return interrupted;
 }
 
@@ -182,7 +183,7 @@ void BatchRun::compiled(const Job& job, const OpLaunch& l, const OpOutcome& out)
     mark_compiled(compile_.triton_dir, compile_.keys[job.op_index], op.name, dir_.string(), &error);
     if (!error.empty()) warn_once("cannot leave the compile-ahead marker (the next batch compiles again): " + error);
   } else {
-    ++compile_.failed;
+    ++(out.status == Status::interrupted ? compile_.interrupted : compile_.failed);
     note = " (" + out.reason + "; its timed run compiles it)";
   }
   char secs[32];
@@ -206,6 +207,7 @@ json::Value BatchRun::compile_report(json::Alloc& a) const {
   c.AddMember("ops", static_cast<uint64_t>(compile_.ops), a);
   c.AddMember("compiled", static_cast<uint64_t>(compile_.compiled), a);
   c.AddMember("failed", static_cast<uint64_t>(compile_.failed), a);
+  c.AddMember("interrupted", static_cast<uint64_t>(compile_.interrupted), a);
   c.AddMember("compiled_before", static_cast<uint64_t>(compile_.already), a);
   c.AddMember("seconds", compile_.seconds, a);
   return c;

@@ -115,8 +115,8 @@ class BatchRun : public QueueEvents {
     int lanes = 0;
     std::string off;  // why no pass ran; empty when one did (or nothing was left to run)
     std::string triton_dir;
-    std::vector<std::string> devices;                       // the lanes' device ids
-    size_t ops = 0, compiled = 0, failed = 0, already = 0;  // already: an earlier batch's marker
+    std::vector<std::string> devices;                                        // the lanes' device ids
+    size_t ops = 0, compiled = 0, failed = 0, interrupted = 0, already = 0;  // already: an earlier batch's marker
     double seconds = 0;
     std::map<size_t, std::string> keys;  // op index -> its marker's key
   } compile_;
