@@ -75,6 +75,21 @@ def test_crash_costs_only_its_op_and_the_worker_is_replaced(tmp_path):
     assert "Segmentation fault" in (tmp_path / "b" / "runs" / "crash.warm" / "pytest.log").read_text()
 
 
+def test_a_worker_that_exits_under_an_op_is_replaced_and_the_op_rerun_fresh(tmp_path):
+    # os._exit(3) under pytest: the worker sends no reply, and its exit
+    # status is not pytest's answer about the op.
+    r = run_batch(tmp_path / "b", "ok1,crash,ok2", ZL_CRASH_EXIT="3")
+    assert r.returncode == 1, r.stdout + r.stderr
+    x = rows(tmp_path / "b")
+    assert x["crash"]["attempt"] == "2" and "rerun in a fresh process" in x["crash"]["reason"], x["crash"]
+    assert "exited (status 3) with the op in flight" in x["crash"]["reason"], x["crash"]
+    assert (x["crash"]["status"], x["crash"]["exit_code"]) == ("failed", "3"), x["crash"]
+    warm = identity(tmp_path / "b", "crash.warm")
+    assert warm["worker"]["kind"] == "warm" and warm["worker"]["healthy"] is False, warm["worker"]
+    assert x["ok2"]["status"] == "passed"
+    assert identity(tmp_path / "b", "ok2")["worker"]["pid"] != identity(tmp_path / "b", "ok1")["worker"]["pid"]
+
+
 def test_hang_is_killed_by_the_timeout_and_the_worker_replaced(tmp_path):
     tag = uuid.uuid4().hex
     r = run_batch(tmp_path / "b", "ok1,hang,ok2", extra=["--timeout", "3"], ZL_BATCH_TEST_TAG=tag)

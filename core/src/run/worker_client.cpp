@@ -115,7 +115,7 @@ bool WorkerSession::connect(const std::string& socket_path, double handshake_tim
   return true;
 }
 
-int WorkerSession::died_of_signal() {
+std::pair<bool, int> WorkerSession::how_it_ended() {
   // The executor reaps the worker (its parent) and leaves the wait status
   // beside the socket; wait a little for it to notice.
   const double deadline = monotonic_seconds() + 5;
@@ -123,10 +123,10 @@ int WorkerSession::died_of_signal() {
     std::ifstream in(socket_path_ + ".exit");
     std::string kind;
     int value = 0;
-    if (in >> kind >> value) return kind == "signal" ? value : 0;
+    if (in >> kind >> value) return {kind == "signal", value};
     usleep(20000);
   }
-  return SIGKILL;  // unknown: it vanished without a status we could read
+  return {true, SIGKILL};  // unknown: it vanished without a status we could read
 }
 
 ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env_set,
@@ -204,7 +204,17 @@ ChildResult WorkerSession::run(const std::vector<std::string>& args, const std::
     return r;
   }
   // No reply: the worker died (or was killed above) with the op in flight.
-  if (!r.timed_out && !r.interrupted) r.term_signal = died_of_signal();
+  if (r.timed_out || r.interrupted) return r;
+  const auto [signalled, value] = how_it_ended();
+  if (signalled) {
+    r.term_signal = value;
+  } else {
+    // pytest's own exit is a reply; the worker exiting instead (os._exit in
+    // the suite) says nothing of the op, so a fresh process runs it again.
+    r.exit_code = value;
+    healthy_ = false;
+    health_reason_ = "it exited (status " + std::to_string(value) + ") with the op in flight, without a reply";
+  }
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zlcore/process.hpp"
@@ -51,7 +52,9 @@ class WorkerSession {
                   const std::string& cwd, const std::string& log_path, double timeout_s);
 
  private:
-  int died_of_signal();  // from <socket>.exit, written by the warm executor
+  // How the worker ended, from <socket>.exit (written by the warm executor):
+  // {true, signal} or {false, exit status}; {true, SIGKILL} when none came.
+  std::pair<bool, int> how_it_ended();
 
   int fd_ = -1;
   pid_t pid_ = -1;
