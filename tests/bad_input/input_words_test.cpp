@@ -95,10 +95,9 @@ TEST(InputWords, AnIdleUtilizationOverAHundredPercentIsRefused) {
 TEST(InputWords, CompileAheadLanesAreAutoOrACountAndNotBothSwitches) {
   TempDir tmp;
   const auto env = zltest::batch_env(tmp, zltest::new_tag());
-  for (const std::string& bad : {std::string("-1"), std::string("65"), std::string("four"), std::string("")}) {
+  for (const std::string bad : {"-1", "65", "four", "", " 3", "+3", "3 ", "AUTO", "99999999999999999999"}) {
     expect_refused(zltest::zlcore(zltest::batch_args(tmp / "b", "ok1", {"--compile-ahead", bad}), tmp.path(), env, 30),
-                   bad == "65" ? "--compile-ahead: '65' is not allowed; use auto or a number of lanes from 0 to 64"
-                               : "--compile-ahead: '" + bad + "' is not a non-negative integer");
+                   "--compile-ahead: '" + bad + "' is not allowed; use auto or a number of lanes from 0 to 64");
   }
   expect_refused(zltest::zlcore(zltest::batch_args(tmp / "b", "ok1", {"--compile-ahead", "2", "--no-compile-ahead"}),
                                 tmp.path(), env, 30),

@@ -238,6 +238,10 @@ TEST(SlurmPlan, BadPlanFilesAreOneLineNamingTheFileAndTheKey) {
             file + " is not a zlcore Slurm plan: 'assignment[0]' names 'neg', which 'ops' lacks");
   EXPECT_EQ(message(edited(good, "\"shards\": [\n        0", "\"shards\": [\n        \"0\"")),
             file + " is not a zlcore Slurm plan: 'submissions[0].shards[0]' is not an integer");
+  EXPECT_EQ(message(edited(good, "\"compile_lanes\": 5", "\"compile_lanes\": -7")),
+            file + " is not a zlcore Slurm plan: compile_lanes -7 is not from 0 to 64");
+  EXPECT_EQ(message(edited(good, "\"warmup_devices\": 2", "\"warmup_devices\": -1")),
+            file + " is not a zlcore Slurm plan: warmup_devices -1 is below 0");
 }
 
 TEST(SlurmPlan, OpsYamlReadsBackAsTheSameOps) {

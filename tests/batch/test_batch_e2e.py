@@ -262,6 +262,13 @@ def test_busy_device_is_skipped_with_the_reason_logged(tmp_path):
     assert "compile-ahead: off: device 1 (FAKE-0001) busy: utilization 97% > 10%" in r.stdout
     assert not (tmp_path / "e" / "compile").exists()
 
+    # One lane asked for compiles nothing beside another: said, not silent.
+    r = run_batch(tmp_path / "f", "ok1", devices=1, extra=["--compile-ahead", "1"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "compile-ahead: off: 1 lane (--compile-ahead) compiles nothing beside another; 2 or more, or auto" \
+        in r.stdout, r.stdout
+    assert not (tmp_path / "f" / "compile").exists()
+
 
 def test_parallel_warmup_runs_a_first_pass_and_says_where(tmp_path):
     r = run_batch(tmp_path / "b", "ok1,ok2,ok3", devices=2, PARALLEL_WARMUP_GPUS=1)

@@ -82,9 +82,13 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
       compile_.off = "auto: fewer than 4 cores, where compiling ahead only moves the compiling";
     } else if (o_.compile_lanes_from == "default") {
       compile_.off = "off by default (--compile-ahead N or auto turns it on)";
+    } else if (compile_.lanes == 1) {
+      compile_.off = "1 lane (" + o_.compile_lanes_from + ") compiles nothing beside another; 2 or more, or auto";
     } else {
       compile_.off = std::to_string(compile_.lanes) + " lanes (" + o_.compile_lanes_from + ")";
     }
+    // Asked for and not run: said, as every other reason is.
+    if (compile_.lanes == 1 || o_.compile_lanes_from == "auto") say("compile-ahead: off: " + compile_.off);
     return false;
   }
   if (const std::string why = compile_ahead_refusal(o_); !why.empty()) {

@@ -139,6 +139,11 @@ BatchOptions options_from(const json::Fields& f) {
   o.compile_lanes = o.compile_lanes_from == "auto" ? auto_compile_lanes()
                     : f.has("compile_lanes")       ? f.integer("compile_lanes")
                                                    : 0;
+  // A plan is a file anyone can edit: what the flags refuse, it may not say.
+  if (o.compile_lanes < 0 || o.compile_lanes > 64)
+    throw std::runtime_error("compile_lanes " + std::to_string(o.compile_lanes) + " is not from 0 to 64");
+  if (o.warmup_devices < 0)
+    throw std::runtime_error("warmup_devices " + std::to_string(o.warmup_devices) + " is below 0");
   o.cold = f.boolean("cold");
   o.standby = f.has("standby") && f.boolean("standby");  // absent in plans of older zlcore
   o.orphans = f.str("orphans");

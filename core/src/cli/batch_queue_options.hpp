@@ -10,8 +10,9 @@
 
 namespace zl::cli {
 
-// A whole number >= 0, or UsageError naming `what`.
-int parse_count(const std::string& text, const std::string& what);
+// Digits only, from 0 to `most`; otherwise UsageError naming `what` and
+// saying `allowed` ("a percentage from 0 to 100").
+int parse_count(const std::string& text, const std::string& what, int most, const std::string& allowed);
 
 // When a device counts as idle, and how long the queue waits for one.
 batch::IdlePolicy idle_policy(const po::variables_map& vm);
