@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -55,6 +56,22 @@ TEST(CompileAhead, AMarkerVouchesForTheOpItsTestsAndTheSuiteAsTheyWere) {
   EXPECT_EQ(key, ready_key(abs, cold, "suite-1"));
 }
 
+// SHAPE_FILE names the shapes when --shape-file is absent: what it holds
+// is part of the key, not only its path.
+TEST(CompileAhead, AShapeFileFromTheEnvironmentIsKeyedByWhatItHolds) {
+  zltest::TempDir tmp("zl-shapes");
+  const std::string file = (tmp / "shapes.yaml").string();
+  std::ofstream(file) << "UnaryPointwiseBenchmark:\n  shapes:\n    - [64]\n";
+  OpSpec abs;
+  abs.name = "abs";
+  ::setenv("SHAPE_FILE", file.c_str(), 1);
+  const std::string before = ready_key(abs, OpRunFlags{}, "suite-1");
+  std::ofstream(file) << "UnaryPointwiseBenchmark:\n  shapes:\n    - [8, 8]\n";
+  const std::string after = ready_key(abs, OpRunFlags{}, "suite-1");
+  ::unsetenv("SHAPE_FILE");
+  EXPECT_NE(before, after);
+}
+
 TEST(CompileAhead, TheSuiteFingerprintFollowsItsFilesButNotItsCaches) {
   zltest::TempDir suite("zl-suite");
   std::ofstream(suite / "test_abs.py") << "x = 1\n";
@@ -64,8 +81,32 @@ TEST(CompileAhead, TheSuiteFingerprintFollowsItsFilesButNotItsCaches) {
   std::filesystem::create_directories(suite / ".git");
   std::ofstream(suite / ".git" / "HEAD") << "ref";
   EXPECT_EQ(before, suite_fingerprint(suite.path().string()));
+  // What runs write inside a checkout: their directories, the caches.
+  std::filesystem::create_directories(suite / "runs" / "b1" / "runs" / "abs");
+  std::ofstream(suite / "runs" / "b1" / "batch_identity.json") << "{}";
+  std::ofstream(suite / "runs" / "b1" / "runs" / "abs" / "run_identity.json") << "{}";
+  std::filesystem::create_directories(suite / "tc" / "zlcore-compiled");
+  std::ofstream(suite / "tc" / "zlcore-compiled" / "k1") << "op\tabs\n";
+  std::filesystem::create_directories(suite / "out");
+  std::ofstream(suite / "out" / "ops_status.csv") << "op\n";
+  const std::vector<std::string> outputs = {(suite / "tc").string(), (suite / "out").string()};
+  EXPECT_NE(before, suite_fingerprint(suite.path().string())) << "the caches are files under the suite too";
+  EXPECT_EQ(before, suite_fingerprint(suite.path().string(), outputs));
   std::ofstream(suite / "test_abs.py") << "x = 22\n";
-  EXPECT_NE(before, suite_fingerprint(suite.path().string()));
+  EXPECT_NE(before, suite_fingerprint(suite.path().string(), outputs));
+}
+
+// A cache where no marker can be left turns the pass off before it runs.
+TEST(CompileAhead, ACacheThatCannotHoldMarkersIsRefusedBeforeThePass) {
+  zltest::TempDir tmp("zl-triton");
+  EXPECT_EQ(markers_refusal((tmp / "fresh").string()), "");
+  std::ofstream(tmp / "file") << "x";
+  EXPECT_EQ(
+      markers_refusal((tmp / "file").string()),
+      "cannot keep compile-ahead markers in " + (tmp / "file" / "zlcore-compiled").string() + " (Not a directory)");
+  std::filesystem::create_directories(tmp / "taken");
+  std::ofstream(tmp / "taken" / "zlcore-compiled") << "x";
+  EXPECT_NE(markers_refusal((tmp / "taken").string()), "");
 }
 
 TEST(CompileAhead, MarkersLiveInTheTritonCacheTheyVouchFor) {

@@ -102,12 +102,21 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
     say("compile-ahead: off: " + busy);
     return false;
   }
-  compile_.triton_dir = resolve_cache_dirs(false, "").triton;
+  const CacheDirs caches = resolve_cache_dirs(false, "");
+  compile_.triton_dir = caches.triton;
   const std::string root = warm_config(cold_config()).suite_root;
   // The device's name too: a Triton cache shared between machines holds
   // another architecture's kernels under the same op.
-  std::string fingerprint = root.empty() ? "" : suite_fingerprint(root);
+  std::string fingerprint =
+      root.empty() ? "" : suite_fingerprint(root, {caches.triton, caches.flaggems, dir_.string()});
   for (const Device& d : devices_) fingerprint += "\t" + d.name;
+  // Where a marker cannot be left, a pass would compile again next time and
+  // say nothing of it; its kernels' cache is suspect too.
+  if (std::string why = markers_refusal(compile_.triton_dir); !why.empty()) {
+    compile_.off = std::move(why);
+    say("compile-ahead: off: " + compile_.off);
+    return false;
+  }
   std::vector<Job> todo;
   for (const Job& j : jobs) {
     std::string key = ready_key(o_.ops[j.op_index], o_.run, fingerprint);
@@ -185,7 +194,11 @@ void BatchRun::compiled(const Job& job, const OpLaunch& l, const OpOutcome& out)
     ++compile_.compiled;
     std::string error;
     mark_compiled(compile_.triton_dir, compile_.keys[job.op_index], op.name, dir_.string(), &error);
-    if (!error.empty()) warn_once("cannot leave the compile-ahead marker (the next batch compiles again): " + error);
+    // Once: each failure names a temporary file of its own.
+    if (!error.empty() && !compile_.marker_failed) {
+      compile_.marker_failed = true;
+      warn_once("cannot leave a compile-ahead marker (the next batch compiles again): " + error);
+    }
   } else {
     ++(out.status == Status::interrupted ? compile_.interrupted : compile_.failed);
     note = " (" + out.reason + "; its timed run compiles it)";

@@ -117,6 +117,7 @@ class BatchRun : public QueueEvents {
     std::string triton_dir;
     std::vector<std::string> devices;                                        // the lanes' device ids
     size_t ops = 0, compiled = 0, failed = 0, interrupted = 0, already = 0;  // already: an earlier batch's marker
+    bool marker_failed = false;
     double seconds = 0;
     std::map<size_t, std::string> keys;  // op index -> its marker's key
   } compile_;

@@ -1,8 +1,10 @@
 #include "compile_ahead.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -40,14 +42,25 @@ std::string compile_ahead_refusal(const BatchOptions& o) {
   return "";
 }
 
-std::string suite_fingerprint(const std::string& root) {
-  std::vector<std::string> lines;
+std::string suite_fingerprint(const std::string& root, const std::vector<std::string>& outputs) {
+  std::set<fs::path> skipped;
   std::error_code ec;
+  for (const std::string& o : outputs) {
+    if (!o.empty()) skipped.insert(fs::weakly_canonical(fs::absolute(o, ec), ec));
+  }
+  const auto written_by_zlcore = [&](const fs::path& dir) {
+    for (const char* id : {"run_identity.json", "batch_identity.json", "ab_identity.json"}) {
+      if (fs::exists(dir / id, ec)) return true;
+    }
+    return skipped.count(fs::weakly_canonical(dir, ec)) > 0;
+  };
+  std::vector<std::string> lines;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (it->is_directory(ec)) {
-      if (name.empty() || name[0] == '.' || name == "__pycache__") it.disable_recursion_pending();
+      if (name.empty() || name[0] == '.' || name == "__pycache__" || written_by_zlcore(it->path()))
+        it.disable_recursion_pending();
       continue;
     }
     if (!it->is_regular_file(ec)) continue;
@@ -94,10 +107,22 @@ std::string ready_key(const OpSpec& op, const OpRunFlags& run, const std::string
   // What a run reads from the environment when its flag is absent.
   for (const char* var : {"BENCH_LEVEL", "SHAPE_MODE", "SHAPE_FILE", "FLAGGEMS_DIR"}) {
     const char* v = std::getenv(var);
-    if (v != nullptr) k += std::string("env ") + var + "\t" + v + "\n";
+    if (v == nullptr) continue;
+    k += std::string("env ") + var + "\t" + v + "\n";
+    if (std::string(var) == "SHAPE_FILE" && *v != '\0') k += "shapes\t" + file_hash(v) + "\n";
   }
   k += "suite\t" + fingerprint + "\n";
   return sha256_hex(k);
+}
+
+std::string markers_refusal(const std::string& triton_dir) {
+  const fs::path dir = fs::path(triton_dir) / "zlcore-compiled";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!ec && !fs::is_directory(dir, ec)) ec = std::make_error_code(std::errc::not_a_directory);
+  if (!ec && ::access(dir.c_str(), W_OK | X_OK) != 0) ec = std::error_code(errno, std::generic_category());
+  if (!ec) return "";
+  return "cannot keep compile-ahead markers in " + dir.string() + " (" + ec.message() + ")";
 }
 
 bool is_compiled(const std::string& triton_dir, const std::string& key) {

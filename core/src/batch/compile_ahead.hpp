@@ -25,14 +25,20 @@ namespace zl::batch {
 std::string compile_ahead_refusal(const BatchOptions& o);
 
 // The suite's files as they are now (names, sizes, modification times under
-// `root`, hidden folders and __pycache__ left out), as one hash.
-std::string suite_fingerprint(const std::string& root);
+// `root`), as one hash. Left out: hidden folders, __pycache__, the folders
+// in `outputs` (the caches and the batch directory, which a run inside a
+// checkout writes under it) and any folder holding a zlcore identity (an
+// earlier run or batch), so that a batch changes no later one's key.
+std::string suite_fingerprint(const std::string& root, const std::vector<std::string>& outputs = {});
 
 // What a marker vouches for: the op and every setting that picks which
 // kernels its tests compile.
 std::string ready_key(const OpSpec& op, const OpRunFlags& run, const std::string& fingerprint);
 
 // Markers in a Triton cache directory (<triton>/zlcore-compiled/<key>).
+// Why no marker can be left in `triton_dir` (its zlcore-compiled/ cannot be
+// made a directory: a file, a loop, no permission), or "" when one can.
+std::string markers_refusal(const std::string& triton_dir);
 bool is_compiled(const std::string& triton_dir, const std::string& key);
 // Written atomically; a failure is only said (the next batch compiles again).
 void mark_compiled(const std::string& triton_dir, const std::string& key, const std::string& op,
