@@ -53,3 +53,13 @@ def test_other_winners_are_named_by_kernel(tmp_path):
     r = zl(tmp_path, "compare", tmp_path / "rec", tmp_path / "other", "--strict")
     assert r.returncode == 3
     assert "autotune pairing: record/replay: different winners in mm_kernel" in r.stdout
+
+
+def test_a_relative_cache_is_the_callers_directory_not_the_suites(tmp_path):
+    # The child runs in the suite's directory: handed on as given, "tc" would
+    # be another cache there than the one the run reads and records.
+    env = clean_env(tmp_path, TRITON_CACHE_DIR="tc", FLAGGEMS_CACHE_DIR="fc")
+    caches = run(tmp_path, "a", "mm", env=env)["tuner_cache"]
+    assert (caches["triton_dir"], caches["flaggems_dir"]) == (str(tmp_path / "tc"), str(tmp_path / "fc"))
+    assert caches["new_winners"] > 0, caches
+    assert run(tmp_path, "b", "mm", env=env)["tuner_cache"]["inherited_winners"] > 0

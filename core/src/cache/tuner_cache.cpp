@@ -40,8 +40,13 @@ CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir) {
     d.flaggems = (fs::path(run_dir) / ".tuner_cache" / "flaggems").string();
     d.triton = (fs::path(run_dir) / ".tuner_cache" / "triton").string();
   } else {
-    d.flaggems = env_or(FlagGemsProvider::tuner_cache_env(), FlagGemsProvider::default_tuner_cache_dir(home()));
-    d.triton = env_or("TRITON_CACHE_DIR", home() + "/.triton/cache");
+    // Absolute: the child runs in the suite's directory, and a relative
+    // value would name another cache there than the one read here.
+    std::error_code ec;
+    d.flaggems =
+        fs::absolute(env_or(FlagGemsProvider::tuner_cache_env(), FlagGemsProvider::default_tuner_cache_dir(home())), ec)
+            .string();
+    d.triton = fs::absolute(env_or("TRITON_CACHE_DIR", home() + "/.triton/cache"), ec).string();
   }
   return d;
 }
