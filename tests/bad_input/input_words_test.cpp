@@ -72,6 +72,21 @@ TEST(InputWords, DtypesWithAnEmptyOrARepeatedWordAreRefused) {
   EXPECT_FALSE(fs::exists(tmp / "b"));
 }
 
+// A conflict left in the environment is named as the variable, not as a
+// flag the user never typed.
+TEST(InputWords, ACompileOnlyConflictIsNamedAsTheUserGaveIt) {
+  TempDir tmp;
+  const std::vector<std::string> args = run_args(tmp / "r", {"--compile-only"});
+  expect_refused(zltest::zlcore(args, tmp.path(), {{"ZL_ISOLATE_TUNER_CACHE", "1"}}, 30),
+                 "run: --compile-only fills the shared caches; not with ZL_ISOLATE_TUNER_CACHE=1");
+  expect_refused(zltest::zlcore(args, tmp.path(), {{"REPLAY_FROM", (tmp / "a").string()}}, 30),
+                 "run: --compile-only tunes nothing; not with REPLAY_FROM");
+  expect_refused(zltest::zlcore(run_args(tmp / "r", {"--compile-only", "--replay-from", (tmp / "a").string()}),
+                                tmp.path(), {}, 30),
+                 "run: --compile-only tunes nothing; not with --replay-from");
+  EXPECT_FALSE(fs::exists(tmp / "r"));
+}
+
 TEST(InputWords, ABadDirectRepeatIsNamedAsTheUserGaveIt) {
   TempDir tmp;
   expect_refused(zltest::zlcore(run_args(tmp / "r", {"--direct-repeat", "0"}), tmp.path(), {}, 30),

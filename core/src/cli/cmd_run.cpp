@@ -234,11 +234,18 @@ void set_cache_switches(const po::variables_map& vm, RunOptions& o) {
     // It fills the caches later runs read: an isolated cache is thrown away
     // with the run, and a replay or a record pins or keeps winners, which a
     // run that benchmarks nothing has none of.
-    if (o.isolate_tuner_cache)
-      throw UsageError("run: --compile-only fills the shared caches; not with --isolate-tuner-cache 1");
-    if (!o.replay_from.empty() || (!o.autotune_mode.empty() && o.autotune_mode != "tune"))
-      throw UsageError("run: --compile-only tunes nothing; not with --autotune " +
-                       (o.autotune_mode.empty() ? std::string("replay") : o.autotune_mode) + " or --replay-from");
+    // Each conflict named as the caller gave it: a flag, or a variable
+    // left in the environment.
+    if (o.isolate_tuner_cache) {
+      throw UsageError(std::string("run: --compile-only fills the shared caches; not with ") +
+                       (vm.count("isolate-tuner-cache") ? "--isolate-tuner-cache 1" : "ZL_ISOLATE_TUNER_CACHE=1"));
+    }
+    if (!o.autotune_mode.empty() && o.autotune_mode != "tune")
+      throw UsageError("run: --compile-only tunes nothing; not with --autotune " + o.autotune_mode);
+    if (!o.replay_from.empty()) {
+      throw UsageError(std::string("run: --compile-only tunes nothing; not with ") +
+                       (vm.count("replay-from") ? "--replay-from" : "REPLAY_FROM"));
+    }
     o.compile_only = true;
   }
 }
