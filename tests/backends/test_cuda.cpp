@@ -252,8 +252,6 @@ TEST_F(CudaModule, LibraryWithoutNvmlSymbolsIsSkipped) {
   EXPECT_EQ(a.devices.size(), 1u);
 }
 
-}  // namespace
-
 // ABI 1.2 through NVML: the attributes an H200 answers, the peaks derived
 // from them, and the state, with the fake NVML answering as an H200 would.
 TEST_F(CudaModule, NvmlAttributesAndPeaks) {
@@ -340,8 +338,6 @@ TEST_F(CudaModule, AnOldDriverLeavesDerivedFiguresOut) {
   EXPECT_EQ(at.count("compute_peak_tflops.float16"), 0u);  // no capability, no per-SM rate
   EXPECT_EQ(at.count("memory_bandwidth_peak_gbps"), 1u);   // clock and width still known
 }
-
-namespace {
 
 // The attribute fields every H200 answer has the same: driver, capability,
 // power limit, ECC.

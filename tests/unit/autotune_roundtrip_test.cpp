@@ -122,8 +122,6 @@ class AutotuneRoundTrip : public ::testing::Test {
   const fs::path root_ = tmp_.path();
 };
 
-}  // namespace
-
 TEST_F(AutotuneRoundTrip, HarvestThenRebuildGivesTheSameTablesTypesKeysAndRows) {
   const zl::CacheDirs a = isolated_dirs(root_ / "A");
   write_libtuner_db(db_path(a));
@@ -188,3 +186,5 @@ TEST_F(AutotuneRoundTrip, ReplayingTwiceDoesNotDuplicateRows) {
   SQLite::Database out(db_path(b).string(), SQLite::OPEN_READONLY);
   EXPECT_EQ(rows_of(out, kMm).size(), 3u);
 }
+
+}  // namespace

@@ -54,8 +54,6 @@ bool gone_within(pid_t pid, double wait_s) {
   return false;
 }
 
-}  // namespace
-
 TEST_F(Process, ExitCodeEnvCwdAndOutputReachTheLog) {
   ::setenv("ZL_PROCESS_TEST_GONE", "still here", 1);
   ChildSpec spec;
@@ -136,3 +134,5 @@ TEST_F(Process, ATimeoutTakesWhatTheChildStartedInASessionOfItsOwn) {
   ASSERT_GT(escaped, 0);
   EXPECT_TRUE(gone_within(escaped, 5));
 }
+
+}  // namespace

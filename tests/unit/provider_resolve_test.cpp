@@ -56,8 +56,6 @@ class ProviderResolve : public ::testing::Test {
   std::optional<std::string> saved_cache_;
 };
 
-}  // namespace
-
 TEST_F(ProviderResolve, HomeFileWinsOverOtherFilesThatMarkTheOp) {
   const TestTarget t = resolve("mm");
   EXPECT_EQ(t.op, "mm");
@@ -132,3 +130,5 @@ TEST_F(ProviderResolve, OpFileThatDoesNotMarkTheOpIsRefused) {
   EXPECT_EQ(t.op, "bitwise");
   EXPECT_TRUE(t.marker.empty());
 }
+
+}  // namespace

@@ -114,7 +114,7 @@ void caliber_section(std::ostream& out, const Report& r) {
   }
 }
 
-void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
+void html_geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
   out << "<table><tr><th>" << what << "</th><th>geomean speedup</th><th>" << kConfidence * 100
       << " % CI</th><th>torch A/B</th><th>rows</th></tr>\n";
   for (const Geomean& g : gs) {
@@ -192,9 +192,9 @@ void write_html(std::ostream& out, const Report& r, const Page& page) {
   // The summaries a reader forwards, per op and dtype, before the full table
   // of shapes, which runs to hundreds of rows on a batch.
   out << "<h2>Geometric means</h2>\n<div class=\"legend\">" << escape(text::geomean_terms()) << "</div>\n";
-  geomean_table(out, "overall", {r.overall});
-  geomean_table(out, "op", r.by_op);
-  geomean_table(out, "dtype", r.by_dtype);
+  html_geomean_table(out, "overall", {r.overall});
+  html_geomean_table(out, "op", r.by_op);
+  html_geomean_table(out, "dtype", r.by_dtype);
   results_table(out, r);
 
   out << "<h2>Method</h2>\n";

@@ -30,7 +30,7 @@ std::string cell(const std::string& s) {
   return out;
 }
 
-void geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
+void markdown_geomean_table(std::ostream& out, const char* what, const std::vector<Geomean>& gs) {
   out << "| " << what << " | geomean speedup | " << kConfidence * 100
       << " % CI | torch A/B | rows |\n|---|---:|---:|---:|---:|\n";
   for (const Geomean& g : gs) {
@@ -75,9 +75,9 @@ void write_markdown(std::ostream& out, const Report& r, const Page& page) {
   // The summaries per op and dtype before the table of shapes, which runs to
   // hundreds of rows on a batch.
   out << "\n## Geometric means\n\n" << text::geomean_terms() << "\n\n";
-  geomean_table(out, "overall", {r.overall});
-  geomean_table(out, "op", r.by_op);
-  geomean_table(out, "dtype", r.by_dtype);
+  markdown_geomean_table(out, "overall", {r.overall});
+  markdown_geomean_table(out, "op", r.by_op);
+  markdown_geomean_table(out, "dtype", r.by_dtype);
 
   const bool bar = text::shows_bar(r);
   const bool peak = text::shows_peak(r);

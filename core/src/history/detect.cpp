@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "row_summary.hpp"
 #include "zlcore/history.hpp"
 
 namespace zl::history {
 namespace {
 
-constexpr double kZ95 = 1.96;
 // Below this a series is taken as noiseless only by accident of rounding.
 constexpr double kMinNoise = 0.002;
 // The standard error of a normal sample's median against its mean's.

@@ -8,7 +8,6 @@
 namespace zl::history {
 namespace {
 
-constexpr double kZ95 = 1.96;
 // The standard error of a normal sample's median against its mean's.
 constexpr double kMedianEfficiency = 1.2533;
 

@@ -8,6 +8,9 @@
 
 namespace zl::history {
 
+// The normal quantile of a two-sided 95 % interval.
+constexpr double kZ95 = 1.96;
+
 // The FlagGems side's center is the median of its placements (the mean of a
 // few placements moves with one unlucky one); its interval is the median's
 // 95 % normal interval, 1.96 * 1.2533 * sd / sqrt(n). The torch side keeps
