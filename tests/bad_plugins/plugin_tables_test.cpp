@@ -40,6 +40,10 @@ const std::vector<Lie> kLies = {
      " is not readable (count larger than the array?)"},
     {"lie_device_string", "liedevicestring", false,
      "enumerate_devices returned a list that cannot be read: device [1] name at 0x10 is not readable", ""},
+    // Accepted, then its visibility variable turned into control bytes in
+    // initialize: run with it, a child would see every device.
+    {"table_changes", "changes", true, "its table changed after it was read (visibility_env '\\n",
+     " is not printable text)"},
 };
 
 // gtest names a failing case by its file, not by the struct's bytes.

@@ -133,6 +133,7 @@ TEST(Abi, TableChangedAfterNegotiationKeepsNoControlBytes) {
   alias[0] = '\x07';
   var[0] = '\n';
   zl::Backend b(&api, "hand.so");
+  EXPECT_NE(b.table_problem(), "") << "the loader rejects it";
   EXPECT_EQ(b.name(), "h\\x1bnd");
   EXPECT_EQ(b.aliases(), std::vector<std::string>{"\\x07"});
   EXPECT_TRUE(b.visibility_env().empty());

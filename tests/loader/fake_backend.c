@@ -381,6 +381,18 @@ static void* fake_idle_thread(void* arg) {
 ZL_BACKEND_EXPORT int zl_fake_visible_helper(void) { return 42; }
 #endif
 
+#ifdef FAKE_TABLE_CHANGES
+/* Its visibility variable turns into control bytes once initialized: the
+   table the core accepted is not the one it would run with. */
+static char kChangingVariable[] = FAKE_VISIBILITY_ENV;
+static const char* kChangingVisibility[] = {kChangingVariable, NULL};
+static zl_error* change_on_initialize(zl_initialize_args* args) {
+  (void)args;
+  kChangingVariable[0] = '\n';
+  return NULL;
+}
+#endif
+
 #ifndef FAKE_NO_ENTRY
 ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint32_t minor) {
   (void)major;
@@ -407,6 +419,10 @@ ZL_BACKEND_EXPORT const zl_backend_api* zl_backend_get_api(uint32_t major, uint3
   api->visibility_env = NULL;
 #else
   api->visibility_env = kVisibility;
+#endif
+#ifdef FAKE_TABLE_CHANGES
+  api->visibility_env = kChangingVisibility;
+  api->initialize = change_on_initialize;
 #endif
   api->capabilities = kCaps;
   api->capability_count = sizeof kCaps / sizeof kCaps[0];

@@ -52,6 +52,7 @@ Backend::Backend(const zl_backend_api* api, std::string path)
   framework_vendor_ = std::move(read.framework_vendor);
   backend_version_ = std::move(read.backend_version);
   extensions_ = std::move(read.extensions);
+  table_problem_ = std::move(read.problem);
 }
 
 std::string Backend::abi() const { return std::to_string(api_->abi_major) + "." + std::to_string(api_->abi_minor); }

@@ -182,8 +182,19 @@ LoadReport load_backends(const std::string& dir, const LoadOptions& opts) {
     }
     trace("accept " + path + " as '" + o.name + "' (ABI " + std::to_string(o.api->abi_major) + "." +
           std::to_string(o.api->abi_minor) + ", struct_size " + std::to_string(o.api->struct_size) + ")");
-    keep_alive().push_back(std::move(o.lib));
-    report.backends.emplace_back(o.api, path);
+    // Read once more, as the core keeps it: a table that changed since it
+    // was accepted (a name, a visibility variable) is not run with.
+    Backend kept(o.api, path);
+    keep_alive().push_back(std::move(o.lib));  // it ran its initialize: never unloaded
+    if (!kept.table_problem().empty() || kept.name() != o.name) {
+      reject(
+          "its table changed after it was read (" +
+          (kept.table_problem().empty() ? "name '" + o.name + "', then '" + kept.name() + "'" : kept.table_problem()) +
+          ")");
+      loader::shutdown_backend(o.api);
+      continue;
+    }
+    report.backends.push_back(std::move(kept));
   }
   return report;
 }

@@ -144,6 +144,7 @@ TableRead read_table(const zl_backend_api* api) {
     // printable(): negotiate_abi refuses a name that needed escaping, but
     // the loader reads the table again, and a table may change between reads.
     r.name = printable(*name);
+    if (r.name != *name) r.problem = "name '" + r.name + "' is not printable text";
   }
   r.aliases = read_name_list(a.aliases, "aliases", p);
   for (std::string& alias : r.aliases) alias = printable(alias);

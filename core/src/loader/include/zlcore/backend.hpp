@@ -67,6 +67,10 @@ class Backend {
   const std::vector<uint32_t>& extensions() const { return extensions_; }
   // "major.minor" as the backend was built.
   std::string abi() const;
+  // Why this read of the table is not one the core may keep ("" when it
+  // is): a table that changed since negotiate_abi read it. The loader
+  // rejects such a backend; its strings are printable text all the same.
+  const std::string& table_problem() const { return table_problem_; }
 
   // Asks the backend for its devices now. Waits at most backend_timeout_s()
   // (ZL_BACKEND_TIMEOUT): a backend that does not answer in time gives a
@@ -83,6 +87,7 @@ class Backend {
   const zl_backend_api* api_;
   std::string path_;
   std::string name_;
+  std::string table_problem_;
   std::vector<std::string> aliases_;
   std::vector<std::string> visibility_env_;
   std::map<std::string, std::string> capabilities_;
