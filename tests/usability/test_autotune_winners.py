@@ -5,6 +5,7 @@ LibTuner-like tuner; abs tunes nothing."""
 import glob
 import json
 import shutil
+from pathlib import Path
 
 from conftest import PY, SUITE, clean_env, identity, zl
 
@@ -63,3 +64,13 @@ def test_a_relative_cache_is_the_callers_directory_not_the_suites(tmp_path):
     assert (caches["triton_dir"], caches["flaggems_dir"]) == (str(tmp_path / "tc"), str(tmp_path / "fc"))
     assert caches["new_winners"] > 0, caches
     assert run(tmp_path, "b", "mm", env=env)["tuner_cache"]["inherited_winners"] > 0
+    # A warm worker reads FlagGems' cache directory once, at its imports,
+    # before any op hands it an environment: it gets the absolute one too.
+    r = zl(tmp_path, "batch", "--backend", "host", "--flaggems-dir", SUITE, "--ops", "mm", "--python", PY,
+           "--dtypes", "float32", "--out", tmp_path / "w", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    warm = identity(tmp_path / "w" / "runs" / "mm")
+    assert warm["worker"]["kind"] == "warm", warm["worker"]
+    assert warm["tuner_cache"]["flaggems_dir"] == str(tmp_path / "fc")
+    assert warm["tuner_cache"]["inherited_winners"] > 0, warm["tuner_cache"]
+    assert not (Path(SUITE) / "fc").exists() and not (Path(SUITE) / "tc").exists()

@@ -51,6 +51,16 @@ CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir) {
   return d;
 }
 
+void anchor_cache_env() {
+  for (const char* var : {FlagGemsProvider::tuner_cache_env(), "TRITON_CACHE_DIR"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0' || *v == '/') continue;
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(v, ec);
+    if (!ec) ::setenv(var, absolute.c_str(), 1);
+  }
+}
+
 std::vector<std::string> libtuner_db_files(const std::string& flaggems_cache_dir) {
   std::vector<std::string> out;
   std::error_code ec;

@@ -12,6 +12,7 @@
 #include "zlcore/loader.hpp"
 #include "zlcore/paths.hpp"
 #include "zlcore/signals.hpp"
+#include "zlcore/tuner_cache.hpp"
 
 namespace {
 
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     return zl::kExitOk;
   }
 
+  zl::anchor_cache_env();
   const std::string name = rest[0];
   std::vector<std::string> args(rest.begin() + 1, rest.end());
   for (const zl::cli::Command& c : zl::cli::commands()) {

@@ -64,15 +64,6 @@ ChildCommand child_command(const Backend& backend, const Plan& plan, const Resol
     env[FlagGemsProvider::tuner_cache_env()] = caches.dirs.flaggems;
     env["TRITON_CACHE_DIR"] = caches.dirs.triton;
     env["ZL_ISOLATE_TUNER_CACHE"] = "1";
-  } else {
-    // A cache the caller named, as the run reads it: made absolute against
-    // zlcore's directory, not the suite's, where the child runs.
-    const std::pair<const char*, const std::string*> named[] = {
-        {FlagGemsProvider::tuner_cache_env(), &caches.dirs.flaggems}, {"TRITON_CACHE_DIR", &caches.dirs.triton}};
-    for (const auto& [var, dir] : named) {
-      const char* given = std::getenv(var);
-      if (given != nullptr && *given != '\0') env[var] = *dir;
-    }
   }
   return c;
 }

@@ -23,6 +23,12 @@ struct CacheDirs {
 // FLAGGEMS_CACHE_DIR / TRITON_CACHE_DIR, else the tools' own defaults.
 CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir);
 
+// FLAGGEMS_CACHE_DIR and TRITON_CACHE_DIR made absolute in this process's
+// environment, against its working directory: every child (a run's pytest,
+// a warm worker, which keeps the first value it reads) runs in the suite's
+// directory, where a relative value would name another cache.
+void anchor_cache_env();
+
 // One LibTuner winner: the table it lives in (one per kernel) and its key.
 struct WinnerKey {
   std::string table;
