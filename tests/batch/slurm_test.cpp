@@ -241,7 +241,10 @@ TEST(SlurmPlan, BadPlanFilesAreOneLineNamingTheFileAndTheKey) {
   EXPECT_EQ(message(edited(good, "\"compile_lanes\": 5", "\"compile_lanes\": -7")),
             file + " is not a zlcore Slurm plan: compile_lanes -7 is not from 0 to 64");
   EXPECT_EQ(message(edited(good, "\"warmup_devices\": 2", "\"warmup_devices\": -1")),
-            file + " is not a zlcore Slurm plan: warmup_devices -1 is below 0");
+            file + " is not a zlcore Slurm plan: warmup_devices -1 is not from 0 to 4096");
+  EXPECT_EQ(message(edited(good, "\"max_util_percent\": ", "\"max_util_percent\": 1")),
+            file + " is not a zlcore Slurm plan: idle.max_util_percent 1" +
+                std::to_string(plan_with_every_field().options.idle.max_util_percent) + " is not from 0 to 100");
 }
 
 TEST(SlurmPlan, OpsYamlReadsBackAsTheSameOps) {

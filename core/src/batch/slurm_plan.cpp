@@ -122,6 +122,13 @@ json::Value options_json(const BatchOptions& o, json::Alloc& a) {
   return v;
 }
 
+void within(const char* field, int64_t value, int64_t most) {
+  if (value < 0 || value > most) {
+    throw std::runtime_error(std::string(field) + " " + std::to_string(value) + " is not from 0 to " +
+                             std::to_string(most));
+  }
+}
+
 BatchOptions options_from(const json::Fields& f) {
   BatchOptions o;
   o.backend = f.str("backend");
@@ -140,10 +147,8 @@ BatchOptions options_from(const json::Fields& f) {
                     : f.has("compile_lanes")       ? f.integer("compile_lanes")
                                                    : 0;
   // A plan is a file anyone can edit: what the flags refuse, it may not say.
-  if (o.compile_lanes < 0 || o.compile_lanes > 64)
-    throw std::runtime_error("compile_lanes " + std::to_string(o.compile_lanes) + " is not from 0 to 64");
-  if (o.warmup_devices < 0)
-    throw std::runtime_error("warmup_devices " + std::to_string(o.warmup_devices) + " is below 0");
+  within("compile_lanes", o.compile_lanes, kMaxCompileLanes);
+  within("warmup_devices", o.warmup_devices, kMaxWarmupDevices);
   o.cold = f.boolean("cold");
   o.standby = f.has("standby") && f.boolean("standby");  // absent in plans of older zlcore
   o.orphans = f.str("orphans");
@@ -151,6 +156,8 @@ BatchOptions options_from(const json::Fields& f) {
   o.idle.check = idle.boolean("check");
   o.idle.max_util_percent = idle.integer("max_util_percent");
   o.idle.max_mem_used_mib = idle.int64("max_mem_used_mib");
+  within("idle.max_util_percent", o.idle.max_util_percent, kMaxIdleUtilPercent);
+  within("idle.max_mem_used_mib", o.idle.max_mem_used_mib, kMaxIdleMemMib);
   o.idle.recheck_s = idle.number("recheck_s");
   o.idle.give_up_s = idle.number("give_up_s");
   const json::Fields run = f.object("run");

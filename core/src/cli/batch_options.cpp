@@ -242,9 +242,10 @@ void set_directory_and_passes(const po::variables_map& vm, const Backend& backen
   if (o.out_dir.empty()) throw UsageError("--out: an empty path; name the batch directory");
   warn_if_writable_by_others(o.out_dir, "batch --out directory");
   o.timeout_s = parse_seconds(vm.count("timeout") ? vm["timeout"].as<std::string>() : "600", "--timeout");
-  o.warmup_devices = parse_count(flag_or_env(vm, "parallel-warmup-gpus", "PARALLEL_WARMUP_GPUS", "0"),
-                                 vm.count("parallel-warmup-gpus") ? "--parallel-warmup-gpus" : "PARALLEL_WARMUP_GPUS",
-                                 4096, "a number of devices from 0 to 4096 (0: no warm-up pass)");
+  o.warmup_devices = static_cast<int>(parse_count(
+      flag_or_env(vm, "parallel-warmup-gpus", "PARALLEL_WARMUP_GPUS", "0"),
+      vm.count("parallel-warmup-gpus") ? "--parallel-warmup-gpus" : "PARALLEL_WARMUP_GPUS", batch::kMaxWarmupDevices,
+      "a number of devices from 0 to " + std::to_string(batch::kMaxWarmupDevices) + " (0: no warm-up pass)"));
   if (o.warmup_devices > 0 && flag_or_env_bool(vm, "isolate-tuner-cache", "ZL_ISOLATE_TUNER_CACHE", false)) {
     throw UsageError("--parallel-warmup-gpus needs the shared tuner cache; it cannot warm an isolated one");
   }

@@ -8,21 +8,17 @@
 #include "zlcore/errors.hpp"
 
 namespace zl::cli {
-namespace {
-constexpr int kMaxMib = 1 << 30;  // a device of 1 PiB
-constexpr int kMaxCompileLanes = 64;
-}  // namespace
 
-int parse_count(const std::string& text, const std::string& what, int most, const std::string& allowed) {
+int64_t parse_count(const std::string& text, const std::string& what, int64_t most, const std::string& allowed) {
   // Digits alone: stoi would take " 3" and "+3" but not "3 ", and call a
   // number too large for an int something other than a number.
   long long v = 0;
-  bool ok = !text.empty() && text.size() <= 10;
+  bool ok = !text.empty() && text.size() <= 18;  // no overflow below 10^18
   for (const char c : text) {
     ok = ok && c >= '0' && c <= '9';
     if (ok) v = v * 10 + (c - '0');
   }
-  if (ok && v <= most) return static_cast<int>(v);
+  if (ok && v <= most) return v;
   throw UsageError(what + ": '" + text + "' is not allowed; use " + allowed);
 }
 
@@ -31,11 +27,12 @@ batch::IdlePolicy idle_policy(const po::variables_map& vm) {
   idle.check = vm.count("no-idle-check") == 0;
   if (vm.count("idle-util")) {
     idle.max_util_percent =
-        parse_count(vm["idle-util"].as<std::string>(), "--idle-util", 100, "a percentage from 0 to 100");
+        static_cast<int>(parse_count(vm["idle-util"].as<std::string>(), "--idle-util", batch::kMaxIdleUtilPercent,
+                                     "a percentage from 0 to " + std::to_string(batch::kMaxIdleUtilPercent)));
   }
   if (vm.count("idle-mem-mib")) {
-    idle.max_mem_used_mib = parse_count(vm["idle-mem-mib"].as<std::string>(), "--idle-mem-mib", kMaxMib,
-                                        "a whole number of MiB from 0 to " + std::to_string(kMaxMib));
+    idle.max_mem_used_mib = parse_count(vm["idle-mem-mib"].as<std::string>(), "--idle-mem-mib", batch::kMaxIdleMemMib,
+                                        "a whole number of MiB from 0 to " + std::to_string(batch::kMaxIdleMemMib));
   }
   if (vm.count("busy-recheck")) idle.recheck_s = parse_seconds(vm["busy-recheck"].as<std::string>(), "--busy-recheck");
   if (vm.count("busy-give-up")) idle.give_up_s = parse_seconds(vm["busy-give-up"].as<std::string>(), "--busy-give-up");
@@ -66,8 +63,9 @@ void set_compile_lanes(const po::variables_map& vm, batch::BatchOptions& o) {
     o.compile_lanes_from = "auto";
     return;
   }
-  o.compile_lanes = parse_count(given, "--compile-ahead", kMaxCompileLanes,
-                                "auto or a number of lanes from 0 to " + std::to_string(kMaxCompileLanes));
+  o.compile_lanes =
+      static_cast<int>(parse_count(given, "--compile-ahead", batch::kMaxCompileLanes,
+                                   "auto or a number of lanes from 0 to " + std::to_string(batch::kMaxCompileLanes)));
   o.compile_lanes_from = "--compile-ahead";
 }
 

@@ -2,6 +2,7 @@
 // line: the idle check, the compile-ahead lanes and the standby worker.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "command.hpp"
@@ -12,7 +13,7 @@ namespace zl::cli {
 
 // Digits only, from 0 to `most`; otherwise UsageError naming `what` and
 // saying `allowed` ("a percentage from 0 to 100").
-int parse_count(const std::string& text, const std::string& what, int most, const std::string& allowed);
+int64_t parse_count(const std::string& text, const std::string& what, int64_t most, const std::string& allowed);
 
 // When a device counts as idle, and how long the queue waits for one.
 batch::IdlePolicy idle_policy(const po::variables_map& vm);

@@ -200,6 +200,12 @@ std::unique_ptr<Executor> make_warm_executor(WarmExecutorConfig config);
 // in front of the timed pass).
 int auto_compile_lanes();
 
+// The most the counts below may be: what the flags take, and a plan too.
+constexpr int kMaxIdleUtilPercent = 100;
+constexpr int64_t kMaxIdleMemMib = int64_t{1} << 40;  // a device of 1 EiB
+constexpr int kMaxWarmupDevices = 4096;
+constexpr int kMaxCompileLanes = 64;
+
 struct IdlePolicy {
   bool check = true;
   int max_util_percent = 10;
