@@ -147,11 +147,13 @@ std::optional<Lease> read_lease(const std::string& path, std::string* why) {
   l.pgid = static_cast<pid_t>(*pgid);
   l.start_ticks = d["start_ticks"].GetUint64();
   const bool not_a_run = d.HasMember("warmup") && d["warmup"].IsBool() && d["warmup"].GetBool();
-  const std::string pass = str("pass").value_or("");
-  if (pass == "warm-up" || pass == "compile") {
-    l.pass = pass;
-  } else if (not_a_run) {
-    l.pass = "warm-up";  // written before "pass", or a pass this zlcore does not know: never adopted
+  // Adopted as a row only when it says it is a run: a pass this zlcore
+  // does not know, or an older lease's "warmup", never is.
+  const std::optional<std::string> pass = str("pass");
+  if (pass && (*pass == "run" || *pass == "warm-up" || *pass == "compile")) {
+    l.pass = *pass;
+  } else if (pass || not_a_run) {
+    l.pass = "warm-up";
   }
   if (auto v = num("device_index"); v && *v >= 0 && *v <= std::numeric_limits<int>::max()) {
     l.device_index = static_cast<int>(*v);
