@@ -237,8 +237,10 @@ void set_cache_switches(const po::variables_map& vm, RunOptions& o) {
     // Each conflict named as the caller gave it: a flag, or a variable
     // left in the environment.
     if (o.isolate_tuner_cache) {
-      throw UsageError(std::string("run: --compile-only fills the shared caches; not with ") +
-                       (vm.count("isolate-tuner-cache") ? "--isolate-tuner-cache 1" : "ZL_ISOLATE_TUNER_CACHE=1"));
+      throw UsageError("run: --compile-only fills the shared caches; not with " +
+                       (vm.count("isolate-tuner-cache")
+                            ? "--isolate-tuner-cache " + vm["isolate-tuner-cache"].as<std::string>()
+                            : "ZL_ISOLATE_TUNER_CACHE=" + env_text("ZL_ISOLATE_TUNER_CACHE")));
     }
     if (!o.autotune_mode.empty() && o.autotune_mode != "tune")
       throw UsageError("run: --compile-only tunes nothing; not with --autotune " + o.autotune_mode);
