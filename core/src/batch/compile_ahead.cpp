@@ -43,17 +43,26 @@ std::string compile_ahead_refusal(const BatchOptions& o) {
 }
 
 std::string suite_fingerprint(const std::string& root, const std::vector<std::string>& outputs) {
+  // Each probe with an error code of its own: a failed one must neither
+  // end the walk nor name the empty path every other failure returns.
+  const auto canonical = [](const fs::path& p) {
+    std::error_code e;
+    fs::path c = fs::weakly_canonical(fs::absolute(p, e), e);
+    return e ? fs::path() : c;
+  };
   std::set<fs::path> skipped;
-  std::error_code ec;
   for (const std::string& o : outputs) {
-    if (!o.empty()) skipped.insert(fs::weakly_canonical(fs::absolute(o, ec), ec));
+    if (fs::path c = canonical(o); !c.empty()) skipped.insert(c);
   }
   const auto written_by_zlcore = [&](const fs::path& dir) {
+    std::error_code e;
     for (const char* id : {"run_identity.json", "batch_identity.json", "ab_identity.json"}) {
-      if (fs::exists(dir / id, ec)) return true;
+      if (fs::exists(dir / id, e)) return true;
     }
-    return skipped.count(fs::weakly_canonical(dir, ec)) > 0;
+    const fs::path c = canonical(dir);
+    return !c.empty() && skipped.count(c) > 0;
   };
+  std::error_code ec;
   std::vector<std::string> lines;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
