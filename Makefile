@@ -59,7 +59,8 @@ test-fuzz: deps
 	@FUZZ_BUILD=$(SAN) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash scripts/fuzz.sh
 
 # Style and static checks (scripts/lint.sh): clang-format, clang-tidy over
-# core/ with the build's compile database, flake8. CI runs it after the tests.
+# core/ with a per-file compile database (BUILD/tidy-db), flake8. CI runs it
+# after the tests.
 lint: build
 	@bash scripts/install-deps.sh lint
 	@BUILD=$(BUILD) JOBS=$(JOBS) bash scripts/lint.sh

@@ -36,8 +36,15 @@ if ! cmake -S . -B "$TIDY_DB" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE
   echo "lint: configuring $TIDY_DB for clang-tidy failed" >&2
   fail=1
 else
+  # A crash or a database naming no source fails too, not only a finding.
   "$CLANG_TIDY_RUN" -clang-tidy-binary "$CLANG_TIDY" -p "$TIDY_DB" -j "$JOBS" -quiet \
-    "$(pwd)/core/src/.*\.cpp$" >"$BUILD/clang-tidy.log" 2>&1
+    "$(pwd)/core/src/.*\.cpp$" >"$BUILD/clang-tidy.log" 2>&1 || fail=1
+  checked=$(grep -c "^clang-tidy" "$BUILD/clang-tidy.log" || true)
+  sources=$(git ls-files 'core/src/*.cpp' | wc -l)
+  if [ "$checked" -ne "$sources" ]; then
+    echo "lint: clang-tidy checked $checked of the $sources sources of core/src ($BUILD/clang-tidy.log)" >&2
+    fail=1
+  fi
   if grep -E "(warning|error): " "$BUILD/clang-tidy.log" | grep -v "warnings generated" ; then
     fail=1
   fi
