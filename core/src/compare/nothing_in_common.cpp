@@ -20,7 +20,7 @@ std::set<std::string> values(const Report& r, const std::string& side, Pick fiel
 }
 
 std::string listed(const std::set<std::string>& items) {
-  return text::join_some(std::vector<std::string>(items.begin(), items.end()), 4, ", ");
+  return zl::text::join_some(std::vector<std::string>(items.begin(), items.end()), 4, ", ");
 }
 
 bool meet(const std::set<std::string>& a, const std::set<std::string>& b) {
