@@ -104,12 +104,6 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
   }
   const CacheDirs caches = resolve_cache_dirs(false, "");
   compile_.triton_dir = caches.triton;
-  const std::string root = warm_config(cold_config()).suite_root;
-  // The device's name too: a Triton cache shared between machines holds
-  // another architecture's kernels under the same op.
-  std::string fingerprint =
-      root.empty() ? "" : suite_fingerprint(root, {caches.triton, caches.flaggems, dir_.string()});
-  for (const Device& d : devices_) fingerprint += "\t" + d.name;
   // Where a marker cannot be left, a pass would compile again next time and
   // say nothing of it; its kernels' cache is suspect too.
   if (std::string why = markers_refusal(compile_.triton_dir); !why.empty()) {
@@ -117,6 +111,12 @@ bool BatchRun::compile_ahead(const std::vector<Job>& jobs, QueueConfig qc) {
     say("compile-ahead: off: " + compile_.off);
     return false;
   }
+  const std::string root = warm_config(cold_config()).suite_root;
+  // The device's name too: a Triton cache shared between machines holds
+  // another architecture's kernels under the same op.
+  std::string fingerprint =
+      root.empty() ? "" : suite_fingerprint(root, {caches.triton, caches.flaggems, dir_.string()});
+  for (const Device& d : devices_) fingerprint += "\t" + d.name;
   std::vector<Job> todo;
   for (const Job& j : jobs) {
     std::string key = ready_key(o_.ops[j.op_index], o_.run, fingerprint);

@@ -36,8 +36,8 @@ std::string suite_fingerprint(const std::string& root, const std::vector<std::st
 std::string ready_key(const OpSpec& op, const OpRunFlags& run, const std::string& fingerprint);
 
 // Markers in a Triton cache directory (<triton>/zlcore-compiled/<key>).
-// Why no marker can be left in `triton_dir` (its zlcore-compiled/ cannot be
-// made a directory: a file, a loop, no permission), or "" when one can.
+// markers_refusal: why none can be left in `triton_dir` (zlcore-compiled/
+// cannot be made a directory: a file, a loop, no permission), or "".
 std::string markers_refusal(const std::string& triton_dir);
 bool is_compiled(const std::string& triton_dir, const std::string& key);
 // Written atomically; a failure is only said (the next batch compiles again).
