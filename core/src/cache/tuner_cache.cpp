@@ -40,13 +40,9 @@ CacheDirs resolve_cache_dirs(bool isolate, const std::string& run_dir) {
     d.flaggems = (fs::path(run_dir) / ".tuner_cache" / "flaggems").string();
     d.triton = (fs::path(run_dir) / ".tuner_cache" / "triton").string();
   } else {
-    // Absolute: the child runs in the suite's directory, and a relative
-    // value would name another cache there than the one read here.
-    std::error_code ec;
-    d.flaggems =
-        fs::absolute(env_or(FlagGemsProvider::tuner_cache_env(), FlagGemsProvider::default_tuner_cache_dir(home())), ec)
-            .string();
-    d.triton = fs::absolute(env_or("TRITON_CACHE_DIR", home() + "/.triton/cache"), ec).string();
+    // Absolute already: zlcore's main anchors a relative value (anchor_cache_env).
+    d.flaggems = env_or(FlagGemsProvider::tuner_cache_env(), FlagGemsProvider::default_tuner_cache_dir(home()));
+    d.triton = env_or("TRITON_CACHE_DIR", home() + "/.triton/cache");
   }
   return d;
 }
