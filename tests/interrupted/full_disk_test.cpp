@@ -12,6 +12,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <optional>
 
 #include "zlcore/atomic_file.hpp"
 #include "zltest/fault_suite_batch.hpp"
@@ -54,19 +56,30 @@ class Mounted {
   std::string why_;
 };
 
+// A batch started, the disk filled once `log` says its pytest is running,
+// and how the batch ended; nullopt (a failure recorded) if pytest never ran.
+std::optional<zltest::Ran> fill_the_disk_under(const TempDir& tmp, const std::vector<std::string>& args,
+                                               const std::map<std::string, std::string>& env, const fs::path& log) {
+  zltest::Started batch = zltest::start_zlcore(args, tmp.path(), env);
+  if (!zltest::wait_until([&] { return zltest::file_has(log, "test session starts"); }, 60)) {
+    ADD_FAILURE() << zltest::describe(zltest::finish(batch, 1));
+    return std::nullopt;
+  }
+  fill(tmp / "disk" / "filler");
+  return zltest::finish(batch, 120);
+}
+
 TEST(FullDisk, TheBatchStopsCleanlyAndResumeFinishesIt) {
   TempDir tmp;
   Mounted disk(tmp / "disk");
   if (!disk.ok()) GTEST_SKIP() << "cannot mount a small tmpfs here (" << disk.why() << "); needs root";
   zltest::TagGuard guard(zltest::new_tag());
   const fs::path out = tmp / "disk" / "b";
-  zltest::Started batch = zltest::start_zlcore(zltest::batch_args(out, "sleep,ok1,ok2"), tmp.path(),
-                                               zltest::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "3"}}));
-  ASSERT_TRUE(zltest::wait_until(
-      [&] { return zltest::file_has(out / "runs" / "sleep" / "pytest.log", "test session starts"); }, 60))
-      << zltest::describe(zltest::finish(batch, 1));
-  fill(tmp / "disk" / "filler");
-  zltest::Ran r = zltest::finish(batch, 120);
+  const auto ran = fill_the_disk_under(tmp, zltest::batch_args(out, "sleep,ok1,ok2"),
+                                       zltest::batch_env(tmp, guard.tag(), {{"ZL_SLEEP_OP_SECONDS", "3"}}),
+                                       out / "runs" / "sleep" / "pytest.log");
+  ASSERT_TRUE(ran);
+  zltest::Ran r = *ran;
 
   EXPECT_EQ(r.exit_code, 1) << zltest::describe(r);
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << zltest::describe(r);
@@ -111,12 +124,10 @@ TEST(FullDisk, InTheCompileAheadPassNothingIsTimedAndResumeFinishes) {
   const std::vector<std::string> ahead{"--compile-ahead", "2"};
   auto env = zltest::batch_env(tmp, guard.tag(),
                                {{"ZL_SLEEP_OP_SECONDS", "3"}, {"TRITON_CACHE_DIR", (tmp / "triton").string()}});
-  zltest::Started batch = zltest::start_zlcore(zltest::batch_args(out, "sleep,ok1", ahead), tmp.path(), env);
-  ASSERT_TRUE(zltest::wait_until(
-      [&] { return zltest::file_has(out / "compile" / "sleep" / "pytest.log", "test session starts"); }, 60))
-      << zltest::describe(zltest::finish(batch, 1));
-  fill(tmp / "disk" / "filler");
-  zltest::Ran r = zltest::finish(batch, 120);
+  const auto ran = fill_the_disk_under(tmp, zltest::batch_args(out, "sleep,ok1", ahead), env,
+                                       out / "compile" / "sleep" / "pytest.log");
+  ASSERT_TRUE(ran);
+  zltest::Ran r = *ran;
 
   EXPECT_EQ(r.exit_code, 1) << zltest::describe(r);
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << zltest::describe(r);
